@@ -1,0 +1,433 @@
+//! Client configuration: [`ClientBuilder`] (base URL, auth, retries, timeouts, rate limit,
+//! headers) and reading it from environment variables.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::HttpClient;
+use crate::auth::{Auth, Secret};
+use crate::error::{Error, Result};
+use crate::rate_limit::{Clock, RateLimit, SystemClock};
+use crate::retry::{RetryPolicy, Sleeper, ThreadSleeper};
+use crate::url::Origin;
+
+/// The default cap on a response body read into memory: 16 MiB.
+pub const DEFAULT_MAX_BODY_SIZE: u64 = 16 * 1024 * 1024;
+/// The default connect timeout: 10 s.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default whole-call timeout: 60 s.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a service crate tells core-http about itself, so that one builder serves every
+/// service: `social_client::Client::builder()` is a `ClientBuilder<social_client::Client>`.
+pub trait ServiceClient: Sized {
+    /// The crate name, for the `User-Agent` header.
+    const NAME: &'static str;
+    /// The crate version, for the `User-Agent` header.
+    const VERSION: &'static str;
+    /// The environment variable prefix (`SOCIAL` reads `SOCIAL_API_KEY`, ...).
+    const ENV_PREFIX: &'static str;
+    /// Wraps a configured transport into the service client.
+    fn from_http_client(http: HttpClient) -> Self;
+}
+
+impl ServiceClient for HttpClient {
+    const NAME: &'static str = "core-http";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const ENV_PREFIX: &'static str = "API";
+    fn from_http_client(http: HttpClient) -> Self {
+        http
+    }
+}
+
+/// The settings of a client, fixed when it is built.
+#[derive(Clone)]
+pub(crate) struct Config {
+    pub(crate) base_url: Option<String>,
+    pub(crate) auth: Auth,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) timeout: Duration,
+    pub(crate) rate_limit: Option<RateLimit>,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) user_agent: String,
+    pub(crate) allow_insecure_http: bool,
+    pub(crate) idempotency_keys: bool,
+    pub(crate) max_body_size: u64,
+    pub(crate) max_redirects: u32,
+    pub(crate) sleeper: Arc<dyn Sleeper>,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("base_url", &self.base_url)
+            .field("auth", &self.auth)
+            .field("retry", &self.retry)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("timeout", &self.timeout)
+            .field("rate_limit", &self.rate_limit)
+            .field(
+                "headers",
+                &crate::log::format_headers(
+                    self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                ),
+            )
+            .field("user_agent", &self.user_agent)
+            .field("allow_insecure_http", &self.allow_insecure_http)
+            .field("idempotency_keys", &self.idempotency_keys)
+            .field("max_body_size", &self.max_body_size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a client. Every setter's doc says its default.
+///
+/// ```
+/// use std::time::Duration;
+/// use core_http::{HttpClient, RetryPolicy};
+///
+/// let client = HttpClient::builder()
+///     .base_url("https://api.example.com")
+///     .api_key("sk_test_123")
+///     .timeout(Duration::from_secs(30))
+///     .retry_policy(RetryPolicy::default().with_max_retries(4))
+///     .build()?;
+/// assert_eq!(client.base_url(), "https://api.example.com");
+/// # Ok::<(), core_http::Error>(())
+/// ```
+pub struct ClientBuilder<C = HttpClient> {
+    config: Config,
+    _client: PhantomData<fn() -> C>,
+}
+
+impl<C> fmt::Debug for ClientBuilder<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ClientBuilder").field(&self.config).finish()
+    }
+}
+
+impl<C: ServiceClient> Default for ClientBuilder<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: ServiceClient> ClientBuilder<C> {
+    /// A builder with the defaults and no base URL.
+    pub fn new() -> Self {
+        ClientBuilder {
+            config: Config {
+                base_url: None,
+                auth: Auth::None,
+                retry: RetryPolicy::default(),
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                timeout: DEFAULT_TIMEOUT,
+                rate_limit: None,
+                headers: Vec::new(),
+                user_agent: format!(
+                    "{}/{} (rust; core-http/{})",
+                    C::NAME,
+                    C::VERSION,
+                    env!("CARGO_PKG_VERSION")
+                ),
+                allow_insecure_http: false,
+                idempotency_keys: false,
+                max_body_size: DEFAULT_MAX_BODY_SIZE,
+                max_redirects: 5,
+                sleeper: Arc::new(ThreadSleeper),
+                clock: Arc::new(SystemClock),
+            },
+            _client: PhantomData,
+        }
+    }
+
+    /// A builder configured from the environment variables `<PREFIX>_API_KEY` (required),
+    /// `<PREFIX>_BASE_URL` (required), `<PREFIX>_MAX_RETRIES` and `<PREFIX>_TIMEOUT_SECS`
+    /// (optional). A missing or invalid value gives an [`Error::Config`] naming the variable.
+    pub fn from_env(prefix: &str) -> Result<Self> {
+        Self::from_env_with(prefix, |name| std::env::var(name).ok())
+    }
+
+    /// Like [`from_env`](Self::from_env), reading variables through `lookup` (for tests,
+    /// or configuration kept elsewhere).
+    pub fn from_env_with(prefix: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let key_var = format!("{prefix}_API_KEY");
+        let key = lookup(&key_var)
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| Error::config(format!("{key_var} is not set")))?;
+        Self::new()
+            .env_settings_with(prefix, &lookup)
+            .map(|b| b.api_key(key.trim()))
+    }
+
+    /// Applies `<PREFIX>_BASE_URL` (required), `<PREFIX>_MAX_RETRIES` and
+    /// `<PREFIX>_TIMEOUT_SECS` from `lookup`, leaving authentication to the caller.
+    pub fn env_settings_with(
+        mut self,
+        prefix: &str,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self> {
+        let url_var = format!("{prefix}_BASE_URL");
+        let url = lookup(&url_var)
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| Error::config(format!("{url_var} is not set")))?;
+        Origin::parse(url.trim())
+            .map_err(|e| Error::config(format!("{url_var} is not a valid URL: {e}")))?;
+        self = self.base_url(url.trim());
+        let retries_var = format!("{prefix}_MAX_RETRIES");
+        if let Some(v) = lookup(&retries_var) {
+            let n: u32 = v.trim().parse().map_err(|_| {
+                Error::config(format!(
+                    "{retries_var} must be a whole number of retries, got {v:?}"
+                ))
+            })?;
+            self.config.retry.max_retries = n;
+        }
+        let timeout_var = format!("{prefix}_TIMEOUT_SECS");
+        if let Some(v) = lookup(&timeout_var) {
+            let secs: f64 = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s < 1e9)
+                .ok_or_else(|| {
+                    Error::config(format!(
+                        "{timeout_var} must be a positive number of seconds, got {v:?}"
+                    ))
+                })?;
+            self.config.timeout = Duration::from_secs_f64(secs);
+        }
+        Ok(self)
+    }
+
+    /// The service's base URL, e.g. `https://api.example.com` (a trailing `/` is dropped).
+    /// Required: there is no default.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        let url = url.into();
+        self.config.base_url = Some(url.trim_end_matches('/').to_owned());
+        self
+    }
+
+    /// Authenticates with `Authorization: Bearer <key>`. Defaults to no authentication.
+    pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
+        self.config.auth = Auth::Bearer(key.into());
+        self
+    }
+
+    /// Sets the authentication. Defaults to [`Auth::None`].
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.config.auth = auth;
+        self
+    }
+
+    /// Sets the retry policy. Defaults to [`RetryPolicy::default`] (2 retries).
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.config.retry = policy;
+        self
+    }
+
+    /// Sets the number of retries. Defaults to 2.
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.config.retry.max_retries = retries;
+        self
+    }
+
+    /// Sets the connect timeout. Defaults to 10 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.config.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets the whole-call timeout: every attempt, wait and body read of one call fits in
+    /// it. For streamed downloads it bounds the wait for the answer and each read. Defaults
+    /// to 60 s.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.config.timeout = timeout;
+        self
+    }
+
+    /// Paces requests with a client-side token bucket shared by all clones of the client.
+    /// Defaults to no limit.
+    pub fn rate_limit(mut self, limit: impl Into<Option<RateLimit>>) -> Self {
+        self.config.rate_limit = limit.into();
+        self
+    }
+
+    /// Adds a header sent on every request. Defaults to none.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.config.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Appends a product token to the `User-Agent`, e.g. `my-tool/1.2`. Defaults to
+    /// `<crate>/<version> (rust; core-http/<version>)` alone.
+    pub fn user_agent_suffix(mut self, suffix: &str) -> Self {
+        self.config.user_agent = format!("{} {suffix}", self.config.user_agent);
+        self
+    }
+
+    /// Allows plain `http://` to hosts other than loopback. Defaults to `false`: only
+    /// `https://`, or `http://` to `localhost`, 127.0.0.0/8 and `[::1]`.
+    pub fn allow_insecure_http(mut self, allow: bool) -> Self {
+        self.config.allow_insecure_http = allow;
+        self
+    }
+
+    /// Sends an automatic `Idempotency-Key` (a random UUID, the same on every attempt) on
+    /// each POST, which makes POSTs safe to retry. Turn it on only for servers that honour
+    /// the header. Defaults to `false`.
+    pub fn idempotency_keys(mut self, enabled: bool) -> Self {
+        self.config.idempotency_keys = enabled;
+        self
+    }
+
+    /// Caps the size of a response body read into memory. Defaults to 16 MiB.
+    pub fn max_body_size(mut self, bytes: u64) -> Self {
+        self.config.max_body_size = bytes;
+        self
+    }
+
+    /// Sets how many redirects are followed. Defaults to 5.
+    pub fn max_redirects(mut self, redirects: u32) -> Self {
+        self.config.max_redirects = redirects;
+        self
+    }
+
+    /// Replaces the sleeper used between retries and by the rate limiter (tests use one
+    /// that records instead of sleeping). Defaults to `std::thread::sleep`.
+    pub fn sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
+        self.config.sleeper = sleeper;
+        self
+    }
+
+    /// Replaces the clock used by the rate limiter. Defaults to `Instant::now()`.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.config.clock = clock;
+        self
+    }
+
+    /// Checks the settings and builds the client.
+    pub fn build(self) -> Result<C> {
+        let base = self.config.base_url.clone().ok_or_else(|| {
+            Error::config(format!(
+                "no base URL: set one with .base_url(..) or {}_BASE_URL; the service has no default",
+                C::ENV_PREFIX
+            ))
+        })?;
+        let origin = Origin::parse(&base)?;
+        origin.check_secure(&base, self.config.allow_insecure_http)?;
+        if let Auth::OAuth2ClientCredentials(oauth) = &self.config.auth {
+            let token_origin = Origin::parse(&oauth.token_url)
+                .map_err(|e| Error::config(format!("the OAuth token URL is invalid: {e}")))?;
+            token_origin.check_secure(&oauth.token_url, self.config.allow_insecure_http)?;
+        }
+        match &self.config.auth {
+            Auth::Bearer(k) | Auth::Header { value: k, .. } if k.is_empty() => {
+                return Err(Error::config("the API key is empty"));
+            }
+            _ => {}
+        }
+        for (name, value) in &self.config.headers {
+            crate::transport::check_header(name, value)?;
+        }
+        Ok(C::from_http_client(HttpClient::from_config(self.config)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    fn env_error(pairs: &[(&str, &str)]) -> String {
+        ClientBuilder::<HttpClient>::from_env_with("SOCIAL", env(pairs))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn from_env_reads_every_variable() {
+        let b = ClientBuilder::<HttpClient>::from_env_with(
+            "SOCIAL",
+            env(&[
+                ("SOCIAL_API_KEY", "sk_x"),
+                ("SOCIAL_BASE_URL", "https://api.example.com/"),
+                ("SOCIAL_MAX_RETRIES", "5"),
+                ("SOCIAL_TIMEOUT_SECS", "2.5"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(b.config.base_url.as_deref(), Some("https://api.example.com"));
+        assert_eq!(b.config.retry.max_retries, 5);
+        assert_eq!(b.config.timeout, Duration::from_millis(2500));
+        assert!(matches!(&b.config.auth, Auth::Bearer(k) if k.expose() == "sk_x"));
+        let client = b.build().unwrap();
+        assert!(!format!("{client:?}").contains("sk_x"));
+    }
+
+    #[test]
+    fn from_env_errors_name_the_variable() {
+        let url = ("SOCIAL_BASE_URL", "https://a.io");
+        let key = ("SOCIAL_API_KEY", "k");
+        assert!(env_error(&[url]).contains("SOCIAL_API_KEY is not set"));
+        assert!(env_error(&[url, ("SOCIAL_API_KEY", "  ")]).contains("SOCIAL_API_KEY"));
+        assert!(env_error(&[key]).contains("SOCIAL_BASE_URL is not set"));
+        assert!(env_error(&[key, ("SOCIAL_BASE_URL", "not a url")]).contains("SOCIAL_BASE_URL"));
+        assert!(
+            env_error(&[key, url, ("SOCIAL_MAX_RETRIES", "many")]).contains("SOCIAL_MAX_RETRIES")
+        );
+        for bad in ["0", "-1", "abc", "inf"] {
+            assert!(
+                env_error(&[key, url, ("SOCIAL_TIMEOUT_SECS", bad)]).contains("SOCIAL_TIMEOUT_SECS"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn build_checks() {
+        let err = HttpClient::builder().build().unwrap_err().to_string();
+        assert!(err.contains("no base URL"), "{err}");
+        let err = HttpClient::builder()
+            .base_url("http://api.example.com")
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("refusing plain http://"), "{err}");
+        assert!(
+            HttpClient::builder()
+                .base_url("http://api.example.com")
+                .allow_insecure_http(true)
+                .build()
+                .is_ok()
+        );
+        assert!(HttpClient::builder().base_url("http://127.0.0.1:9").build().is_ok());
+        assert!(
+            HttpClient::builder()
+                .base_url("https://a.io")
+                .api_key("")
+                .build()
+                .is_err()
+        );
+        assert!(
+            HttpClient::builder()
+                .base_url("https://a.io")
+                .header("bad header", "x")
+                .build()
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,221 @@
+//! Blocking HTTP plumbing shared by the service clients: transport on `ureq`,
+//! authentication, retries that never repeat an action, typed errors, pagination,
+//! client-side rate limiting and (with the `webhook` feature) webhook verification.
+//!
+//! Service crates wrap an [`HttpClient`]; users mostly meet this crate through the
+//! [`Error`] type and the builder every service client shares.
+//!
+//! ```no_run
+//! use core_http::HttpClient;
+//! use serde_json::Value;
+//!
+//! let client = HttpClient::builder()
+//!     .base_url("https://api.example.com")
+//!     .api_key("sk_test_123")
+//!     .build()?;
+//! let posts: Value = client.get("/v1/posts").query("limit", 10).send_json()?;
+//! println!("{posts}");
+//! # Ok::<(), core_http::Error>(())
+//! ```
+//!
+//! # The rules every call follows
+//! - **Retries**: 2 retries by default, with backoff `min(0.5 s * 2^n, 8 s)` and jitter,
+//!   on connection errors, timeouts, 408, 429, 500, 502, 503 and 504. A server's
+//!   `retry-after-ms` / `Retry-After` is honoured up to 60 s; a longer wait ends the call
+//!   with an [`ApiError`] carrying `retry_after`. A 429 whose code mentions a quota is
+//!   not retried.
+//! - **No action twice**: a POST without an idempotency key is repeated only when the
+//!   server cannot have acted on it (no connection, 429, 503). Otherwise the error says
+//!   so through [`Error::may_have_been_processed`]. The same `Idempotency-Key` is sent
+//!   on every attempt.
+//! - **Timeouts**: connect 10 s, whole call 60 s (all attempts and waits included).
+//! - **HTTPS only**, except to loopback hosts or when explicitly allowed; credentials
+//!   never follow a redirect to another origin.
+//! - **Secrets** never appear in `Debug`, `Display`, errors, logs or URLs.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod log;
+pub mod pagination;
+mod random;
+pub mod rate_limit;
+pub mod request;
+pub mod response;
+pub mod retry;
+mod transport;
+pub mod url;
+#[cfg(feature = "webhook")]
+pub mod webhook;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use auth::{Auth, OAuth2Config, Secret};
+pub use config::{ClientBuilder, ServiceClient};
+pub use error::{ApiError, Error, ErrorKind, Result};
+pub use pagination::{OffsetPage, OffsetPaginator, TokenPage, TokenPaginator};
+pub use random::uuid_v4;
+pub use rate_limit::{Clock, RateLimit, SystemClock};
+pub use request::{Method, RequestBuilder, RequestOptions};
+pub use response::{Headers, RateLimitInfo, Response, StreamingResponse};
+pub use retry::{RetryDecision, RetryPolicy, Sleeper, StopReason, ThreadSleeper};
+
+/// The transport a service client wraps: configuration, a connection pool, the token
+/// cache and the rate limiter, shared by all clones (cloning is cheap).
+#[derive(Clone)]
+pub struct HttpClient {
+    inner: Arc<Inner>,
+    defaults: RequestOptions,
+}
+
+struct Inner {
+    agent: ureq::Agent,
+    config: config::Config,
+    bucket: Option<rate_limit::TokenBucket>,
+    tokens: auth::TokenCache,
+}
+
+impl HttpClient {
+    /// A builder for a bare client (service crates have their own `Client::builder()`).
+    pub fn builder() -> ClientBuilder<HttpClient> {
+        ClientBuilder::new()
+    }
+
+    pub(crate) fn from_config(config: config::Config) -> Result<Self> {
+        let agent_config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .user_agent(config.user_agent.as_str())
+            .https_only(false)
+            .max_idle_connections_per_host(16)
+            .build();
+        let agent = ureq::Agent::new_with_config(agent_config);
+        let bucket = config
+            .rate_limit
+            .map(|limit| rate_limit::TokenBucket::new(limit, config.clock.now()));
+        Ok(HttpClient {
+            inner: Arc::new(Inner {
+                agent,
+                config,
+                bucket,
+                tokens: auth::TokenCache::default(),
+            }),
+            defaults: RequestOptions::default(),
+        })
+    }
+
+    /// The base URL every path is joined to.
+    pub fn base_url(&self) -> &str {
+        self.inner.config.base_url.as_deref().unwrap_or_default()
+    }
+
+    /// A copy of this client (sharing its connections, token and rate limiter) whose calls
+    /// use `options` on top of any set before.
+    pub fn with_options(&self, options: &RequestOptions) -> HttpClient {
+        HttpClient {
+            inner: Arc::clone(&self.inner),
+            defaults: self.defaults.merged(options),
+        }
+    }
+
+    /// Starts a request. `path` is joined to the base URL (an absolute URL is used as is,
+    /// and must pass the same HTTPS rule).
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder<'_> {
+        RequestBuilder::new(self, method, path)
+    }
+
+    /// Starts a GET.
+    pub fn get(&self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::Get, path)
+    }
+
+    /// Starts a POST.
+    pub fn post(&self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::Post, path)
+    }
+
+    /// Starts a PUT.
+    pub fn put(&self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::Put, path)
+    }
+
+    /// Starts a PATCH.
+    pub fn patch(&self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::Patch, path)
+    }
+
+    /// Starts a DELETE.
+    pub fn delete(&self, path: &str) -> RequestBuilder<'_> {
+        self.request(Method::Delete, path)
+    }
+
+    /// Typed access to endpoints a service crate does not model, with the same auth,
+    /// retries and errors.
+    pub fn raw(&self) -> Raw<'_> {
+        Raw { client: self }
+    }
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("config", &self.inner.config)
+            .field("defaults", &self.defaults)
+            .finish()
+    }
+}
+
+/// The escape hatch: call any path and decode the answer into `serde_json::Value` or any
+/// type, keeping the client's auth, retries and error handling.
+///
+/// ```no_run
+/// # let client = core_http::HttpClient::builder().base_url("https://a.io").build()?;
+/// let value: serde_json::Value = client.raw().get("/v1/something/new", &[("limit", "5")])?;
+/// # Ok::<(), core_http::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Raw<'a> {
+    client: &'a HttpClient,
+}
+
+impl Raw<'_> {
+    /// GET `path` with query parameters.
+    pub fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, &str)]) -> Result<T> {
+        let mut rb = self.client.get(path);
+        for (k, v) in query {
+            rb = rb.query(k, v);
+        }
+        rb.send_json()
+    }
+
+    /// POST a JSON body to `path`. Not retried after the server may have acted, unless
+    /// an idempotency key is set (on the client or through `with_options`).
+    pub fn post<T: DeserializeOwned, B: Serialize + ?Sized>(&self, path: &str, body: &B) -> Result<T> {
+        self.client.post(path).json(body).send_json()
+    }
+
+    /// PUT a JSON body to `path`.
+    pub fn put<T: DeserializeOwned, B: Serialize + ?Sized>(&self, path: &str, body: &B) -> Result<T> {
+        self.client.put(path).json(body).send_json()
+    }
+
+    /// DELETE `path`. An empty answer decodes as `null` (use `()` or `Option<T>`).
+    pub fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
+        self.client.delete(path).send_json()
+    }
+}
+
+/// Compile-time check that the client can be shared across threads and cloned.
+#[allow(dead_code)]
+fn _ensure_send_sync_clone() {
+    fn client<T: Send + Sync + Clone + 'static>() {}
+    fn error<T: Send + Sync + std::error::Error + 'static>() {}
+    client::<HttpClient>();
+    error::<Error>();
+}

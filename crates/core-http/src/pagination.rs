@@ -1,0 +1,180 @@
+//! Lazy iterators over paged lists: offset/limit pages and page-token pages. They fetch
+//! a page only when the previous one is used up, and never loop forever on a server that
+//! omits the total or repeats a token.
+
+use std::collections::{HashSet, VecDeque};
+use std::fmt;
+
+use crate::error::Result;
+
+/// One page of an offset/limit list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OffsetPage<T> {
+    /// The items of the page.
+    pub items: Vec<T>,
+    /// The total number of items, when the server gave it.
+    pub total: Option<u64>,
+}
+
+/// Iterates an offset/limit list item by item.
+///
+/// It stops after an error, at an empty page, at a page shorter than the page size, or
+/// when the offset reaches the server's `total` (whichever comes first), so a missing or
+/// wrong `total` cannot make it loop.
+pub struct OffsetPaginator<T, F> {
+    fetch: F,
+    page_size: u32,
+    offset: u64,
+    buffer: VecDeque<T>,
+    done: bool,
+}
+
+impl<T, F> OffsetPaginator<T, F>
+where
+    F: FnMut(u64, u32) -> Result<OffsetPage<T>>,
+{
+    /// An iterator that calls `fetch(offset, limit)` for each page, starting at offset 0.
+    pub fn new(page_size: u32, fetch: F) -> Self {
+        Self::starting_at(0, page_size, fetch)
+    }
+
+    /// An iterator starting at `offset`.
+    pub fn starting_at(offset: u64, page_size: u32, fetch: F) -> Self {
+        OffsetPaginator {
+            fetch,
+            page_size: page_size.max(1),
+            offset,
+            buffer: VecDeque::new(),
+            done: false,
+        }
+    }
+}
+
+impl<T, F> Iterator for OffsetPaginator<T, F>
+where
+    F: FnMut(u64, u32) -> Result<OffsetPage<T>>,
+{
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(item) = self.buffer.pop_front() {
+            return Some(Ok(item));
+        }
+        if self.done {
+            return None;
+        }
+        let page = match (self.fetch)(self.offset, self.page_size) {
+            Ok(page) => page,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(e));
+            }
+        };
+        let n = page.items.len() as u64;
+        self.offset += n;
+        let reached_total = page.total.is_some_and(|t| self.offset >= t);
+        if n == 0 || n < u64::from(self.page_size) || reached_total {
+            self.done = true;
+        }
+        self.buffer.extend(page.items);
+        self.buffer.pop_front().map(Ok)
+    }
+}
+
+impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OffsetPaginator")
+            .field("page_size", &self.page_size)
+            .field("offset", &self.offset)
+            .field("buffered", &self.buffer.len())
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+/// One page of a page-token list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenPage<T> {
+    /// The items of the page.
+    pub items: Vec<T>,
+    /// The token of the next page; `None` or empty on the last page.
+    pub next_token: Option<String>,
+}
+
+/// Iterates a page-token list item by item.
+///
+/// It stops after an error, when the next token is missing or empty, or when the server
+/// hands back a token it has already given (which would otherwise loop forever).
+pub struct TokenPaginator<T, F> {
+    fetch: F,
+    next: Option<String>,
+    seen: HashSet<String>,
+    buffer: VecDeque<T>,
+    started: bool,
+    done: bool,
+}
+
+impl<T, F> TokenPaginator<T, F>
+where
+    F: FnMut(Option<&str>) -> Result<TokenPage<T>>,
+{
+    /// An iterator that calls `fetch(token)` for each page, with `None` for the first.
+    pub fn new(fetch: F) -> Self {
+        TokenPaginator {
+            fetch,
+            next: None,
+            seen: HashSet::new(),
+            buffer: VecDeque::new(),
+            started: false,
+            done: false,
+        }
+    }
+}
+
+impl<T, F> Iterator for TokenPaginator<T, F>
+where
+    F: FnMut(Option<&str>) -> Result<TokenPage<T>>,
+{
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.buffer.pop_front() {
+                return Some(Ok(item));
+            }
+            if self.done || (self.started && self.next.is_none()) {
+                return None;
+            }
+            self.started = true;
+            let token = self.next.take();
+            let page = match (self.fetch)(token.as_deref()) {
+                Ok(page) => page,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            };
+            self.next = page.next_token.filter(|t| !t.is_empty());
+            if let Some(t) = &self.next {
+                if !self.seen.insert(t.clone()) {
+                    log::warn!("the server repeated page token {t:?}; stopping the iteration");
+                    self.next = None;
+                }
+            }
+            if page.items.is_empty() && self.next.is_none() {
+                return None;
+            }
+            self.buffer.extend(page.items);
+        }
+    }
+}
+
+impl<T, F> fmt::Debug for TokenPaginator<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenPaginator")
+            .field("next", &self.next)
+            .field("buffered", &self.buffer.len())
+            .field("done", &self.done)
+            .finish()
+    }
+}

@@ -1,0 +1,150 @@
+//! An opt-in client-side token bucket, shared by every clone of a client, so a program
+//! stays under its plan's request rate instead of collecting 429s.
+
+use std::fmt;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A request rate: `requests` per `per`, with bursts of up to `burst` requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RateLimit {
+    /// Requests allowed per period.
+    pub requests: u32,
+    /// The period.
+    pub per: Duration,
+    /// The most requests that may go out at once after a quiet spell.
+    pub burst: u32,
+}
+
+impl RateLimit {
+    /// `requests` per minute, with a burst of the same size.
+    pub fn per_minute(requests: u32) -> Self {
+        RateLimit {
+            requests,
+            per: Duration::from_secs(60),
+            burst: requests,
+        }
+    }
+
+    /// `requests` per hour, with a burst of the same size.
+    pub fn per_hour(requests: u32) -> Self {
+        RateLimit {
+            requests,
+            per: Duration::from_secs(3600),
+            burst: requests,
+        }
+    }
+
+    /// The same rate with another burst size.
+    pub fn with_burst(mut self, burst: u32) -> Self {
+        self.burst = burst;
+        self
+    }
+
+    fn tokens_per_sec(&self) -> f64 {
+        f64::from(self.requests.max(1)) / self.per.as_secs_f64().max(1e-9)
+    }
+}
+
+/// A source of monotonic time, replaceable in tests.
+pub trait Clock: Send + Sync + fmt::Debug {
+    /// The current instant.
+    fn now(&self) -> Instant;
+}
+
+/// The default [`Clock`]: `Instant::now()`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// A token bucket. Each request takes a token; tokens come back at the configured rate,
+/// up to `burst`. When the bucket is empty a request reserves the next token and is told
+/// how long to wait, so concurrent callers are paced in order rather than all at once.
+#[derive(Debug)]
+pub struct TokenBucket {
+    limit: RateLimit,
+    state: Mutex<BucketState>,
+}
+
+#[derive(Debug)]
+struct BucketState {
+    tokens: f64,
+    last: Instant,
+}
+
+impl TokenBucket {
+    /// A full bucket for `limit`, as of `now`.
+    pub fn new(limit: RateLimit, now: Instant) -> Self {
+        TokenBucket {
+            limit,
+            state: Mutex::new(BucketState {
+                tokens: f64::from(limit.burst.max(1)),
+                last: now,
+            }),
+        }
+    }
+
+    /// The configured rate.
+    pub fn limit(&self) -> RateLimit {
+        self.limit
+    }
+
+    /// Takes a token at `now` and returns how long to wait before sending (zero when a
+    /// token was available).
+    pub fn acquire(&self, now: Instant) -> Duration {
+        let rate = self.limit.tokens_per_sec();
+        let burst = f64::from(self.limit.burst.max(1));
+        let mut st = match self.state.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let elapsed = now.saturating_duration_since(st.last).as_secs_f64();
+        if now > st.last {
+            st.last = now;
+        }
+        st.tokens = (st.tokens + elapsed * rate).min(burst);
+        st.tokens -= 1.0;
+        if st.tokens >= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(-st.tokens / rate)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn burst_then_paced() {
+        let t0 = Instant::now();
+        let bucket = TokenBucket::new(RateLimit::per_minute(60).with_burst(3), t0);
+        for _ in 0..3 {
+            assert_eq!(bucket.acquire(t0), Duration::ZERO);
+        }
+        // The 4th and 5th reserve the next tokens, one second apart.
+        assert_eq!(bucket.acquire(t0), Duration::from_secs(1));
+        assert_eq!(bucket.acquire(t0), Duration::from_secs(2));
+        // After 10 s the debt is repaid and the bucket holds 3 again (capped at burst).
+        let later = t0 + Duration::from_secs(10);
+        for _ in 0..3 {
+            assert_eq!(bucket.acquire(later), Duration::ZERO);
+        }
+        assert_eq!(bucket.acquire(later), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn per_hour_rate() {
+        let t0 = Instant::now();
+        let bucket = TokenBucket::new(RateLimit::per_hour(3600).with_burst(1), t0);
+        assert_eq!(bucket.acquire(t0), Duration::ZERO);
+        assert_eq!(bucket.acquire(t0), Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,398 @@
+//! The retry policy: which failures are retried, after how long, and when a request must
+//! not be repeated because the server may already have acted on it.
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use crate::response::Headers;
+
+/// The longest server-requested wait the client sleeps through. A longer `Retry-After`
+/// ends the call with an error that carries the wait instead.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How a client retries failed calls.
+///
+/// The defaults: 2 retries (3 attempts), backoff `min(0.5 s * 2^n, 8 s)` times a random
+/// factor in [0.75, 1.0], server-requested waits honoured up to 60 s.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RetryPolicy {
+    /// How many times a failed call is retried. Defaults to 2.
+    pub max_retries: u32,
+    /// The first backoff delay. Defaults to 500 ms.
+    pub initial_backoff: Duration,
+    /// The longest backoff delay. Defaults to 8 s.
+    pub max_backoff: Duration,
+    /// The longest `Retry-After` that is slept through. Defaults to 60 s.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+            max_retry_after: MAX_RETRY_AFTER,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// A policy that never retries.
+    pub fn never() -> Self {
+        RetryPolicy {
+            max_retries: 0,
+            ..Self::default()
+        }
+    }
+
+    /// The same policy with another retry count.
+    pub fn with_max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// The backoff before retry number `retry` (0 for the first retry), scaled by
+    /// `jitter`, a number in [0, 1) that picks a factor in [0.75, 1.0].
+    pub fn backoff(&self, retry: u32, jitter: f64) -> Duration {
+        let base = self
+            .initial_backoff
+            .saturating_mul(2u32.saturating_pow(retry.min(31)))
+            .min(self.max_backoff);
+        let factor = 1.0 - 0.25 * jitter.clamp(0.0, 1.0);
+        base.mul_f64(factor)
+    }
+
+    /// Decides what to do after attempt number `retries_so_far + 1` ended with `outcome`.
+    ///
+    /// `replay` says whether repeating the request is safe even if the server acted on
+    /// it. `jitter` is a random number in [0, 1).
+    pub fn decide(
+        &self,
+        retries_so_far: u32,
+        outcome: &Outcome,
+        replay: Replay,
+        jitter: f64,
+    ) -> RetryDecision {
+        let retryable = match *outcome {
+            Outcome::NotSent => true,
+            Outcome::MaybeSent => {
+                if replay == Replay::Unsafe {
+                    return RetryDecision::Stop(StopReason::MayHaveBeenProcessed);
+                }
+                true
+            }
+            Outcome::Status { status, quota, .. } => match status {
+                429 if quota => return RetryDecision::Stop(StopReason::QuotaExhausted),
+                429 | 503 => true,
+                408 | 500 | 502 | 504 => {
+                    if replay == Replay::Unsafe {
+                        return RetryDecision::Stop(StopReason::MayHaveBeenProcessed);
+                    }
+                    true
+                }
+                _ => false,
+            },
+        };
+        if !retryable {
+            return RetryDecision::Stop(StopReason::NotRetryable);
+        }
+        if retries_so_far >= self.max_retries {
+            return RetryDecision::Stop(StopReason::AttemptsExhausted);
+        }
+        if let Outcome::Status {
+            retry_after: Some(wait),
+            ..
+        } = *outcome
+        {
+            if wait > self.max_retry_after {
+                return RetryDecision::Stop(StopReason::RetryAfterTooLong(wait));
+            }
+            return RetryDecision::Retry { delay: wait };
+        }
+        RetryDecision::Retry {
+            delay: self.backoff(retries_so_far, jitter),
+        }
+    }
+}
+
+/// Whether repeating a request is safe even if the server already acted on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replay {
+    /// GET, HEAD, PUT, DELETE, or a POST that carries an idempotency key.
+    Safe,
+    /// A POST (or PATCH) without an idempotency key: repeated only when the server
+    /// cannot have acted on it.
+    Unsafe,
+}
+
+/// What happened on one attempt, as far as the retry decision is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The request never reached the server (connection refused, DNS, TLS, connect timeout).
+    NotSent,
+    /// The request may have reached the server (timeout or reset after sending, truncated
+    /// answer).
+    MaybeSent,
+    /// The server answered with an error status.
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The wait the server asked for, if any.
+        retry_after: Option<Duration>,
+        /// `true` when the server said a usage quota (not a rate limit) is exhausted.
+        quota: bool,
+    },
+}
+
+/// The decision after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryDecision {
+    /// Try again after this delay.
+    Retry {
+        /// How long to wait first.
+        delay: Duration,
+    },
+    /// Give up and return the error.
+    Stop(StopReason),
+}
+
+/// Why a failed call is not retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The failure is not one that a retry can fix (e.g. 400, 401, 404, 501).
+    NotRetryable,
+    /// The configured number of retries is used up.
+    AttemptsExhausted,
+    /// The server may have acted on a request that is not safe to repeat.
+    MayHaveBeenProcessed,
+    /// A usage quota is exhausted; waiting a few seconds will not help.
+    QuotaExhausted,
+    /// The server asked for a wait longer than the policy sleeps through.
+    RetryAfterTooLong(Duration),
+    /// The whole-call timeout would run out before the retry.
+    DeadlineExceeded,
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopReason::NotRetryable => f.write_str("not retryable"),
+            StopReason::AttemptsExhausted => f.write_str("retries exhausted"),
+            StopReason::MayHaveBeenProcessed => {
+                f.write_str("not repeated: the server may have processed it")
+            }
+            StopReason::QuotaExhausted => f.write_str("quota exhausted"),
+            StopReason::RetryAfterTooLong(d) => write!(f, "retry-after {d:?} is too long"),
+            StopReason::DeadlineExceeded => f.write_str("the call's timeout would run out"),
+        }
+    }
+}
+
+/// Sleeps between attempts and while waiting for the rate limiter. Replace it in tests
+/// to run without real waits.
+pub trait Sleeper: Send + Sync + fmt::Debug {
+    /// Blocks the current thread for `duration`.
+    fn sleep(&self, duration: Duration);
+}
+
+/// The default [`Sleeper`]: `std::thread::sleep`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ThreadSleeper;
+
+impl Sleeper for ThreadSleeper {
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration);
+    }
+}
+
+/// The wait a response asks for: `retry-after-ms`, then `Retry-After` (seconds or an
+/// HTTP date), then, on a 429 only, `X-RateLimit-Reset` / `RateLimit-Reset`.
+///
+/// Rate-limit reset values are read as seconds from now, or as a Unix time when larger
+/// than 10^9.
+pub fn retry_after_for(status: u16, headers: &Headers, now: SystemTime) -> Option<Duration> {
+    retry_after(headers, now).or_else(|| {
+        if status != 429 {
+            return None;
+        }
+        let raw = headers
+            .get("x-ratelimit-reset")
+            .or_else(|| headers.get("ratelimit-reset"))?;
+        let value: f64 = raw.trim().parse().ok()?;
+        if !value.is_finite() || value < 0.0 {
+            return None;
+        }
+        if value > 1e9 {
+            let at = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(value);
+            Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+        } else {
+            Some(Duration::from_secs_f64(value))
+        }
+    })
+}
+
+/// The wait given by `retry-after-ms` or `Retry-After` (seconds or HTTP date).
+pub fn retry_after(headers: &Headers, now: SystemTime) -> Option<Duration> {
+    if let Some(ms) = headers.get("retry-after-ms") {
+        if let Ok(ms) = ms.trim().parse::<f64>() {
+            if ms.is_finite() && ms >= 0.0 {
+                return Some(Duration::from_secs_f64(ms / 1000.0));
+            }
+        }
+    }
+    let value = headers.get("retry-after")?.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    if let Ok(secs) = value.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Some(Duration::from_secs_f64(secs));
+        }
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> Headers {
+        Headers::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.backoff(0, 0.0), Duration::from_millis(500));
+        assert_eq!(p.backoff(1, 0.0), Duration::from_secs(1));
+        assert_eq!(p.backoff(4, 0.0), Duration::from_secs(8));
+        assert_eq!(p.backoff(40, 0.0), Duration::from_secs(8));
+        assert_eq!(p.backoff(0, 1.0), Duration::from_millis(375));
+        let d = p.backoff(2, 0.5);
+        assert!(d >= Duration::from_millis(1500) && d <= Duration::from_secs(2));
+    }
+
+    #[test]
+    fn decision_table() {
+        let p = RetryPolicy::default();
+        let status = |s: u16| Outcome::Status {
+            status: s,
+            retry_after: None,
+            quota: false,
+        };
+        let retry = |d: RetryDecision| matches!(d, RetryDecision::Retry { .. });
+        for s in [408, 429, 500, 502, 503, 504] {
+            assert!(retry(p.decide(0, &status(s), Replay::Safe, 0.0)), "{s}");
+        }
+        for s in [400, 401, 403, 404, 409, 422, 501] {
+            assert_eq!(
+                p.decide(0, &status(s), Replay::Safe, 0.0),
+                RetryDecision::Stop(StopReason::NotRetryable),
+                "{s}"
+            );
+        }
+        // An unsafe POST is retried only where the server cannot have acted.
+        for s in [429, 503] {
+            assert!(retry(p.decide(0, &status(s), Replay::Unsafe, 0.0)), "{s}");
+        }
+        for s in [408, 500, 502, 504] {
+            assert_eq!(
+                p.decide(0, &status(s), Replay::Unsafe, 0.0),
+                RetryDecision::Stop(StopReason::MayHaveBeenProcessed),
+                "{s}"
+            );
+        }
+        assert!(retry(p.decide(0, &Outcome::NotSent, Replay::Unsafe, 0.0)));
+        assert_eq!(
+            p.decide(0, &Outcome::MaybeSent, Replay::Unsafe, 0.0),
+            RetryDecision::Stop(StopReason::MayHaveBeenProcessed)
+        );
+        assert!(retry(p.decide(0, &Outcome::MaybeSent, Replay::Safe, 0.0)));
+        assert_eq!(
+            p.decide(2, &status(503), Replay::Safe, 0.0),
+            RetryDecision::Stop(StopReason::AttemptsExhausted)
+        );
+        let quota = Outcome::Status {
+            status: 429,
+            retry_after: None,
+            quota: true,
+        };
+        assert_eq!(
+            p.decide(0, &quota, Replay::Safe, 0.0),
+            RetryDecision::Stop(StopReason::QuotaExhausted)
+        );
+        let long = Outcome::Status {
+            status: 429,
+            retry_after: Some(Duration::from_secs(61)),
+            quota: false,
+        };
+        assert_eq!(
+            p.decide(0, &long, Replay::Safe, 0.0),
+            RetryDecision::Stop(StopReason::RetryAfterTooLong(Duration::from_secs(61)))
+        );
+        let short = Outcome::Status {
+            status: 503,
+            retry_after: Some(Duration::from_secs(60)),
+            quota: false,
+        };
+        assert_eq!(
+            p.decide(0, &short, Replay::Unsafe, 0.0),
+            RetryDecision::Retry {
+                delay: Duration::from_secs(60)
+            }
+        );
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(
+            retry_after(&headers(&[("Retry-After", "7")]), now),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after-ms", "1500")]), now),
+            Some(Duration::from_millis(1500))
+        );
+        // retry-after-ms wins over Retry-After.
+        assert_eq!(
+            retry_after(
+                &headers(&[("Retry-After", "9"), ("retry-after-ms", "250")]),
+                now
+            ),
+            Some(Duration::from_millis(250))
+        );
+        let date = httpdate::fmt_http_date(now + Duration::from_secs(30));
+        assert_eq!(
+            retry_after(&headers(&[("Retry-After", &date)]), now),
+            Some(Duration::from_secs(30))
+        );
+        let past = httpdate::fmt_http_date(now - Duration::from_secs(30));
+        assert_eq!(
+            retry_after(&headers(&[("Retry-After", &past)]), now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers(&[("Retry-After", "soon")]), now), None);
+        assert_eq!(retry_after(&headers(&[]), now), None);
+    }
+
+    #[test]
+    fn rate_limit_reset_only_on_429() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let h = headers(&[("X-RateLimit-Reset", "12")]);
+        assert_eq!(
+            retry_after_for(429, &h, now),
+            Some(Duration::from_secs(12))
+        );
+        assert_eq!(retry_after_for(503, &h, now), None);
+        let epoch = headers(&[("RateLimit-Reset", "1700000005")]);
+        assert_eq!(
+            retry_after_for(429, &epoch, now),
+            Some(Duration::from_secs(5))
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! Webhook signatures in the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`,
+//! `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`), and the event
+//! envelope `{"type", "timestamp", "data"}`.
+//!
+//! ```
+//! use std::time::{Duration, SystemTime};
+//! use core_http::webhook::{sign, verify};
+//!
+//! let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+//! let body = br#"{"type":"post.published","timestamp":"2026-01-01T00:00:00Z","data":{}}"#;
+//! let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+//! let signature = sign(secret, "msg_1", 1_700_000_000, body)?;
+//! let headers = [
+//!     ("webhook-id", "msg_1"),
+//!     ("webhook-timestamp", "1700000000"),
+//!     ("webhook-signature", signature.as_str()),
+//! ];
+//! verify(secret, &headers[..], body, now)?;
+//! # Ok::<(), core_http::webhook::WebhookError>(())
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, SystemTime};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use hmac::{Hmac, Mac};
+use serde::Deserialize;
+use sha2::Sha256;
+
+/// How far a delivery's timestamp may be from now: 5 minutes either way.
+pub const TOLERANCE: Duration = Duration::from_secs(300);
+
+/// Why a webhook delivery was rejected.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookError {
+    /// A required header is missing.
+    #[error("missing webhook header {0}")]
+    MissingHeader(&'static str),
+    /// A header is present but malformed.
+    #[error("invalid webhook header {name}: {reason}")]
+    InvalidHeader {
+        /// The header.
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The signing secret is not `whsec_<base64>` (or plain base64).
+    #[error("invalid webhook secret: {0}")]
+    InvalidSecret(String),
+    /// The timestamp is more than 5 minutes in the past (a possible replay).
+    #[error("webhook timestamp is too old ({age:?} ago)")]
+    TimestampTooOld {
+        /// How old it is.
+        age: Duration,
+    },
+    /// The timestamp is more than 5 minutes in the future.
+    #[error("webhook timestamp is too far in the future ({ahead:?} ahead)")]
+    TimestampTooNew {
+        /// How far ahead it is.
+        ahead: Duration,
+    },
+    /// No signature matched: the body or headers were altered, or the secret is wrong.
+    #[error("no webhook signature matched")]
+    SignatureMismatch,
+    /// The signature matched but the body is not a valid event envelope.
+    #[error("invalid webhook payload: {0}")]
+    InvalidPayload(#[from] serde_json::Error),
+}
+
+/// Where the webhook headers come from: implemented for slices, vectors and maps of
+/// string pairs, looked up case-insensitively. Implement it for your server's header type.
+pub trait WebhookHeaders {
+    /// The value of a header, by case-insensitive name.
+    fn header(&self, name: &str) -> Option<&str>;
+}
+
+impl<K: AsRef<str>, V: AsRef<str>> WebhookHeaders for [(K, V)] {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(k, _)| k.as_ref().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_ref())
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<str>> WebhookHeaders for Vec<(K, V)> {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.as_slice().header(name)
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<str>, S> WebhookHeaders for HashMap<K, V, S> {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(k, _)| k.as_ref().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_ref())
+    }
+}
+
+impl<K: AsRef<str>, V: AsRef<str>> WebhookHeaders for BTreeMap<K, V> {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(k, _)| k.as_ref().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_ref())
+    }
+}
+
+impl WebhookHeaders for crate::response::Headers {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.get(name)
+    }
+}
+
+fn secret_key(secret: &str) -> Result<Vec<u8>, WebhookError> {
+    let b64 = secret.trim().strip_prefix("whsec_").unwrap_or(secret.trim());
+    let key = STANDARD
+        .decode(b64)
+        .map_err(|e| WebhookError::InvalidSecret(format!("not base64 ({e})")))?;
+    if key.is_empty() {
+        return Err(WebhookError::InvalidSecret("empty".into()));
+    }
+    Ok(key)
+}
+
+fn mac(key: &[u8], id: &str, timestamp: &str, body: &[u8]) -> Result<Hmac<Sha256>, WebhookError> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key)
+        .map_err(|e| WebhookError::InvalidSecret(e.to_string()))?;
+    mac.update(id.as_bytes());
+    mac.update(b".");
+    mac.update(timestamp.as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    Ok(mac)
+}
+
+/// Signs a delivery: returns the `webhook-signature` value `v1,<base64>`.
+pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<String, WebhookError> {
+    let key = secret_key(secret)?;
+    let tag = mac(&key, id, &timestamp.to_string(), body)?
+        .finalize()
+        .into_bytes();
+    Ok(format!("v1,{}", STANDARD.encode(tag)))
+}
+
+/// Verifies a delivery against `secret`, as of `now`.
+///
+/// Checks that the three headers are there, that the timestamp is within 5 minutes of
+/// `now`, and that one of the space-separated `v1,` signatures matches (compared in
+/// constant time). Pass the body exactly as received: re-serialised JSON will not match.
+pub fn verify<H: WebhookHeaders + ?Sized>(
+    secret: &str,
+    headers: &H,
+    body: &[u8],
+    now: SystemTime,
+) -> Result<(), WebhookError> {
+    let id = headers
+        .header("webhook-id")
+        .ok_or(WebhookError::MissingHeader("webhook-id"))?;
+    let ts_raw = headers
+        .header("webhook-timestamp")
+        .ok_or(WebhookError::MissingHeader("webhook-timestamp"))?;
+    let signatures = headers
+        .header("webhook-signature")
+        .ok_or(WebhookError::MissingHeader("webhook-signature"))?;
+    let ts: i64 = ts_raw
+        .trim()
+        .parse()
+        .map_err(|_| WebhookError::InvalidHeader {
+            name: "webhook-timestamp",
+            reason: format!("not a Unix time: {ts_raw:?}"),
+        })?;
+    let now_secs = match now.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
+    };
+    let diff = now_secs.saturating_sub(ts);
+    let tolerance = TOLERANCE.as_secs() as i64;
+    if diff > tolerance {
+        return Err(WebhookError::TimestampTooOld {
+            age: Duration::from_secs(diff.unsigned_abs()),
+        });
+    }
+    if diff < -tolerance {
+        return Err(WebhookError::TimestampTooNew {
+            ahead: Duration::from_secs(diff.unsigned_abs()),
+        });
+    }
+    let key = secret_key(secret)?;
+    let expected = mac(&key, id, ts_raw.trim(), body)?;
+    for candidate in signatures.split_whitespace() {
+        let Some(b64) = candidate.strip_prefix("v1,") else {
+            continue;
+        };
+        let Ok(sig) = STANDARD.decode(b64) else {
+            continue;
+        };
+        if expected.clone().verify_slice(&sig).is_ok() {
+            return Ok(());
+        }
+    }
+    Err(WebhookError::SignatureMismatch)
+}
+
+/// The envelope of an event: `{"type", "timestamp", "data"}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct Envelope {
+    /// The event type, e.g. `post.published`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// When the event happened, as the server wrote it.
+    #[serde(default)]
+    pub timestamp: Option<String>,
+    /// The event's data.
+    #[serde(default)]
+    pub data: serde_json::Value,
+}
+
+/// Verifies a delivery (as [`verify`], with the current time) and parses its envelope.
+pub fn verify_envelope<H: WebhookHeaders + ?Sized>(
+    secret: &str,
+    headers: &H,
+    body: &[u8],
+) -> Result<Envelope, WebhookError> {
+    verify(secret, headers, body, SystemTime::now())?;
+    Ok(serde_json::from_slice(body)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The example published with the Standard Webhooks specification.
+    const SPEC_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const SPEC_ID: &str = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+    const SPEC_TS: i64 = 1_614_265_330;
+    const SPEC_BODY: &[u8] = br#"{"test": 2432232314}"#;
+    const SPEC_SIG: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+
+    fn at(secs: i64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(secs as u64)
+    }
+
+    fn headers(sig: &str, ts: i64) -> Vec<(String, String)> {
+        vec![
+            ("Webhook-Id".into(), SPEC_ID.into()),
+            ("Webhook-Timestamp".into(), ts.to_string()),
+            ("Webhook-Signature".into(), sig.into()),
+        ]
+    }
+
+    #[test]
+    fn spec_vector_signs_and_verifies() {
+        assert_eq!(sign(SPEC_SECRET, SPEC_ID, SPEC_TS, SPEC_BODY).unwrap(), SPEC_SIG);
+        verify(SPEC_SECRET, &headers(SPEC_SIG, SPEC_TS), SPEC_BODY, at(SPEC_TS)).unwrap();
+    }
+
+    #[test]
+    fn tampered_body_or_signature_is_rejected() {
+        let h = headers(SPEC_SIG, SPEC_TS);
+        let err = verify(SPEC_SECRET, &h, br#"{"test": 2432232315}"#, at(SPEC_TS)).unwrap_err();
+        assert!(matches!(err, WebhookError::SignatureMismatch));
+        let bad = headers("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OF=", SPEC_TS);
+        assert!(matches!(
+            verify(SPEC_SECRET, &bad, SPEC_BODY, at(SPEC_TS)),
+            Err(WebhookError::SignatureMismatch)
+        ));
+        // A signed timestamp cannot be swapped for another.
+        let moved = headers(SPEC_SIG, SPEC_TS + 1);
+        assert!(matches!(
+            verify(SPEC_SECRET, &moved, SPEC_BODY, at(SPEC_TS)),
+            Err(WebhookError::SignatureMismatch)
+        ));
+        // Only v1 signatures count.
+        let v2 = headers("v2,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", SPEC_TS);
+        assert!(matches!(
+            verify(SPEC_SECRET, &v2, SPEC_BODY, at(SPEC_TS)),
+            Err(WebhookError::SignatureMismatch)
+        ));
+    }
+
+    #[test]
+    fn timestamp_tolerance() {
+        let h = headers(SPEC_SIG, SPEC_TS);
+        verify(SPEC_SECRET, &h, SPEC_BODY, at(SPEC_TS + 300)).unwrap();
+        verify(SPEC_SECRET, &h, SPEC_BODY, at(SPEC_TS - 300)).unwrap();
+        assert!(matches!(
+            verify(SPEC_SECRET, &h, SPEC_BODY, at(SPEC_TS + 301)),
+            Err(WebhookError::TimestampTooOld { age }) if age == Duration::from_secs(301)
+        ));
+        assert!(matches!(
+            verify(SPEC_SECRET, &h, SPEC_BODY, at(SPEC_TS - 301)),
+            Err(WebhookError::TimestampTooNew { .. })
+        ));
+    }
+
+    #[test]
+    fn rotated_secret_with_several_signatures() {
+        let new_secret = "whsec_dGhlIG5ldyBzZWNyZXQgYWZ0ZXIgcm90YXRpb24=";
+        let new_sig = sign(new_secret, SPEC_ID, SPEC_TS, SPEC_BODY).unwrap();
+        // During rotation the sender signs with both secrets.
+        let both = headers(&format!("{new_sig} {SPEC_SIG}"), SPEC_TS);
+        verify(SPEC_SECRET, &both, SPEC_BODY, at(SPEC_TS)).unwrap();
+        verify(new_secret, &both, SPEC_BODY, at(SPEC_TS)).unwrap();
+        // A receiver that only knows the new secret rejects an old-only signature.
+        let old_only = headers(SPEC_SIG, SPEC_TS);
+        assert!(matches!(
+            verify(new_secret, &old_only, SPEC_BODY, at(SPEC_TS)),
+            Err(WebhookError::SignatureMismatch)
+        ));
+    }
+
+    #[test]
+    fn missing_and_malformed_headers() {
+        let full = headers(SPEC_SIG, SPEC_TS);
+        for missing in ["webhook-id", "webhook-timestamp", "webhook-signature"] {
+            let h: Vec<(String, String)> = full
+                .iter()
+                .filter(|(k, _)| !k.eq_ignore_ascii_case(missing))
+                .cloned()
+                .collect();
+            assert!(
+                matches!(verify(SPEC_SECRET, &h, SPEC_BODY, at(SPEC_TS)), Err(WebhookError::MissingHeader(name)) if name == missing)
+            );
+        }
+        let mut h = full.clone();
+        h[1].1 = "yesterday".into();
+        assert!(matches!(
+            verify(SPEC_SECRET, &h, SPEC_BODY, at(SPEC_TS)),
+            Err(WebhookError::InvalidHeader { name: "webhook-timestamp", .. })
+        ));
+        assert!(matches!(
+            verify("whsec_!!!", &full, SPEC_BODY, at(SPEC_TS)),
+            Err(WebhookError::InvalidSecret(_))
+        ));
+    }
+}
