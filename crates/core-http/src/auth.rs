@@ -93,7 +93,6 @@ impl Auth {
         Auth::OAuth2ClientCredentials(config)
     }
 }
-}
 
 /// The settings of OAuth 2.0 client-credentials authentication.
 #[derive(Debug, Clone, PartialEq, Eq)]
