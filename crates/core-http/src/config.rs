@@ -370,7 +370,10 @@ mod tests {
             ]),
         )
         .unwrap();
-        assert_eq!(b.config.base_url.as_deref(), Some("https://api.example.com"));
+        assert_eq!(
+            b.config.base_url.as_deref(),
+            Some("https://api.example.com")
+        );
         assert_eq!(b.config.retry.max_retries, 5);
         assert_eq!(b.config.timeout, Duration::from_millis(2500));
         assert!(matches!(&b.config.auth, Auth::Bearer(k) if k.expose() == "sk_x"));
@@ -391,7 +394,8 @@ mod tests {
         );
         for bad in ["0", "-1", "abc", "inf"] {
             assert!(
-                env_error(&[key, url, ("SOCIAL_TIMEOUT_SECS", bad)]).contains("SOCIAL_TIMEOUT_SECS"),
+                env_error(&[key, url, ("SOCIAL_TIMEOUT_SECS", bad)])
+                    .contains("SOCIAL_TIMEOUT_SECS"),
                 "{bad}"
             );
         }
@@ -414,7 +418,12 @@ mod tests {
                 .build()
                 .is_ok()
         );
-        assert!(HttpClient::builder().base_url("http://127.0.0.1:9").build().is_ok());
+        assert!(
+            HttpClient::builder()
+                .base_url("http://127.0.0.1:9")
+                .build()
+                .is_ok()
+        );
         assert!(
             HttpClient::builder()
                 .base_url("https://a.io")

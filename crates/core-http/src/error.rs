@@ -53,7 +53,9 @@ pub enum Error {
     },
 
     /// The server answered with a success status but the body was not what was expected.
-    #[error("could not decode the response (HTTP {status}): {source}; body starts with: {excerpt:?}")]
+    #[error(
+        "could not decode the response (HTTP {status}): {source}; body starts with: {excerpt:?}"
+    )]
     Decode {
         /// The HTTP status of the response.
         status: u16,
@@ -258,7 +260,11 @@ impl ApiError {
             code: parsed.code,
             message: parsed.message,
             request_id: headers.request_id().map(str::to_owned),
-            retry_after: crate::retry::retry_after_for(status, headers, std::time::SystemTime::now()),
+            retry_after: crate::retry::retry_after_for(
+                status,
+                headers,
+                std::time::SystemTime::now(),
+            ),
             body: excerpt(body, BODY_EXCERPT_BYTES),
         }
     }
@@ -310,9 +316,8 @@ pub(crate) fn parse_error_body(
             || (map.contains_key("title") || map.contains_key("detail"))
                 && !map.contains_key("error");
         if is_problem {
-            let code = s(map.get("code")).or_else(|| {
-                s(map.get("type")).filter(|t| t != "about:blank" && !t.is_empty())
-            });
+            let code = s(map.get("code"))
+                .or_else(|| s(map.get("type")).filter(|t| t != "about:blank" && !t.is_empty()));
             let message = s(map.get("detail"))
                 .or_else(|| s(map.get("title")))
                 .unwrap_or_else(fallback);

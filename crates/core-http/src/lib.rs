@@ -32,6 +32,13 @@
 //! - **HTTPS only**, except to loopback hosts or when explicitly allowed; credentials
 //!   never follow a redirect to another origin.
 //! - **Secrets** never appear in `Debug`, `Display`, errors, logs or URLs.
+//!
+//! # Logging
+//! Requests, answers, request ids and retry decisions are logged at `debug` through the
+//! `log` facade (target `core_http`), headers at `trace`, with credentials shown as `***`.
+//! One caveat: the underlying `ureq-proto` crate dumps the raw bytes of every request at
+//! `trace` under the target `ureq_proto::util`, credentials included. Keep that target
+//! below `trace` (with `env_logger`: `RUST_LOG=core_http=trace,ureq_proto=debug`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -196,12 +203,20 @@ impl Raw<'_> {
 
     /// POST a JSON body to `path`. Not retried after the server may have acted, unless
     /// an idempotency key is set (on the client or through `with_options`).
-    pub fn post<T: DeserializeOwned, B: Serialize + ?Sized>(&self, path: &str, body: &B) -> Result<T> {
+    pub fn post<T: DeserializeOwned, B: Serialize + ?Sized>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T> {
         self.client.post(path).json(body).send_json()
     }
 
     /// PUT a JSON body to `path`.
-    pub fn put<T: DeserializeOwned, B: Serialize + ?Sized>(&self, path: &str, body: &B) -> Result<T> {
+    pub fn put<T: DeserializeOwned, B: Serialize + ?Sized>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T> {
         self.client.put(path).json(body).send_json()
     }
 

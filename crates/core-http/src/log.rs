@@ -56,7 +56,12 @@ mod tests {
         ] {
             assert_eq!(redact_header(name, "v"), "***", "{name}");
         }
-        for name in ["Content-Type", "Idempotency-Key", "X-Request-Id", "User-Agent"] {
+        for name in [
+            "Content-Type",
+            "Idempotency-Key",
+            "X-Request-Id",
+            "User-Agent",
+        ] {
             assert_eq!(redact_header(name, "v"), "v", "{name}");
         }
     }

@@ -49,9 +49,14 @@ impl Headers {
     /// The request id the server gave (`x-request-id`, `request-id`, `x-amzn-requestid`
     /// or `x-correlation-id`).
     pub fn request_id(&self) -> Option<&str> {
-        ["x-request-id", "request-id", "x-amzn-requestid", "x-correlation-id"]
-            .iter()
-            .find_map(|n| self.get(n))
+        [
+            "x-request-id",
+            "request-id",
+            "x-amzn-requestid",
+            "x-correlation-id",
+        ]
+        .iter()
+        .find_map(|n| self.get(n))
     }
 
     /// The rate-limit headers (`X-RateLimit-*` or `RateLimit-*`), when present.
@@ -236,10 +241,7 @@ impl Read for StreamingResponse {
                 if self.read < expected {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "connection closed after {} of {expected} bytes",
-                            self.read
-                        ),
+                        format!("connection closed after {} of {expected} bytes", self.read),
                     ));
                 }
             }
@@ -281,6 +283,8 @@ mod tests {
         let v: Option<u32> = decode_json(204, b"").unwrap();
         assert_eq!(v, None);
         let err = decode_json::<u32>(200, b"{oops").unwrap_err();
-        assert!(matches!(err, Error::Decode { status: 200, ref excerpt, .. } if excerpt == "{oops"));
+        assert!(
+            matches!(err, Error::Decode { status: 200, ref excerpt, .. } if excerpt == "{oops")
+        );
     }
 }

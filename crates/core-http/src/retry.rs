@@ -384,10 +384,7 @@ mod tests {
     fn rate_limit_reset_only_on_429() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let h = headers(&[("X-RateLimit-Reset", "12")]);
-        assert_eq!(
-            retry_after_for(429, &h, now),
-            Some(Duration::from_secs(12))
-        );
+        assert_eq!(retry_after_for(429, &h, now), Some(Duration::from_secs(12)));
         assert_eq!(retry_after_for(503, &h, now), None);
         let epoch = headers(&[("RateLimit-Reset", "1700000005")]);
         assert_eq!(

@@ -274,8 +274,7 @@ fn attempt(
                 .get("location")
                 .and_then(|loc| url::resolve(&url, loc))
             {
-                let next_origin = Origin::parse(&next)
-                    .map_err(|e| Failure::Transport(e, None))?;
+                let next_origin = Origin::parse(&next).map_err(|e| Failure::Transport(e, None))?;
                 next_origin
                     .check_secure(&next, cfg.allow_insecure_http)
                     .map_err(|e| Failure::Transport(e, None))?;
@@ -359,11 +358,9 @@ fn read_body(
 fn map_ureq(e: ureq::Error, start: Instant) -> Failure {
     use ureq::Timeout as T;
     let elapsed = start.elapsed();
-    let timeout = |sent: bool| {
-        Error::Timeout {
-            elapsed,
-            may_have_been_processed: sent,
-        }
+    let timeout = |sent: bool| Error::Timeout {
+        elapsed,
+        may_have_been_processed: sent,
     };
     match e {
         ureq::Error::Timeout(T::Connect | T::Resolve) => {
@@ -511,7 +508,10 @@ impl HttpClient {
                 return Ok(cached.token.clone());
             }
         }
-        debug!("requesting an OAuth token from {}", url::strip_query(&oauth.token_url));
+        debug!(
+            "requesting an OAuth token from {}",
+            url::strip_query(&oauth.token_url)
+        );
         let form = oauth.token_form();
         let fields: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let answer: TokenResponse = self

@@ -13,8 +13,13 @@ pub fn encode(s: &str) -> String {
             }
             _ => {
                 out.push('%');
-                out.push(char::from_digit(u32::from(b >> 4), 16).map_or('0', |c| c.to_ascii_uppercase()));
-                out.push(char::from_digit(u32::from(b & 0xF), 16).map_or('0', |c| c.to_ascii_uppercase()));
+                out.push(
+                    char::from_digit(u32::from(b >> 4), 16).map_or('0', |c| c.to_ascii_uppercase()),
+                );
+                out.push(
+                    char::from_digit(u32::from(b & 0xF), 16)
+                        .map_or('0', |c| c.to_ascii_uppercase()),
+                );
             }
         }
     }
@@ -60,7 +65,10 @@ impl Origin {
             let (h, after) = v6
                 .split_once(']')
                 .ok_or_else(|| Error::config(format!("{url:?} has a malformed IPv6 host")))?;
-            (format!("[{}]", h.to_ascii_lowercase()), after.strip_prefix(':'))
+            (
+                format!("[{}]", h.to_ascii_lowercase()),
+                after.strip_prefix(':'),
+            )
         } else {
             match authority.rsplit_once(':') {
                 Some((h, p)) => (h.to_ascii_lowercase(), Some(p)),
@@ -120,7 +128,11 @@ pub(crate) fn join(base: &str, path: &str, query: &[(String, String)]) -> String
         format!("{base}/{path}")
     };
     for (i, (k, v)) in query.iter().enumerate() {
-        let sep = if i == 0 && !url.contains('?') { '?' } else { '&' };
+        let sep = if i == 0 && !url.contains('?') {
+            '?'
+        } else {
+            '&'
+        };
         url.push(sep);
         url.push_str(&encode(k));
         url.push('=');
@@ -172,7 +184,11 @@ mod tests {
         ] {
             assert!(Origin::parse(url).unwrap().is_loopback(), "{url}");
         }
-        for url in ["http://example.com", "http://127.0.0.1.evil.com", "http://10.0.0.1"] {
+        for url in [
+            "http://example.com",
+            "http://127.0.0.1.evil.com",
+            "http://10.0.0.1",
+        ] {
             let o = Origin::parse(url).unwrap();
             assert!(!o.is_loopback(), "{url}");
             assert!(o.check_secure(url, false).is_err(), "{url}");
@@ -186,14 +202,33 @@ mod tests {
     #[test]
     fn joins_and_resolves() {
         assert_eq!(
-            join("https://a.io", "/v1/posts", &[("limit".into(), "2".into()), ("q".into(), "a b".into())]),
+            join(
+                "https://a.io",
+                "/v1/posts",
+                &[("limit".into(), "2".into()), ("q".into(), "a b".into())]
+            ),
             "https://a.io/v1/posts?limit=2&q=a%20b"
         );
         assert_eq!(join("https://a.io/api", "x", &[]), "https://a.io/api/x");
-        assert_eq!(join("https://a.io", "https://b.io/t", &[]), "https://b.io/t");
-        assert_eq!(resolve("http://a:1/v1/x?q", "/v2/y").as_deref(), Some("http://a:1/v2/y"));
-        assert_eq!(resolve("http://a:1/v1/x", "y").as_deref(), Some("http://a:1/v1/y"));
-        assert_eq!(resolve("http://a:1/v1/x", "//b:2/z").as_deref(), Some("http://b:2/z"));
-        assert_eq!(resolve("http://a:1/v1/x", "https://c/z").as_deref(), Some("https://c/z"));
+        assert_eq!(
+            join("https://a.io", "https://b.io/t", &[]),
+            "https://b.io/t"
+        );
+        assert_eq!(
+            resolve("http://a:1/v1/x?q", "/v2/y").as_deref(),
+            Some("http://a:1/v2/y")
+        );
+        assert_eq!(
+            resolve("http://a:1/v1/x", "y").as_deref(),
+            Some("http://a:1/v1/y")
+        );
+        assert_eq!(
+            resolve("http://a:1/v1/x", "//b:2/z").as_deref(),
+            Some("http://b:2/z")
+        );
+        assert_eq!(
+            resolve("http://a:1/v1/x", "https://c/z").as_deref(),
+            Some("https://c/z")
+        );
     }
 }

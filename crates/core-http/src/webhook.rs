@@ -113,7 +113,10 @@ impl WebhookHeaders for crate::response::Headers {
 }
 
 fn secret_key(secret: &str) -> Result<Vec<u8>, WebhookError> {
-    let b64 = secret.trim().strip_prefix("whsec_").unwrap_or(secret.trim());
+    let b64 = secret
+        .trim()
+        .strip_prefix("whsec_")
+        .unwrap_or(secret.trim());
     let key = STANDARD
         .decode(b64)
         .map_err(|e| WebhookError::InvalidSecret(format!("not base64 ({e})")))?;
@@ -252,8 +255,17 @@ mod tests {
 
     #[test]
     fn spec_vector_signs_and_verifies() {
-        assert_eq!(sign(SPEC_SECRET, SPEC_ID, SPEC_TS, SPEC_BODY).unwrap(), SPEC_SIG);
-        verify(SPEC_SECRET, &headers(SPEC_SIG, SPEC_TS), SPEC_BODY, at(SPEC_TS)).unwrap();
+        assert_eq!(
+            sign(SPEC_SECRET, SPEC_ID, SPEC_TS, SPEC_BODY).unwrap(),
+            SPEC_SIG
+        );
+        verify(
+            SPEC_SECRET,
+            &headers(SPEC_SIG, SPEC_TS),
+            SPEC_BODY,
+            at(SPEC_TS),
+        )
+        .unwrap();
     }
 
     #[test]
@@ -328,7 +340,10 @@ mod tests {
         h[1].1 = "yesterday".into();
         assert!(matches!(
             verify(SPEC_SECRET, &h, SPEC_BODY, at(SPEC_TS)),
-            Err(WebhookError::InvalidHeader { name: "webhook-timestamp", .. })
+            Err(WebhookError::InvalidHeader {
+                name: "webhook-timestamp",
+                ..
+            })
         ));
         assert!(matches!(
             verify("whsec_!!!", &full, SPEC_BODY, at(SPEC_TS)),
