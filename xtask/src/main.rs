@@ -1,1 +1,195 @@
-fn main() {}
+//! Project tasks: `cargo xtask test | bench | demo | fixtures`.
+//!
+//! Kept free of dependencies: it only runs cargo and reports.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  test       every check CI runs: fmt, clippy, tests, doc tests, docs
+  bench      release-mode benchmarks; writes docs/benchmarks.md
+  demo       a tour of the clients against the local sandbox (no key, no network)
+  fixtures   re-record the fixtures from the sandbox (--check: fail when stale)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(),
+        Some("bench") => bench(),
+        Some("demo") => demo(),
+        Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
+        Some("-h" | "--help" | "help") | None => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+fn has_nextest() -> bool {
+    cargo()
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs one named step, prints a summary line, and stops at the first failure.
+fn step(name: &str, mut cmd: Command) -> Result<(), String> {
+    println!("==> {name}");
+    let started = Instant::now();
+    let status = cmd
+        .status()
+        .map_err(|e| format!("step '{name}' could not start: {e}"))?;
+    let secs = started.elapsed().as_secs_f64();
+    if status.success() {
+        println!("ok: {name} ({secs:.1}s)");
+        Ok(())
+    } else {
+        println!("FAILED: {name} ({secs:.1}s)");
+        Err(format!("step '{name}' failed ({status})"))
+    }
+}
+
+fn test() -> Result<(), String> {
+    let started = Instant::now();
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--", "--check"]);
+    step("fmt --check", fmt)?;
+
+    let mut clippy = cargo();
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    step("clippy -D warnings", clippy)?;
+
+    let mut tests = cargo();
+    if has_nextest() {
+        tests.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--all-features",
+            "--no-fail-fast",
+        ]);
+    } else {
+        tests.args([
+            "test",
+            "--workspace",
+            "--all-features",
+            "--lib",
+            "--bins",
+            "--tests",
+            "--examples",
+        ]);
+    }
+    step("tests", tests)?;
+
+    let mut doctests = cargo();
+    doctests.args(["test", "--workspace", "--all-features", "--doc"]);
+    step("doc tests", doctests)?;
+
+    let mut doc = cargo();
+    doc.args(["doc", "--workspace", "--no-deps", "--all-features"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    step("doc -D warnings", doc)?;
+
+    if fixtures_exist() {
+        fixtures(true)?;
+    }
+
+    println!(
+        "all checks passed in {:.0}s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn fixtures_exist() -> bool {
+    root().join("crates/sandbox").exists()
+}
+
+fn bench() -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args([
+        "bench",
+        "-p",
+        "core-http",
+        "--bench",
+        "transport",
+        "--",
+        "--write",
+    ])
+    .arg(root().join("docs/benchmarks.md"));
+    step("bench: core-http transport", cmd)
+}
+
+fn demo() -> Result<(), String> {
+    if !root().join("crates/sandbox").exists() {
+        return Err(
+            "the demo needs the local sandbox (crates/sandbox), which is not built yet".into(),
+        );
+    }
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "-p", "sandbox", "--example", "demo"]);
+    step("demo", cmd)
+}
+
+fn fixtures(check: bool) -> Result<(), String> {
+    if !fixtures_exist() {
+        return Err(
+            "fixtures are recorded from the local sandbox (crates/sandbox), which is not built yet"
+                .into(),
+        );
+    }
+    let mut cmd = cargo();
+    cmd.args([
+        "run",
+        "--quiet",
+        "-p",
+        "sandbox",
+        "--bin",
+        "record-fixtures",
+        "--",
+    ]);
+    if check {
+        cmd.arg("--check");
+    }
+    step(
+        if check {
+            "fixtures --check"
+        } else {
+            "fixtures"
+        },
+        cmd,
+    )
+}

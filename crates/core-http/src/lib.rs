@@ -44,6 +44,7 @@
 
 pub mod auth;
 pub mod config;
+mod dns;
 pub mod error;
 pub mod log;
 pub mod pagination;
@@ -102,7 +103,11 @@ impl HttpClient {
             .https_only(false)
             .max_idle_connections_per_host(16)
             .build();
-        let agent = ureq::Agent::new_with_config(agent_config);
+        let agent = ureq::Agent::with_parts(
+            agent_config,
+            ureq::unversioned::transport::DefaultConnector::default(),
+            dns::CachingResolver::default(),
+        );
         let bucket = config
             .rate_limit
             .map(|limit| rate_limit::TokenBucket::new(limit, config.clock.now()));

@@ -155,11 +155,11 @@ where
                 }
             };
             self.next = page.next_token.filter(|t| !t.is_empty());
-            if let Some(t) = &self.next {
-                if !self.seen.insert(t.clone()) {
-                    log::warn!("the server repeated page token {t:?}; stopping the iteration");
-                    self.next = None;
-                }
+            if let Some(t) = &self.next
+                && !self.seen.insert(t.clone())
+            {
+                log::warn!("the server repeated page token {t:?}; stopping the iteration");
+                self.next = None;
             }
             if page.items.is_empty() && self.next.is_none() {
                 return None;

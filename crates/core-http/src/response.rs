@@ -236,15 +236,15 @@ impl Read for StreamingResponse {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.reader.read(buf).map_err(crate::transport::unwrap_io)?;
         self.read += n as u64;
-        if n == 0 && !buf.is_empty() {
-            if let Some(expected) = self.content_length() {
-                if self.read < expected {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("connection closed after {} of {expected} bytes", self.read),
-                    ));
-                }
-            }
+        if n == 0
+            && !buf.is_empty()
+            && let Some(expected) = self.content_length()
+            && self.read < expected
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("connection closed after {} of {expected} bytes", self.read),
+            ));
         }
         Ok(n)
     }

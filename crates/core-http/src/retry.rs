@@ -236,21 +236,22 @@ pub fn retry_after_for(status: u16, headers: &Headers, now: SystemTime) -> Optio
 
 /// The wait given by `retry-after-ms` or `Retry-After` (seconds or HTTP date).
 pub fn retry_after(headers: &Headers, now: SystemTime) -> Option<Duration> {
-    if let Some(ms) = headers.get("retry-after-ms") {
-        if let Ok(ms) = ms.trim().parse::<f64>() {
-            if ms.is_finite() && ms >= 0.0 {
-                return Some(Duration::from_secs_f64(ms / 1000.0));
-            }
-        }
+    if let Some(ms) = headers.get("retry-after-ms")
+        && let Ok(ms) = ms.trim().parse::<f64>()
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
     }
     let value = headers.get("retry-after")?.trim();
     if let Ok(secs) = value.parse::<u64>() {
         return Some(Duration::from_secs(secs));
     }
-    if let Ok(secs) = value.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Some(Duration::from_secs_f64(secs));
-        }
+    if let Ok(secs) = value.parse::<f64>()
+        && secs.is_finite()
+        && secs >= 0.0
+    {
+        return Some(Duration::from_secs_f64(secs));
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))

@@ -123,19 +123,19 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
         let (error, outcome) = match result {
             Ok(answer) => return Ok(answer),
             Err(Failure::Status(api)) => {
-                if api.status == 401 && !refreshed_token {
-                    if let (Auth::OAuth2ClientCredentials(_), Some(used)) =
+                if api.status == 401
+                    && !refreshed_token
+                    && let (Auth::OAuth2ClientCredentials(_), Some(used)) =
                         (&cfg.auth, auth.as_ref())
-                    {
-                        debug!(
-                            "{} {}: 401 with an OAuth token; refreshing it once",
-                            call.method,
-                            url::strip_query(&call.url)
-                        );
-                        refreshed_token = true;
-                        client.auth_header(Some(&used.1))?;
-                        continue;
-                    }
+                {
+                    debug!(
+                        "{} {}: 401 with an OAuth token; refreshing it once",
+                        call.method,
+                        url::strip_query(&call.url)
+                    );
+                    refreshed_token = true;
+                    client.auth_header(Some(&used.1))?;
+                    continue;
                 }
                 let outcome = Outcome::Status {
                     status: api.status,
@@ -269,30 +269,30 @@ fn attempt(
                 .unwrap_or_default()
         );
 
-        if matches!(status, 301 | 302 | 303 | 307 | 308) && hops < cfg.max_redirects {
-            if let Some(next) = headers
+        if matches!(status, 301 | 302 | 303 | 307 | 308)
+            && hops < cfg.max_redirects
+            && let Some(next) = headers
                 .get("location")
                 .and_then(|loc| url::resolve(&url, loc))
-            {
-                let next_origin = Origin::parse(&next).map_err(|e| Failure::Transport(e, None))?;
-                next_origin
-                    .check_secure(&next, cfg.allow_insecure_http)
-                    .map_err(|e| Failure::Transport(e, None))?;
-                if next_origin != call.origin {
-                    // Credentials belong to the origin they were configured for.
-                    send_auth = false;
-                }
-                if status == 303 || (matches!(status, 301 | 302) && method != Method::Head) {
-                    if method != Method::Get {
-                        body = None;
-                    }
-                    method = Method::Get;
-                }
-                debug!("    redirect {status} to {}", url::strip_query(&next));
-                url = next;
-                hops += 1;
-                continue;
+        {
+            let next_origin = Origin::parse(&next).map_err(|e| Failure::Transport(e, None))?;
+            next_origin
+                .check_secure(&next, cfg.allow_insecure_http)
+                .map_err(|e| Failure::Transport(e, None))?;
+            if next_origin != call.origin {
+                // Credentials belong to the origin they were configured for.
+                send_auth = false;
             }
+            if status == 303 || (matches!(status, 301 | 302) && method != Method::Head) {
+                if method != Method::Get {
+                    body = None;
+                }
+                method = Method::Get;
+            }
+            debug!("    redirect {status} to {}", url::strip_query(&next));
+            url = next;
+            hops += 1;
+            continue;
         }
 
         if (200..300).contains(&status) {
@@ -323,10 +323,7 @@ fn run<S: ureq::AsSendBody>(
     remaining: Duration,
 ) -> std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error> {
     let agent = &call.client.inner.agent;
-    let configured = agent
-        .configure_request(req)
-        .timeout_connect(Some(connect))
-        .timeout_resolve(Some(connect));
+    let configured = agent.configure_request(req).timeout_connect(Some(connect));
     let configured = match call.mode {
         Mode::Buffered => configured.timeout_global(Some(remaining)),
         Mode::Streaming => configured
@@ -503,10 +500,10 @@ impl HttpClient {
                 *slot = None;
             }
         }
-        if let Some(cached) = slot.as_ref() {
-            if cached.is_fresh(Instant::now()) {
-                return Ok(cached.token.clone());
-            }
+        if let Some(cached) = slot.as_ref()
+            && cached.is_fresh(Instant::now())
+        {
+            return Ok(cached.token.clone());
         }
         debug!(
             "requesting an OAuth token from {}",

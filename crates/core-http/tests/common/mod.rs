@@ -3,7 +3,7 @@
 //! (stalls, dropped connections, truncated bodies) and for counting connections.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -128,12 +128,13 @@ impl RawServer {
     }
 }
 
-fn serve(mut stream: TcpStream, script: &[Reply], log: &Mutex<Vec<String>>, served: &AtomicUsize) {
+fn serve(stream: TcpStream, script: &[Reply], log: &Mutex<Vec<String>>, served: &AtomicUsize) {
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
+    let mut reader = BufReader::new(stream);
     loop {
-        let Some(head) = read_request(&mut stream) else {
+        let Some(head) = read_request(&mut reader) else {
             return;
         };
         log.lock().unwrap().push(head);
@@ -141,7 +142,7 @@ fn serve(mut stream: TcpStream, script: &[Reply], log: &Mutex<Vec<String>>, serv
         let reply = script[i.min(script.len() - 1)].clone();
         match reply {
             Reply::Raw(bytes) => {
-                if stream.write_all(bytes.as_bytes()).is_err() {
+                if reader.get_mut().write_all(bytes.as_bytes()).is_err() {
                     return;
                 }
                 if bytes.contains("connection: close") {
@@ -157,17 +158,20 @@ fn serve(mut stream: TcpStream, script: &[Reply], log: &Mutex<Vec<String>>, serv
     }
 }
 
-/// Reads one request head and its body (by Content-Length); returns the head.
-fn read_request(stream: &mut TcpStream) -> Option<String> {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte) {
-            Ok(1) => buf.push(byte[0]),
-            _ => return None,
+/// Reads one request head and its body (by Content-Length); returns both as text.
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
         }
     }
-    let head = String::from_utf8_lossy(&buf).into_owned();
     let len = head
         .lines()
         .find_map(|l| {
@@ -177,7 +181,7 @@ fn read_request(stream: &mut TcpStream) -> Option<String> {
         })
         .unwrap_or(0);
     let mut body = vec![0u8; len];
-    stream.read_exact(&mut body).ok()?;
+    reader.read_exact(&mut body).ok()?;
     Some(head + &String::from_utf8_lossy(&body))
 }
 
