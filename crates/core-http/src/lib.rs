@@ -239,3 +239,8 @@ fn _ensure_send_sync_clone() {
     client::<HttpClient>();
     error::<Error>();
 }
+
+/// The workspace README's examples, compiled as doc tests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
