@@ -67,6 +67,11 @@ fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     let status = cmd
         .status()
         .map_err(|e| format!("step '{name}' could not start: {e}"))?;
+    report(name, started, status)
+}
+
+/// Prints a step's summary line and turns its exit status into the step's result.
+fn report(name: &str, started: Instant, status: std::process::ExitStatus) -> Result<(), String> {
     let secs = started.elapsed().as_secs_f64();
     if status.success() {
         println!("ok: {name} ({secs:.1}s)");
@@ -146,14 +151,7 @@ fn counted_step(name: &str, mut cmd: Command, tally: &Arc<Mutex<Tally>>) -> Resu
     for r in readers {
         let _ = r.join();
     }
-    let secs = started.elapsed().as_secs_f64();
-    if status.success() {
-        println!("ok: {name} ({secs:.1}s)");
-        Ok(())
-    } else {
-        println!("FAILED: {name} ({secs:.1}s)");
-        Err(format!("step '{name}' failed ({status})"))
-    }
+    report(name, started, status)
 }
 
 fn test() -> Result<(), String> {
