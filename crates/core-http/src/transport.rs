@@ -379,11 +379,12 @@ fn map_ureq(e: ureq::Error, start: Instant) -> Failure {
         ureq::Error::BodyExceedsLimit(limit) => {
             Failure::Transport(Error::ResponseTooLarge { limit }, None)
         }
+        // A TLS failure (certificate, protocol) will not heal on a retry.
         ureq::Error::Tls(m) => Failure::Transport(
             Error::Connect {
                 message: format!("TLS: {m}"),
             },
-            Some(Outcome::NotSent),
+            None,
         ),
         ureq::Error::Rustls(err) => Failure::Transport(
             Error::Connect {
