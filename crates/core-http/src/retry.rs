@@ -221,40 +221,37 @@ pub fn retry_after_for(status: u16, headers: &Headers, now: SystemTime) -> Optio
         let raw = headers
             .get("x-ratelimit-reset")
             .or_else(|| headers.get("ratelimit-reset"))?;
-        let value: f64 = raw.trim().parse().ok()?;
-        if !value.is_finite() || value < 0.0 {
-            return None;
-        }
-        if value > 1e9 {
-            let at = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(value);
+        let value = seconds(raw)?;
+        if value > Duration::from_secs(1_000_000_000) {
+            let at = SystemTime::UNIX_EPOCH.checked_add(value)?;
             Some(at.duration_since(now).unwrap_or(Duration::ZERO))
         } else {
-            Some(Duration::from_secs_f64(value))
+            Some(value)
         }
     })
 }
 
 /// The wait given by `retry-after-ms` or `Retry-After` (seconds or HTTP date).
 pub fn retry_after(headers: &Headers, now: SystemTime) -> Option<Duration> {
-    if let Some(ms) = headers.get("retry-after-ms")
-        && let Ok(ms) = ms.trim().parse::<f64>()
-        && ms.is_finite()
-        && ms >= 0.0
-    {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+    if let Some(ms) = headers.get("retry-after-ms").and_then(seconds) {
+        return Some(ms / 1000);
     }
     let value = headers.get("retry-after")?.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    if let Ok(secs) = value.parse::<f64>()
-        && secs.is_finite()
-        && secs >= 0.0
-    {
-        return Some(Duration::from_secs_f64(secs));
+    if let Some(secs) = seconds(value) {
+        return Some(secs);
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// A non-negative number of seconds from a header; `None` when it is not a number or too
+/// large for a `Duration` (a server's odd value must never panic the client).
+fn seconds(raw: &str) -> Option<Duration> {
+    let value: f64 = raw.trim().parse().ok()?;
+    if value < 0.0 {
+        return None;
+    }
+    Duration::try_from_secs_f64(value).ok()
 }
 
 #[cfg(test)]
@@ -379,6 +376,25 @@ mod tests {
         );
         assert_eq!(retry_after(&headers(&[("Retry-After", "soon")]), now), None);
         assert_eq!(retry_after(&headers(&[]), now), None);
+    }
+
+    #[test]
+    fn absurd_values_are_ignored_not_panicked_on() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        for (name, value) in [
+            ("Retry-After", "1e300"),
+            ("retry-after-ms", "1e300"),
+            ("Retry-After", "NaN"),
+            ("Retry-After", "-5"),
+            ("X-RateLimit-Reset", "1e300"),
+            ("X-RateLimit-Reset", "inf"),
+        ] {
+            assert_eq!(
+                retry_after_for(429, &headers(&[(name, value)]), now),
+                None,
+                "{name}: {value}"
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 
 use crate::error::{Error, Result};
 
-/// Percent-encodes a query or form component (everything but RFC 3986 unreserved chars).
+/// Percent-encodes a query or form component, or an id put into a path (everything but
+/// RFC 3986 unreserved characters).
 pub fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
@@ -24,11 +25,6 @@ pub fn encode(s: &str) -> String {
         }
     }
     out
-}
-
-/// Percent-encodes one path segment (an id put into a path).
-pub fn encode_path_segment(s: &str) -> String {
-    encode(s)
 }
 
 /// The scheme, host and port of a URL.
