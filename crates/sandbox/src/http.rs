@@ -1,0 +1,86 @@
+//! Small helpers shared by the service modules: JSON answers, error bodies, query and
+//! body parsing, and the caller a request was authenticated as.
+
+use axum::body::Bytes;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// The authenticated caller of a service request.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    /// The API key (each key is its own tenant).
+    pub key: String,
+}
+
+/// A JSON answer.
+pub(crate) fn json(status: StatusCode, value: &impl Serialize) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The error body every service of the sandbox uses: `{"error": {"code", "message"}}`.
+pub(crate) fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
+    json(
+        status,
+        &serde_json::json!({"error": {"code": code, "message": message.into()}}),
+    )
+}
+
+/// A 400 with this code and message.
+pub(crate) fn bad_request(code: &str, message: impl Into<String>) -> Response {
+    error(StatusCode::BAD_REQUEST, code, message)
+}
+
+/// Parses a JSON object body, or explains what is wrong with it.
+pub(crate) fn object_body(body: &Bytes) -> Result<Map<String, Value>, Response> {
+    if body.is_empty() {
+        return Err(bad_request(
+            "invalid_body",
+            "the request body must be a JSON object",
+        ));
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(bad_request(
+            "invalid_body",
+            "the request body must be a JSON object",
+        )),
+        Err(e) => Err(bad_request(
+            "invalid_json",
+            format!("the request body is not valid JSON: {e}"),
+        )),
+    }
+}
+
+/// The query string as name/value pairs.
+pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .into_owned()
+        .collect()
+}
+
+/// An optional unsigned query parameter within `min..=max`.
+pub(crate) fn bounded_param(
+    pairs: &[(String, String)],
+    name: &str,
+    min: u64,
+    max: u64,
+) -> Result<Option<u64>, Response> {
+    let Some((_, raw)) = pairs.iter().find(|(k, _)| k == name) else {
+        return Ok(None);
+    };
+    match raw.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        _ => Err(bad_request(
+            "invalid_parameter",
+            format!("{name} must be an integer from {min} to {max}, got {raw:?}"),
+        )),
+    }
+}

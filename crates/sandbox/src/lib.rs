@@ -1,0 +1,321 @@
+//! A local, stateful, deterministic emulator of the services, for examples, tests and
+//! the demo: no key, no network.
+//!
+//! ```no_run
+//! let sandbox = sandbox::Sandbox::start()?;
+//! println!("social service at {} with key {}", sandbox.social_url(), sandbox.api_key());
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! - Every service lives under its own prefix of one address (`/social`, ...); see
+//!   [`Sandbox::service_url`].
+//! - Requests need `Authorization: Bearer <key>`. [`DEFAULT_KEY`] is on each service's
+//!   most generous plan; `sk_test_starter`, `sk_test_pro` and `sk_test_enterprise`
+//!   select the social plans of those names (see [`DEFAULT_KEYS`]). Each key is a
+//!   separate tenant. Limits are token buckets on the sandbox clock, answered with 429,
+//!   `Retry-After` and `X-RateLimit-Limit/Remaining/Reset`.
+//! - Every answer carries an `X-Request-Id`; errors are `{"error": {"code", "message"}}`.
+//! - Control endpoints under `/_sandbox/` (no key): `GET /clock`, `POST /clock/advance
+//!   {"seconds"}`, `POST /webhooks {"url", "secret"?, "events"?}`, `GET /webhooks`,
+//!   `DELETE /webhooks/{id}`, `GET /webhooks/deliveries`, `GET /events`, `POST /faults`
+//!   (a [`Fault`]), `DELETE /faults`, `POST /reset`. The same operations are methods of
+//!   [`Sandbox`] for in-process use.
+//! - Deterministic: ids come from a seeded generator; with
+//!   [`SandboxBuilder::frozen_at`] the clock moves only when advanced, so recorded
+//!   answers are identical run after run. By default the clock starts at the real time
+//!   and runs with it, like a real service.
+//! - Webhook deliveries are signed with the Standard Webhooks scheme (`webhook-id`,
+//!   `webhook-timestamp` = real Unix time of the attempt, `webhook-signature`), posted by
+//!   a background thread, and retried up to 6 attempts (250 ms doubling) until the
+//!   receiver answers 2xx. The body is `{"type", "timestamp" (sandbox time), "data"}`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+// Handlers return an early `Response` as their error; boxing it would only add noise.
+#![allow(clippy::result_large_err)]
+
+mod clock;
+mod control;
+mod faults;
+mod http;
+mod ids;
+mod plans;
+mod server;
+mod social;
+mod state;
+mod webhooks;
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use time::OffsetDateTime;
+use tokio::sync::oneshot;
+
+pub use faults::{Fault, FaultAction};
+pub use plans::{DEFAULT_KEY, DEFAULT_KEYS, Service};
+pub use social::PLATFORMS;
+pub use webhooks::{Delivery, DeliveryStatus, EventRecord, MAX_ATTEMPTS, WebhookReceiver};
+
+use state::{Settings, Shared};
+
+/// How a sandbox starts. Defaults: port 0 (any free port), seed 1, a running clock
+/// starting now, the [`DEFAULT_KEYS`].
+#[derive(Debug, Clone)]
+pub struct SandboxBuilder {
+    port: u16,
+    seed: u64,
+    start: Option<OffsetDateTime>,
+    running: bool,
+    keys: Vec<(String, String)>,
+}
+
+impl Default for SandboxBuilder {
+    fn default() -> Self {
+        SandboxBuilder {
+            port: 0,
+            seed: 1,
+            start: None,
+            running: true,
+            keys: DEFAULT_KEYS
+                .iter()
+                .map(|(k, p)| ((*k).to_owned(), (*p).to_owned()))
+                .collect(),
+        }
+    }
+}
+
+impl SandboxBuilder {
+    /// The port to listen on (on 127.0.0.1). Defaults to 0: any free port.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// The seed of the id generator. Defaults to 1.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Stops the clock at `start`: it then moves only when advanced. Defaults to a
+    /// clock that starts at the real time and runs.
+    pub fn frozen_at(mut self, start: OffsetDateTime) -> Self {
+        self.start = Some(start);
+        self.running = false;
+        self
+    }
+
+    /// Adds (or replaces) an API key on the named plan (`starter`, `pro`, ...; a name a
+    /// service does not know gets its most generous plan). Defaults to [`DEFAULT_KEYS`].
+    pub fn key(mut self, key: impl Into<String>, plan: impl Into<String>) -> Self {
+        let key = key.into();
+        self.keys.retain(|(k, _)| *k != key);
+        self.keys.push((key, plan.into()));
+        self
+    }
+
+    /// Binds the port and starts serving on a background thread.
+    pub fn start(self) -> std::io::Result<Sandbox> {
+        let listener = TcpListener::bind(("127.0.0.1", self.port))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let start = self.start.unwrap_or_else(|| {
+            let now = OffsetDateTime::now_utc();
+            now.replace_nanosecond(0).unwrap_or(now)
+        });
+        let settings = Settings {
+            seed: self.seed,
+            start,
+            running: self.running,
+            keys: self.keys,
+        };
+        let (worker_tx, worker_rx) = std::sync::mpsc::channel();
+        let shared = Arc::new(Shared::new(settings, worker_tx));
+        webhooks::spawn_worker(worker_rx, Arc::downgrade(&shared))?;
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("sandbox")
+            .enable_all()
+            .build()?;
+        let app = app(shared.clone());
+        let (shutdown_tx, shutdown_rx) = oneshot::channel();
+        let ticking = shared.clone();
+        let running = self.running;
+        let thread = std::thread::Builder::new()
+            .name("sandbox-server".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                        return;
+                    };
+                    if running {
+                        tokio::spawn(async move {
+                            let mut every = tokio::time::interval(Duration::from_millis(250));
+                            loop {
+                                every.tick().await;
+                                ticking.with_world(|_| ());
+                            }
+                        });
+                    }
+                    server::serve(listener, app, shutdown_rx).await;
+                });
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            })?;
+        Ok(Sandbox {
+            addr,
+            root: format!("http://{addr}"),
+            shared,
+            shutdown: Some(shutdown_tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+fn app(shared: Arc<Shared>) -> Router {
+    let services = Router::new()
+        .nest("/social", social::router())
+        .fallback(server::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            server::gate,
+        ));
+    Router::new()
+        .nest("/_sandbox", control::router())
+        .merge(services)
+        .with_state(shared)
+}
+
+/// A running sandbox. Dropping it stops the server and the webhook worker.
+pub struct Sandbox {
+    addr: SocketAddr,
+    root: String,
+    shared: Arc<Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("url", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sandbox {
+    /// Starts a sandbox with the defaults of [`SandboxBuilder`].
+    pub fn start() -> std::io::Result<Sandbox> {
+        SandboxBuilder::default().start()
+    }
+
+    /// A builder to choose the port, seed, clock and keys.
+    pub fn builder() -> SandboxBuilder {
+        SandboxBuilder::default()
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The root URL, e.g. `http://127.0.0.1:41234` (control endpoints are under
+    /// `/_sandbox`).
+    pub fn url(&self) -> &str {
+        &self.root
+    }
+
+    /// The base URL a service's client should use.
+    pub fn service_url(&self, service: Service) -> String {
+        format!("{}/{}", self.root, service.prefix())
+    }
+
+    /// The social service's base URL (paths such as `/v1/posts` go after it).
+    pub fn social_url(&self) -> String {
+        self.service_url(Service::Social)
+    }
+
+    /// The default API key, on every service's most generous plan.
+    pub fn api_key(&self) -> &'static str {
+        DEFAULT_KEY
+    }
+
+    /// The sandbox clock's current time.
+    pub fn now(&self) -> OffsetDateTime {
+        self.shared.with_world(|w| w.now())
+    }
+
+    /// Moves the clock forward (scheduled posts due by then publish at once) and returns
+    /// the new time.
+    pub fn advance(&self, by: Duration) -> OffsetDateTime {
+        self.shared.with_world(|w| {
+            w.clock.advance(by);
+            w.now()
+        })
+    }
+
+    /// Registers a webhook receiver for every event, with a generated secret.
+    pub fn add_webhook(&self, url: &str) -> WebhookReceiver {
+        control::register(&self.shared, url.to_owned(), None, Vec::new())
+    }
+
+    /// Registers a webhook receiver with a given secret for the given event types (all
+    /// when empty).
+    pub fn add_webhook_with(&self, url: &str, secret: &str, events: &[&str]) -> WebhookReceiver {
+        control::register(
+            &self.shared,
+            url.to_owned(),
+            Some(secret.to_owned()),
+            events.iter().map(|e| (*e).to_owned()).collect(),
+        )
+    }
+
+    /// Injects a fault.
+    pub fn inject(&self, fault: Fault) {
+        self.shared.with_world(|w| w.faults.add(fault));
+    }
+
+    /// Every event emitted so far.
+    pub fn events(&self) -> Vec<EventRecord> {
+        self.shared.with_world(|w| w.events.clone())
+    }
+
+    /// Every webhook delivery so far, with where it stands.
+    pub fn deliveries(&self) -> Vec<Delivery> {
+        self.shared.with_world(|w| w.deliveries.clone())
+    }
+
+    /// Waits until no delivery is pending (or `timeout` passes) and returns them all.
+    pub fn wait_for_deliveries(&self, timeout: Duration) -> Vec<Delivery> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let deliveries = self.deliveries();
+            let pending = deliveries
+                .iter()
+                .any(|d| d.status == DeliveryStatus::Pending);
+            if !pending || Instant::now() >= deadline {
+                return deliveries;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Forgets all state, as if freshly started.
+    pub fn reset(&self) {
+        self.shared.with_world(|w| w.reset());
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        self.shared.shutdown_worker();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

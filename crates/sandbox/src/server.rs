@@ -1,0 +1,245 @@
+//! The HTTP server: an accept loop that can drop a connection on purpose (for injected
+//! faults), and the middleware every service request goes through: request id, faults,
+//! the API key check and the per-plan rate limit.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use hyper_util::rt::TokioIo;
+use tokio::sync::{Notify, oneshot};
+use tower::ServiceExt as _;
+
+use crate::faults::FaultAction;
+use crate::http::{Caller, error};
+use crate::plans::{Admission, Service};
+use crate::state::Shared;
+
+/// Closes the connection a request came on, without an answer.
+#[derive(Clone)]
+struct KillSwitch(Arc<Notify>);
+
+/// Serves `app` on `listener` until `shutdown` fires.
+pub(crate) async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    mut shutdown: oneshot::Receiver<()>,
+) {
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = &mut shutdown => return,
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(_) => {
+                    // Out of file descriptors or similar: back off briefly.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        tokio::spawn(async move {
+            let kill = Arc::new(Notify::new());
+            let switch = KillSwitch(kill.clone());
+            let service =
+                hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(switch.clone());
+                    let app = app.clone();
+                    async move {
+                        let response = app.oneshot(request.map(Body::new)).await;
+                        Ok::<_, Infallible>(response.unwrap_or_else(|never| match never {}))
+                    }
+                });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
+            tokio::select! {
+                _ = connection => {}
+                _ = kill.notified() => {}
+            }
+        });
+    }
+}
+
+/// The middleware in front of every service route.
+pub(crate) async fn gate(
+    State(shared): State<Arc<Shared>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let kill = request.extensions().get::<KillSwitch>().cloned();
+    let method = request.method().as_str().to_owned();
+    let path = request.uri().path().to_owned();
+    let (request_id, fault) =
+        shared.with_world(|w| (w.ids.next("req"), w.faults.take(&method, &path)));
+
+    let mut response = 'answer: {
+        if let Some(delay) = fault.as_ref().and_then(|f| f.delay_ms) {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        if let Some(fault) = fault.as_ref()
+            && let Some(status) = fault.status
+        {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut response = error(
+                status,
+                "injected_fault",
+                format!("fault injected by the sandbox: {status}"),
+            );
+            if let Some(seconds) = fault.retry_after {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            break 'answer response;
+        }
+        let Some(service) = Service::from_path(&path) else {
+            break 'answer error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no service at {path}"),
+            );
+        };
+        let key = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .map(str::trim)
+            .map(str::to_owned);
+        let admission = shared.with_world(|w| {
+            let key = key.as_deref()?;
+            let plan = w.plan_of(key)?.to_owned();
+            Some(w.admit(key, &plan, service))
+        });
+        let Some(admission) = admission else {
+            let mut response = error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or unknown API key: send Authorization: Bearer <key>",
+            );
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            break 'answer response;
+        };
+        let limits = match admission {
+            Some(Admission::Limited {
+                limit,
+                retry_after,
+                reset,
+            }) => {
+                let mut response = error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    format!("rate limit of {limit} requests exceeded; retry in {retry_after} s"),
+                );
+                let headers = response.headers_mut();
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+                headers.insert("x-ratelimit-limit", HeaderValue::from(limit));
+                headers.insert("x-ratelimit-remaining", HeaderValue::from(0));
+                headers.insert("x-ratelimit-reset", HeaderValue::from(reset));
+                break 'answer response;
+            }
+            Some(Admission::Allowed {
+                limit,
+                remaining,
+                reset,
+            }) => Some((limit, remaining, reset)),
+            None => None,
+        };
+        if let Some(key) = key {
+            request.extensions_mut().insert(Caller { key });
+        }
+        let mut response = next.run(request).await;
+        if let Some((limit, remaining, reset)) = limits {
+            let headers = response.headers_mut();
+            headers.insert("x-ratelimit-limit", HeaderValue::from(limit));
+            headers.insert("x-ratelimit-remaining", HeaderValue::from(remaining));
+            headers.insert("x-ratelimit-reset", HeaderValue::from(reset));
+        }
+        response
+    };
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    match fault.and_then(|f| f.action) {
+        None => response,
+        Some(action) => damage(response, action, kill).await,
+    }
+}
+
+/// Spoils an answer the way an injected fault asks.
+async fn damage(response: Response, action: FaultAction, kill: Option<KillSwitch>) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    match action {
+        FaultAction::Drop => {
+            if let Some(KillSwitch(kill)) = kill {
+                kill.notify_one();
+                std::future::pending::<()>().await;
+            }
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "injected_fault",
+                "the connection could not be dropped",
+            )
+        }
+        FaultAction::Malformed => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            Response::from_parts(parts, Body::from(MALFORMED))
+        }
+        FaultAction::Truncated => {
+            let half = Bytes::copy_from_slice(&bytes[..bytes.len() / 2]);
+            parts.headers.insert(
+                header::CONTENT_LENGTH,
+                HeaderValue::from(bytes.len().max(2)),
+            );
+            // The first half goes out; a moment later the body fails, and hyper closes the
+            // connection short of the promised length.
+            let chunks = futures_util::stream::unfold(Some(half), |half| async move {
+                match half {
+                    Some(half) => Some((Ok(half), None)),
+                    None => {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        let cut = std::io::Error::new(
+                            std::io::ErrorKind::ConnectionAborted,
+                            "injected truncation",
+                        );
+                        Some((Err::<Bytes, _>(cut), None))
+                    }
+                }
+            });
+            Response::from_parts(parts, Body::from_stream(chunks))
+        }
+    }
+}
+
+/// The body of a `malformed` fault: cut off in the middle of a JSON document.
+const MALFORMED: &str = "{\"data\": [{\"id\": \"post_";
+
+/// Not a service path: answered before any key check.
+pub(crate) async fn not_found(request: Request) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route for {} {}", request.method(), request.uri().path()),
+    )
+    .into_response()
+}
