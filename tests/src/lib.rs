@@ -1,2 +1,135 @@
-//! Helpers shared by the end-to-end tests, the demo and the fixture recorder.
+//! Helpers shared by the end-to-end tests and the demo: a local webhook receiver and a
+//! sleeper that moves the sandbox clock instead of waiting.
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+use std::sync::mpsc::{self, Receiver as Inbox};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use sandbox::Sandbox;
+
+/// One delivery a [`WebhookReceiver`] got.
+#[derive(Debug, Clone)]
+pub struct Delivered {
+    /// The request headers, names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The raw body.
+    pub body: Vec<u8>,
+}
+
+/// A tiny HTTP server on 127.0.0.1 that records webhook deliveries. It answers 500 to the
+/// first `fail_first` requests (to exercise the sender's retries), then 204.
+pub struct WebhookReceiver {
+    url: String,
+    inbox: Inbox<Delivered>,
+    server: Arc<tiny_http::Server>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl WebhookReceiver {
+    /// Starts a receiver on a free port.
+    pub fn start(fail_first: usize) -> anyhow::Result<WebhookReceiver> {
+        let server = Arc::new(
+            tiny_http::Server::http("127.0.0.1:0")
+                .map_err(|e| anyhow::anyhow!("cannot listen: {e}"))?,
+        );
+        let port = server
+            .server_addr()
+            .to_ip()
+            .map(|a| a.port())
+            .ok_or_else(|| anyhow::anyhow!("the receiver has no IP address"))?;
+        let (tx, inbox) = mpsc::channel();
+        let serving = server.clone();
+        let thread = std::thread::spawn(move || {
+            let mut failures_left = fail_first;
+            for mut request in serving.incoming_requests() {
+                let mut body = Vec::new();
+                let read = request.as_reader().read_to_end(&mut body);
+                let status = if read.is_err() {
+                    400
+                } else if failures_left > 0 {
+                    failures_left -= 1;
+                    500
+                } else {
+                    let headers = request
+                        .headers()
+                        .iter()
+                        .map(|h| {
+                            (
+                                h.field.as_str().as_str().to_ascii_lowercase(),
+                                h.value.as_str().to_owned(),
+                            )
+                        })
+                        .collect();
+                    let _ = tx.send(Delivered { headers, body });
+                    204
+                };
+                let _ = request.respond(tiny_http::Response::empty(status));
+            }
+        });
+        Ok(WebhookReceiver {
+            url: format!("http://127.0.0.1:{port}/webhooks"),
+            inbox,
+            server,
+            thread: Some(thread),
+        })
+    }
+
+    /// The URL to register with the sandbox.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The next accepted delivery, waiting up to `timeout`.
+    pub fn next(&self, timeout: Duration) -> Option<Delivered> {
+        self.inbox.recv_timeout(timeout).ok()
+    }
+
+    /// Every accepted delivery until none arrives for `quiet`.
+    pub fn drain(&self, quiet: Duration) -> Vec<Delivered> {
+        std::iter::from_fn(|| self.next(quiet)).collect()
+    }
+}
+
+impl Drop for WebhookReceiver {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A core-http sleeper that advances the sandbox clock instead of sleeping, and records
+/// every wait: a client waiting out a 429 then costs no real time.
+#[derive(Debug)]
+pub struct SandboxSleeper {
+    sandbox: Arc<Sandbox>,
+    slept: Mutex<Vec<Duration>>,
+}
+
+impl SandboxSleeper {
+    /// A sleeper for this sandbox.
+    pub fn new(sandbox: Arc<Sandbox>) -> Arc<SandboxSleeper> {
+        Arc::new(SandboxSleeper {
+            sandbox,
+            slept: Mutex::default(),
+        })
+    }
+
+    /// The waits asked for so far.
+    pub fn slept(&self) -> Vec<Duration> {
+        self.slept.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl core_http::Sleeper for SandboxSleeper {
+    fn sleep(&self, duration: Duration) {
+        if let Ok(mut slept) = self.slept.lock() {
+            slept.push(duration);
+        }
+        self.sandbox.advance(duration);
+    }
+}

@@ -47,12 +47,14 @@ pub mod config;
 mod dns;
 pub mod error;
 pub mod log;
+mod macros;
 pub mod pagination;
 mod random;
 pub mod rate_limit;
 pub mod request;
 pub mod response;
 pub mod retry;
+pub mod timestamp;
 mod transport;
 pub mod url;
 #[cfg(feature = "webhook")]
@@ -63,6 +65,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+#[doc(hidden)]
+pub mod __private {
+    //! What the exported macros expand to; not part of the API.
+    pub use serde;
+}
 
 pub use auth::{Auth, OAuth2Config, Secret};
 pub use config::{ClientBuilder, ServiceClient};

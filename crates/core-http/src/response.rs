@@ -151,6 +151,37 @@ impl Response {
     pub fn json<T: DeserializeOwned>(&self) -> Result<T> {
         decode_json(self.status, &self.body)
     }
+
+    /// Decodes a body that may or may not be wrapped in a `{"data": ...}` envelope: the
+    /// value under `data` when the body is an object with that key, else the whole body.
+    pub fn json_data<T: DeserializeOwned>(&self) -> Result<T> {
+        let value: serde_json::Value = self.json()?;
+        let inner = unwrap_data(value);
+        serde_json::from_value(inner).map_err(|e| Error::decode(self.status, &self.body, e))
+    }
+
+    /// Decodes a list that servers give in any of four shapes: `{"data": [...]}`,
+    /// `[...]`, or a single item, bare or as `{"data": {...}}`.
+    pub fn json_list<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
+        let value: serde_json::Value = self.json()?;
+        let decode = |e| Error::decode(self.status, &self.body, e);
+        match unwrap_data(value) {
+            serde_json::Value::Array(items) => items
+                .into_iter()
+                .map(|item| serde_json::from_value(item).map_err(decode))
+                .collect(),
+            single => Ok(vec![serde_json::from_value(single).map_err(decode)?]),
+        }
+    }
+}
+
+fn unwrap_data(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(mut map) if map.contains_key("data") => {
+            map.remove("data").unwrap_or_default()
+        }
+        other => other,
+    }
 }
 
 impl fmt::Debug for Response {

@@ -1,0 +1,81 @@
+//! Connected social media accounts: list and disconnect.
+
+use core_http::Result;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::client::Client;
+use crate::posts::Platform;
+
+core_http::string_id! {
+    /// The id of a connected account.
+    pub struct AccountId;
+}
+
+core_http::string_enum! {
+    /// Whether an account is linked.
+    pub enum AccountStatus {
+        /// Linked and usable.
+        Connected = "connected",
+        /// Unlinked.
+        Disconnected = "disconnected",
+    }
+}
+
+/// A connected social media account. The document shows only its id; the other fields
+/// are what the service is expected to send, and anything else is kept in `extra`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Account {
+    /// Its id.
+    pub id: AccountId,
+    /// The platform it is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<Platform>,
+    /// The handle on the platform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// The name shown on the platform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// Whether it is linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<AccountStatus>,
+    /// When it was linked.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub connected_at: Option<OffsetDateTime>,
+    /// Every other field, as received.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The accounts resource: `client.accounts()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Accounts<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Accounts<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Accounts { client }
+    }
+
+    /// The connected accounts. `GET /v1/accounts`.
+    pub fn list(&self) -> Result<Vec<Account>> {
+        self.client.http().get("/v1/accounts").send()?.json_list()
+    }
+
+    /// Disconnects an account. `DELETE /v1/accounts/:id`. A 404 is
+    /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound): the account is not (or no
+    /// longer) connected.
+    pub fn disconnect(&self, id: impl Into<AccountId>) -> Result<()> {
+        let id = id.into();
+        let path = format!("/v1/accounts/{}", core_http::url::encode(id.as_str()));
+        self.client.http().delete(&path).send()?;
+        Ok(())
+    }
+}

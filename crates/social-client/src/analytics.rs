@@ -1,0 +1,67 @@
+//! Engagement analytics.
+
+use core_http::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::client::Client;
+
+core_http::string_enum! {
+    /// A reporting window.
+    pub enum Period {
+        /// The last day.
+        Day = "day",
+        /// The last 7 days.
+        Week = "week",
+        /// The last 30 days.
+        Month = "month",
+        /// The last 365 days.
+        Year = "year",
+    }
+}
+
+/// Engagement figures over a reporting window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AnalyticsOverview {
+    /// Followers across the connected accounts.
+    pub followers: u64,
+    /// Clicks divided by impressions (0.0 to 1.0).
+    pub engagement_rate: f64,
+    /// Times the posts were shown.
+    pub impressions: u64,
+    /// Clicks on the posts.
+    pub clicks: u64,
+    /// The window the figures cover.
+    pub period: Period,
+}
+
+/// The analytics resource: `client.analytics()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Analytics<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Analytics<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Analytics { client }
+    }
+
+    /// The overview over the service's default window. `GET /v1/analytics/overview`.
+    pub fn overview(&self) -> Result<AnalyticsOverview> {
+        self.fetch(None)
+    }
+
+    /// The overview over `period`. `GET /v1/analytics/overview?period=...`.
+    pub fn overview_for(&self, period: Period) -> Result<AnalyticsOverview> {
+        self.fetch(Some(period))
+    }
+
+    fn fetch(&self, period: Option<Period>) -> Result<AnalyticsOverview> {
+        self.client
+            .http()
+            .get("/v1/analytics/overview")
+            .query_opt("period", period)
+            .send()?
+            .json_data()
+    }
+}

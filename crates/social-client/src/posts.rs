@@ -1,0 +1,268 @@
+//! Posts: create (now or scheduled, one post per platform), list a page, iterate all.
+
+use core_http::{Error, OffsetPage, OffsetPaginator, Result};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::accounts::AccountId;
+use crate::client::Client;
+
+core_http::string_id! {
+    /// The id of a post.
+    pub struct PostId;
+}
+
+core_http::string_enum! {
+    /// A social network a post can go to. Unknown identifiers are kept as sent, so a
+    /// platform added by the service still works.
+    pub enum Platform {
+        /// X (formerly Twitter; `twitter` is read as this too).
+        X = "x" | "twitter",
+        /// LinkedIn.
+        LinkedIn = "linkedin",
+        /// Facebook.
+        Facebook = "facebook",
+        /// Instagram.
+        Instagram = "instagram",
+        /// Threads.
+        Threads = "threads",
+        /// Bluesky.
+        Bluesky = "bluesky",
+        /// Mastodon.
+        Mastodon = "mastodon",
+    }
+}
+
+core_http::string_enum! {
+    /// Where a post stands.
+    pub enum PostStatus {
+        /// Saved, not scheduled.
+        Draft = "draft",
+        /// Waiting for its `scheduled_at`.
+        Scheduled = "scheduled",
+        /// Being sent to the platform.
+        Publishing = "publishing",
+        /// Live on the platform.
+        Published = "published",
+        /// The platform refused it, or its account was disconnected.
+        Failed = "failed",
+    }
+}
+
+/// A post on one platform.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Post {
+    /// Its id.
+    pub id: PostId,
+    /// The text.
+    #[serde(default)]
+    pub content: String,
+    /// The platform (the document gives it on listed posts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<Platform>,
+    /// Where it stands.
+    pub status: PostStatus,
+    /// When it was created.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_at: Option<OffsetDateTime>,
+    /// When it is (or was) scheduled to go out.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scheduled_at: Option<OffsetDateTime>,
+    /// When it went live.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub published_at: Option<OffsetDateTime>,
+    /// The account it was posted with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<AccountId>,
+}
+
+/// A post to create: its text, the platforms, and optionally when to publish.
+///
+/// ```
+/// use social_client::{NewPost, Platform};
+/// let post = NewPost::new("Hello", [Platform::X, Platform::LinkedIn]);
+/// assert_eq!(post.platforms.len(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct NewPost {
+    /// The text; must not be empty.
+    pub content: String,
+    /// Where to post; at least one. The service creates one post per platform.
+    pub platforms: Vec<Platform>,
+    /// When to publish (sent in UTC with a `Z`); `None` publishes now.
+    #[serde(
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scheduled_at: Option<OffsetDateTime>,
+}
+
+impl NewPost {
+    /// A post to publish now on `platforms`.
+    pub fn new(content: impl Into<String>, platforms: impl IntoIterator<Item = Platform>) -> Self {
+        NewPost {
+            content: content.into(),
+            platforms: platforms.into_iter().collect(),
+            scheduled_at: None,
+        }
+    }
+
+    /// Publishes at `at` instead of now (the service refuses a time in the past).
+    pub fn scheduled_at(mut self, at: OffsetDateTime) -> Self {
+        self.scheduled_at = Some(at);
+        self
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.content.trim().is_empty() {
+            return Err(Error::InvalidRequest(
+                "a post needs non-empty content".into(),
+            ));
+        }
+        if self.platforms.is_empty() {
+            return Err(Error::InvalidRequest(
+                "a post needs at least one platform".into(),
+            ));
+        }
+        if self.platforms.iter().any(|p| p.as_str().trim().is_empty()) {
+            return Err(Error::InvalidRequest(
+                "a platform identifier is empty".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Which page of posts to list. The service's default page size is 20; the largest is
+/// 100.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListPosts {
+    /// Page size, 1 to 100. Defaults to the service's (20).
+    pub limit: Option<u32>,
+    /// How many posts to skip. Defaults to 0.
+    pub offset: Option<u64>,
+}
+
+impl ListPosts {
+    /// The first page at the default size.
+    pub fn new() -> Self {
+        ListPosts::default()
+    }
+
+    /// Sets the page size (1 to 100; checked before sending).
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Sets how many posts to skip.
+    pub fn offset(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+}
+
+/// The largest page the service serves.
+pub const MAX_PAGE_SIZE: u32 = 100;
+
+/// One page of posts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PostPage {
+    /// The posts.
+    #[serde(default)]
+    pub data: Vec<Post>,
+    /// Paging figures, when the server sent them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ListMeta>,
+}
+
+/// Paging figures of a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ListMeta {
+    /// How many posts there are in all.
+    pub total: u64,
+    /// The page size used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// The offset used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+}
+
+/// The posts resource: `client.posts()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Posts<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Posts<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Posts { client }
+    }
+
+    /// Creates a post (now, or scheduled with [`NewPost::scheduled_at`]) and returns one
+    /// post per platform. `POST /v1/posts`.
+    ///
+    /// Not retried once the request may have reached the server (the service documents
+    /// no idempotency key), so a dropped connection never posts twice: the error's
+    /// [`may_have_been_processed`](core_http::Error::may_have_been_processed) says
+    /// whether to check the list before trying again.
+    pub fn create(&self, post: &NewPost) -> Result<Vec<Post>> {
+        post.validate()?;
+        self.client
+            .http()
+            .post("/v1/posts")
+            .json(post)
+            .send()?
+            .json_list()
+    }
+
+    /// One page of posts, oldest first. `GET /v1/posts?limit&offset`.
+    pub fn list(&self, params: &ListPosts) -> Result<PostPage> {
+        if let Some(limit) = params.limit {
+            if !(1..=MAX_PAGE_SIZE).contains(&limit) {
+                return Err(Error::InvalidRequest(format!(
+                    "limit must be from 1 to {MAX_PAGE_SIZE}, got {limit}"
+                )));
+            }
+        }
+        self.client
+            .http()
+            .get("/v1/posts")
+            .query_opt("limit", params.limit)
+            .query_opt("offset", params.offset)
+            .send_json()
+    }
+
+    /// Every post, fetched lazily 100 at a time. Stops at `meta.total`, an empty or
+    /// short page, or the first error (yielded as the last item).
+    pub fn iter(&self) -> impl Iterator<Item = Result<Post>> + 'static {
+        let client = self.client.clone();
+        OffsetPaginator::new(MAX_PAGE_SIZE, move |offset, limit| {
+            let page = client
+                .posts()
+                .list(&ListPosts::new().limit(limit).offset(offset))?;
+            Ok(OffsetPage {
+                total: page.meta.map(|m| m.total),
+                items: page.data,
+            })
+        })
+    }
+}
