@@ -133,3 +133,5 @@ impl core_http::Sleeper for SandboxSleeper {
         self.sandbox.advance(duration);
     }
 }
+
+pub mod fixtures;
