@@ -212,19 +212,13 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         .env("RUSTDOCFLAGS", "-D warnings");
     step("doc -D warnings", doc)?;
 
-    if fixtures_exist() {
-        fixtures(true)?;
-    }
+    fixtures(true)?;
 
     println!(
         "all checks passed in {:.0}s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-fn fixtures_exist() -> bool {
-    root().join("crates/sandbox").exists()
 }
 
 fn bench() -> Result<(), String> {
@@ -244,28 +238,19 @@ fn bench() -> Result<(), String> {
 
 fn demo() -> Result<(), String> {
     let mut cmd = cargo();
-    if root().join("crates/sandbox").exists() {
-        cmd.args(["run", "--quiet", "-p", "sandbox", "--example", "demo"]);
-    } else {
-        // Until the sandbox lands, the tour shows the transport rules on a local server.
-        cmd.args(["run", "--quiet", "-p", "core-http", "--example", "tour"]);
-    }
+    cmd.args(["run", "--quiet", "-p", "e2e", "--example", "demo"]);
     step("demo", cmd)
 }
 
+/// Re-records the client crates' fixtures from an in-process sandbox (the recorder is a
+/// binary of the e2e crate, which depends on the sandbox and every client).
 fn fixtures(check: bool) -> Result<(), String> {
-    if !fixtures_exist() {
-        return Err(
-            "fixtures are recorded from the local sandbox (crates/sandbox), which is not built yet"
-                .into(),
-        );
-    }
     let mut cmd = cargo();
     cmd.args([
         "run",
         "--quiet",
         "-p",
-        "sandbox",
+        "e2e",
         "--bin",
         "record-fixtures",
         "--",
