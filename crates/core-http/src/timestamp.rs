@@ -22,7 +22,7 @@ pub fn parse(s: &str) -> Result<OffsetDateTime, time::error::Parse> {
     OffsetDateTime::parse(s, &Rfc3339)
 }
 
-/// Serializes as [`format`].
+/// Serializes as [`format()`](fn@format).
 pub fn serialize<S: Serializer>(t: &OffsetDateTime, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format(*t))
 }
@@ -39,7 +39,7 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OffsetDateTime, D:
 pub mod option {
     use super::*;
 
-    /// Serializes `Some` as [`format`](super::format), `None` as null.
+    /// Serializes `Some` as [`format()`](fn@super::format), `None` as null.
     pub fn serialize<S: Serializer>(t: &Option<OffsetDateTime>, s: S) -> Result<S::Ok, S::Error> {
         match t {
             Some(t) => super::serialize(t, s),

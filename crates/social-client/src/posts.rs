@@ -236,12 +236,12 @@ impl<'a> Posts<'a> {
 
     /// One page of posts, oldest first. `GET /v1/posts?limit&offset`.
     pub fn list(&self, params: &ListPosts) -> Result<PostPage> {
-        if let Some(limit) = params.limit {
-            if !(1..=MAX_PAGE_SIZE).contains(&limit) {
-                return Err(Error::InvalidRequest(format!(
-                    "limit must be from 1 to {MAX_PAGE_SIZE}, got {limit}"
-                )));
-            }
+        if let Some(limit) = params.limit
+            && !(1..=MAX_PAGE_SIZE).contains(&limit)
+        {
+            return Err(Error::InvalidRequest(format!(
+                "limit must be from 1 to {MAX_PAGE_SIZE}, got {limit}"
+            )));
         }
         self.client
             .http()
