@@ -248,11 +248,6 @@ fn _ensure_send_sync_clone() {
     error::<Error>();
 }
 
-/// The workspace README's examples, compiled as doc tests so they cannot go stale.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
-
 /// This crate's README examples, compiled as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

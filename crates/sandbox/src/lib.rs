@@ -319,3 +319,8 @@ impl Drop for Sandbox {
         }
     }
 }
+
+/// This crate's README examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;

@@ -57,3 +57,13 @@ pub use posts::{
 };
 pub use schedule::{Schedule, ScheduleEntry, ScheduleId};
 pub use time::OffsetDateTime;
+
+/// The workspace README's examples, compiled as doc tests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
+/// This crate's README examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;
