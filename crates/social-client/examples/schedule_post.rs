@@ -48,7 +48,9 @@ fn main() -> anyhow::Result<()> {
         for post in client.posts().iter() {
             let post = post?;
             if posts.iter().any(|p| p.id == post.id) {
-                assert_eq!(post.status, PostStatus::Published);
+                if post.status != PostStatus::Published {
+                    anyhow::bail!("{} should have published, but is {}", post.id, post.status);
+                }
                 println!(
                     "{} is now {} (published at {:?})",
                     post.id, post.status, post.published_at
