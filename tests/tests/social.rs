@@ -16,6 +16,29 @@ fn client(sandbox: &Sandbox) -> Client {
     Client::new(sandbox.social_url(), sandbox.api_key()).unwrap()
 }
 
+/// How many posts the sandbox holds for this client's key.
+fn total_posts(client: &Client) -> u64 {
+    client
+        .posts()
+        .list(&ListPosts::new())
+        .unwrap()
+        .meta
+        .unwrap()
+        .total
+}
+
+/// A client whose waits advance the sandbox clock (and are recorded) instead of sleeping.
+fn client_with_sleeper(sandbox: &Arc<Sandbox>, key: &str) -> (Client, Arc<SandboxSleeper>) {
+    let sleeper = SandboxSleeper::new(sandbox.clone());
+    let client = Client::builder()
+        .base_url(sandbox.social_url())
+        .api_key(key)
+        .sleeper(sleeper.clone())
+        .build()
+        .unwrap();
+    (client, sleeper)
+}
+
 #[test]
 fn full_workflow() {
     let sandbox = Sandbox::start().unwrap();
@@ -174,16 +197,7 @@ fn the_service_validates_input_with_clear_errors() {
         "{local:?}"
     );
     assert!(client.posts().list(&ListPosts::new().limit(101)).is_err());
-    assert_eq!(
-        client
-            .posts()
-            .list(&ListPosts::new())
-            .unwrap()
-            .meta
-            .unwrap()
-            .total,
-        0
-    );
+    assert_eq!(total_posts(&client), 0);
     assert_eq!(
         client
             .analytics()
@@ -316,13 +330,7 @@ fn a_starter_key_hits_its_limit_and_the_client_waits_it_out() {
 
     // The same with the sandbox clock standing in for the wait, to see the exact delay.
     let sandbox = Arc::new(Sandbox::start().unwrap());
-    let sleeper = SandboxSleeper::new(sandbox.clone());
-    let client = Client::builder()
-        .base_url(sandbox.social_url())
-        .api_key("sk_test_starter")
-        .sleeper(sleeper.clone())
-        .build()
-        .unwrap();
+    let (client, sleeper) = client_with_sleeper(&sandbox, "sk_test_starter");
     for _ in 0..101 {
         client.accounts().list().unwrap();
     }
@@ -342,13 +350,7 @@ fn a_starter_key_hits_its_limit_and_the_client_waits_it_out() {
 #[test]
 fn an_injected_503_is_retried() {
     let sandbox = Arc::new(Sandbox::start().unwrap());
-    let sleeper = SandboxSleeper::new(sandbox.clone());
-    let client = Client::builder()
-        .base_url(sandbox.social_url())
-        .api_key(sandbox.api_key())
-        .sleeper(sleeper.clone())
-        .build()
-        .unwrap();
+    let (client, sleeper) = client_with_sleeper(&sandbox, sandbox.api_key());
     sandbox.inject(Fault::on("GET", "/social/v1/posts").status(503).times(2));
     let page = client.posts().list(&ListPosts::new()).unwrap();
     assert_eq!(page.data.len(), 0);
@@ -366,16 +368,7 @@ fn an_injected_503_is_retried() {
         .unwrap();
     assert_eq!(created.len(), 1);
     assert_eq!(sleeper.slept().last(), Some(&Duration::from_secs(2)));
-    assert_eq!(
-        client
-            .posts()
-            .list(&ListPosts::new())
-            .unwrap()
-            .meta
-            .unwrap()
-            .total,
-        1
-    );
+    assert_eq!(total_posts(&client), 1);
 
     // A 500 on a POST may hide a created post: not retried.
     sandbox.inject(Fault::on("POST", "/social/v1/posts").status(500));
