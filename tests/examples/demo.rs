@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use e2e::{SandboxSleeper, WebhookReceiver};
+use e2e::{WebhookReceiver, social_client_with_sleeper};
 use sandbox::{Fault, Sandbox};
 use social_client::webhooks;
 use social_client::{Client, ListPosts, NewPost, Period, Platform};
@@ -115,12 +115,7 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     println!("  {err}");
 
     step("a Starter key (100/min): the 101st request gets a 429 and the client waits it out");
-    let sleeper = SandboxSleeper::new(sandbox.clone());
-    let starter = Client::builder()
-        .base_url(sandbox.social_url())
-        .api_key("sk_test_starter")
-        .sleeper(sleeper.clone())
-        .build()?;
+    let (starter, sleeper) = social_client_with_sleeper(sandbox, "sk_test_starter")?;
     for _ in 0..101 {
         starter.schedule().list()?;
     }
@@ -130,11 +125,7 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     );
 
     step("an injected 503 is retried");
-    let retrying = Client::builder()
-        .base_url(sandbox.social_url())
-        .api_key(sandbox.api_key())
-        .sleeper(sleeper.clone())
-        .build()?;
+    let (retrying, _) = social_client_with_sleeper(sandbox, sandbox.api_key())?;
     sandbox.inject(Fault::on("GET", "/social/v1/accounts").status(503));
     let accounts = retrying.accounts().list()?;
     println!("  got {} accounts after one retry", accounts.len());

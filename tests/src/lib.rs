@@ -135,3 +135,18 @@ impl core_http::Sleeper for SandboxSleeper {
 }
 
 pub mod fixtures;
+
+/// A social client for `key` whose waits (backoff, `Retry-After`) advance the sandbox
+/// clock through a [`SandboxSleeper`] instead of sleeping.
+pub fn social_client_with_sleeper(
+    sandbox: &Arc<Sandbox>,
+    key: &str,
+) -> anyhow::Result<(social_client::Client, Arc<SandboxSleeper>)> {
+    let sleeper = SandboxSleeper::new(sandbox.clone());
+    let client = social_client::Client::builder()
+        .base_url(sandbox.social_url())
+        .api_key(key)
+        .sleeper(sleeper.clone())
+        .build()?;
+    Ok((client, sleeper))
+}

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use e2e::{SandboxSleeper, WebhookReceiver};
+use e2e::{WebhookReceiver, social_client_with_sleeper};
 use sandbox::{DeliveryStatus, Fault, Sandbox};
 use social_client::webhooks::{self, Event};
 use social_client::{
@@ -25,18 +25,6 @@ fn total_posts(client: &Client) -> u64 {
         .meta
         .unwrap()
         .total
-}
-
-/// A client whose waits advance the sandbox clock (and are recorded) instead of sleeping.
-fn client_with_sleeper(sandbox: &Arc<Sandbox>, key: &str) -> (Client, Arc<SandboxSleeper>) {
-    let sleeper = SandboxSleeper::new(sandbox.clone());
-    let client = Client::builder()
-        .base_url(sandbox.social_url())
-        .api_key(key)
-        .sleeper(sleeper.clone())
-        .build()
-        .unwrap();
-    (client, sleeper)
 }
 
 #[test]
@@ -330,7 +318,7 @@ fn a_starter_key_hits_its_limit_and_the_client_waits_it_out() {
 
     // The same with the sandbox clock standing in for the wait, to see the exact delay.
     let sandbox = Arc::new(Sandbox::start().unwrap());
-    let (client, sleeper) = client_with_sleeper(&sandbox, "sk_test_starter");
+    let (client, sleeper) = social_client_with_sleeper(&sandbox, "sk_test_starter").unwrap();
     for _ in 0..101 {
         client.accounts().list().unwrap();
     }
@@ -350,7 +338,7 @@ fn a_starter_key_hits_its_limit_and_the_client_waits_it_out() {
 #[test]
 fn an_injected_503_is_retried() {
     let sandbox = Arc::new(Sandbox::start().unwrap());
-    let (client, sleeper) = client_with_sleeper(&sandbox, sandbox.api_key());
+    let (client, sleeper) = social_client_with_sleeper(&sandbox, sandbox.api_key()).unwrap();
     sandbox.inject(Fault::on("GET", "/social/v1/posts").status(503).times(2));
     let page = client.posts().list(&ListPosts::new()).unwrap();
     assert_eq!(page.data.len(), 0);

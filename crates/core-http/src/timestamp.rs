@@ -6,8 +6,6 @@ use serde::{Deserialize, Deserializer, Serializer};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-pub use time::OffsetDateTime as Timestamp;
-
 /// Formats `t` in UTC with a `Z` suffix (e.g. `2026-01-01T09:00:00Z`).
 pub fn format(t: OffsetDateTime) -> String {
     let utc = t.to_offset(time::UtcOffset::UTC);

@@ -11,7 +11,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use hyper_util::rt::TokioIo;
 use tokio::sync::{Notify, oneshot};
 use tower::ServiceExt as _;
@@ -241,5 +241,4 @@ pub(crate) async fn not_found(request: Request) -> Response {
         "not_found",
         format!("no route for {} {}", request.method(), request.uri().path()),
     )
-    .into_response()
 }
