@@ -174,3 +174,135 @@ macro_rules! string_enum {
         }
     };
 }
+
+/// Declares a service crate's `Client`: a cheap-to-clone handle on an [`HttpClient`]
+/// (`crate::HttpClient`) with `new`, `builder`, `from_env`, `with_options` and `raw`, so
+/// that every service client is built and configured the same way.
+///
+/// With `plan = Type;`, `from_env_with` is generated too: it reads `<PREFIX>_API_KEY`,
+/// `<PREFIX>_BASE_URL`, `<PREFIX>_MAX_RETRIES`, `<PREFIX>_TIMEOUT_SECS` and
+/// `<PREFIX>_PLAN`, parsed with `Type: FromStr<Err = Error>` and applied as the client's
+/// rate limit (`Option<RateLimit>: From<Type>`). Without it, the crate writes its own
+/// `from_env_with(lookup)` (for example, to read OAuth settings).
+///
+/// ```
+/// # use std::str::FromStr;
+/// # #[derive(Clone, Copy)] pub struct Plan;
+/// # impl FromStr for Plan { type Err = core_http::Error;
+/// #     fn from_str(_: &str) -> core_http::Result<Plan> { Ok(Plan) } }
+/// # impl From<Plan> for Option<core_http::RateLimit> {
+/// #     fn from(_: Plan) -> Self { Some(core_http::RateLimit::per_minute(60)) } }
+/// core_http::service_client! {
+///     /// A client of the example service.
+///     pub struct Client;
+///     env_prefix = "EXAMPLE";
+///     plan = Plan;
+/// }
+/// let client = Client::new("https://api.example.com", "sk_live_...")?;
+/// let _ = client.raw();
+/// # Ok::<(), core_http::Error>(())
+/// ```
+#[macro_export]
+macro_rules! service_client {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident;
+        env_prefix = $prefix:literal;
+        plan = $plan:ty;
+    ) => {
+        $crate::service_client! {
+            $(#[$meta])*
+            pub struct $name;
+            env_prefix = $prefix;
+        }
+
+        impl $name {
+            #[doc = concat!(
+                "As [`", stringify!($name), "::from_env`], reading variables through ",
+                "`lookup` (for tests and configuration files)."
+            )]
+            pub fn from_env_with(
+                lookup: impl Fn(&str) -> Option<String>,
+            ) -> $crate::Result<$name> {
+                let plan = lookup(concat!($prefix, "_PLAN"))
+                    .map(|p| p.parse::<$plan>())
+                    .transpose()?;
+                let mut builder =
+                    $crate::ClientBuilder::<$name>::from_env_with($prefix, &lookup)?;
+                if let Some(plan) = plan {
+                    builder = builder.rate_limit(plan);
+                }
+                builder.build()
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident;
+        env_prefix = $prefix:literal;
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug)]
+        pub struct $name {
+            http: $crate::HttpClient,
+        }
+
+        impl $crate::ServiceClient for $name {
+            const NAME: &'static str = env!("CARGO_PKG_NAME");
+            const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+            const ENV_PREFIX: &'static str = $prefix;
+
+            fn from_http_client(http: $crate::HttpClient) -> Self {
+                $name { http }
+            }
+        }
+
+        impl $name {
+            /// A client for `base_url` (the service's address, without the version
+            /// segment) authenticated with `api_key` as a Bearer token, with every
+            /// other setting at its default.
+            pub fn new(
+                base_url: impl Into<String>,
+                api_key: impl Into<$crate::Secret>,
+            ) -> $crate::Result<$name> {
+                $name::builder().base_url(base_url).api_key(api_key).build()
+            }
+
+            /// A builder for every setting: timeouts, retries, rate limit, headers,
+            /// authentication.
+            pub fn builder() -> $crate::ClientBuilder<$name> {
+                $crate::ClientBuilder::new()
+            }
+
+            #[doc = concat!(
+                "A client from the environment: `", $prefix, "_BASE_URL` (required), `",
+                $prefix, "_API_KEY`, and optionally `", $prefix, "_PLAN`, `", $prefix,
+                "_MAX_RETRIES`, `", $prefix, "_TIMEOUT_SECS`. See [`",
+                stringify!($name), "::from_env_with`]."
+            )]
+            pub fn from_env() -> $crate::Result<$name> {
+                $name::from_env_with(|name| ::std::env::var(name).ok())
+            }
+
+            /// A copy of this client whose calls use these options (timeout, retries,
+            /// extra headers); the connection pool and the rate limiter stay shared.
+            pub fn with_options(&self, options: &$crate::RequestOptions) -> $name {
+                $name {
+                    http: self.http.with_options(options),
+                }
+            }
+
+            /// Typed requests to paths this crate does not model, with the same
+            /// authentication, retries and errors:
+            /// `client.raw().get::<serde_json::Value>("/v1/...", &[])`.
+            pub fn raw(&self) -> $crate::Raw<'_> {
+                self.http.raw()
+            }
+
+            #[allow(dead_code)]
+            pub(crate) fn http(&self) -> &$crate::HttpClient {
+                &self.http
+            }
+        }
+    };
+}

@@ -39,9 +39,11 @@ mod faults;
 mod http;
 mod ids;
 mod plans;
+mod projects;
 mod server;
 mod social;
 mod state;
+mod vision;
 mod webhooks;
 
 use std::net::{SocketAddr, TcpListener};
@@ -55,7 +57,9 @@ use tokio::sync::oneshot;
 
 pub use faults::{Fault, FaultAction};
 pub use plans::{DEFAULT_KEY, DEFAULT_KEYS, Service};
+pub use projects::ENVIRONMENTS;
 pub use social::PLATFORMS;
+pub use vision::{FACE_ATTRIBUTES, MODELS, TAXONOMIES};
 pub use webhooks::{Delivery, DeliveryStatus, EventRecord, MAX_ATTEMPTS, WebhookReceiver};
 
 use state::{Settings, Shared};
@@ -177,6 +181,8 @@ impl SandboxBuilder {
 fn app(shared: Arc<Shared>) -> Router {
     let services = Router::new()
         .nest("/social", social::router())
+        .nest("/projects", projects::router())
+        .nest("/vision", vision::router())
         .fallback(server::not_found)
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
@@ -235,6 +241,16 @@ impl Sandbox {
     /// The social service's base URL (paths such as `/v1/posts` go after it).
     pub fn social_url(&self) -> String {
         self.service_url(Service::Social)
+    }
+
+    /// The project service's base URL (paths such as `/v1/projects` go after it).
+    pub fn projects_url(&self) -> String {
+        self.service_url(Service::Projects)
+    }
+
+    /// The vision service's base URL (paths such as `/v2/detect` go after it).
+    pub fn vision_url(&self) -> String {
+        self.service_url(Service::Vision)
     }
 
     /// The default API key, on every service's most generous plan.

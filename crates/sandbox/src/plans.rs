@@ -14,6 +14,8 @@ pub const DEFAULT_KEYS: &[(&str, &str)] = &[
     ("sk_test_starter", "starter"),
     ("sk_test_pro", "pro"),
     ("sk_test_enterprise", "enterprise"),
+    ("sk_test_free", "free"),
+    ("sk_test_business", "business"),
 ];
 
 /// The services the sandbox emulates, each under its own path prefix.
@@ -21,16 +23,30 @@ pub const DEFAULT_KEYS: &[(&str, &str)] = &[
 pub enum Service {
     /// The social publishing service, under `/social`.
     Social,
+    /// The developer project service, under `/projects`.
+    Projects,
+    /// The vision service, under `/vision`.
+    Vision,
+    /// The e-signature service, under `/esign`.
+    Esign,
 }
 
 impl Service {
     /// Every service.
-    pub const ALL: &'static [Service] = &[Service::Social];
+    pub const ALL: &'static [Service] = &[
+        Service::Social,
+        Service::Projects,
+        Service::Vision,
+        Service::Esign,
+    ];
 
     /// The path segment the service lives under.
     pub fn prefix(self) -> &'static str {
         match self {
             Service::Social => "social",
+            Service::Projects => "projects",
+            Service::Vision => "vision",
+            Service::Esign => "esign",
         }
     }
 
@@ -57,6 +73,18 @@ impl Limit {
             burst: count,
         }
     }
+
+    const fn with_burst(self, burst: u32) -> Limit {
+        Limit { burst, ..self }
+    }
+
+    const fn per_hour(count: u32) -> Limit {
+        Limit {
+            count,
+            window: Duration::from_secs(3600),
+            burst: count,
+        }
+    }
 }
 
 /// The limit of `plan` on `service`; `None` is unlimited. A plan name the service does
@@ -66,6 +94,13 @@ pub(crate) fn limit_for(service: Service, plan: &str) -> Option<Limit> {
         (Service::Social, "starter") => Some(Limit::per_minute(100)),
         (Service::Social, "pro") => Some(Limit::per_minute(1000)),
         (Service::Social, _) => Some(Limit::per_minute(10_000)),
+        (Service::Projects, "free") => Some(Limit::per_minute(100).with_burst(150)),
+        (Service::Projects, "pro") => Some(Limit::per_minute(1000).with_burst(1500)),
+        (Service::Projects, _) => None,
+        // The vision service documents a monthly call quota, not a request rate.
+        (Service::Vision, _) => None,
+        (Service::Esign, "business") => Some(Limit::per_hour(10_000)),
+        (Service::Esign, _) => None,
     }
 }
 
@@ -173,5 +208,23 @@ mod tests {
             Some(Service::Social)
         );
         assert_eq!(Service::from_path("/nope/v1"), None);
+        assert_eq!(limit_for(Service::Projects, "default"), None);
+        let free = limit_for(Service::Projects, "free").unwrap();
+        assert_eq!((free.count, free.burst), (100, 150));
+    }
+
+    #[test]
+    fn free_projects_burst_150_then_refill_at_100_a_minute() {
+        let start = time::macros::datetime!(2026-01-01 00:00 UTC);
+        let mut bucket = Bucket::new(limit_for(Service::Projects, "free").unwrap(), start);
+        for i in 0..150 {
+            assert!(
+                matches!(bucket.admit(start), Admission::Allowed { .. }),
+                "request {i} refused"
+            );
+        }
+        assert!(matches!(bucket.admit(start), Admission::Limited { .. }));
+        let later = start + Duration::from_millis(600);
+        assert!(matches!(bucket.admit(later), Admission::Allowed { .. }));
     }
 }

@@ -10,10 +10,10 @@ use crate::clock::{Clock, rfc3339};
 use crate::faults::Faults;
 use crate::ids::Ids;
 use crate::plans::{Admission, Bucket, Service, limit_for};
-use crate::social;
 use crate::webhooks::{
     Delivery, DeliveryStatus, EventRecord, Job, WebhookReceiver, WorkerMsg, WorkerSender,
 };
+use crate::{projects, social, vision};
 
 /// What the sandbox was started with, kept so that a reset can go back to it.
 #[derive(Debug, Clone)]
@@ -116,6 +116,8 @@ pub(crate) struct World {
     pub events: Vec<EventRecord>,
     jobs: Vec<Job>,
     pub social: social::SocialState,
+    pub projects: projects::ProjectsState,
+    pub vision: vision::VisionState,
 }
 
 impl World {
@@ -132,6 +134,8 @@ impl World {
             events: Vec::new(),
             jobs: Vec::new(),
             social: social::SocialState::default(),
+            projects: projects::ProjectsState::default(),
+            vision: vision::VisionState::default(),
             settings,
         }
     }

@@ -2,81 +2,28 @@
 
 use std::str::FromStr;
 
-use core_http::{
-    ClientBuilder, Error, HttpClient, RateLimit, RequestOptions, Result, ServiceClient,
-};
+use core_http::{Error, RateLimit, Result};
 
 use crate::accounts::Accounts;
 use crate::analytics::Analytics;
 use crate::posts::Posts;
 use crate::schedule::Schedule;
 
-/// A client of the social publishing service. Cheap to clone; clones share the
-/// connection pool and the rate limiter.
-///
-/// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`], then
-/// reach the resources: [`posts`](Client::posts), [`schedule`](Client::schedule),
-/// [`analytics`](Client::analytics), [`accounts`](Client::accounts).
-#[derive(Clone, Debug)]
-pub struct Client {
-    http: HttpClient,
-}
-
-impl ServiceClient for Client {
-    const NAME: &'static str = env!("CARGO_PKG_NAME");
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-    const ENV_PREFIX: &'static str = "SOCIAL";
-
-    fn from_http_client(http: HttpClient) -> Self {
-        Client { http }
-    }
+core_http::service_client! {
+    /// A client of the social publishing service. Cheap to clone; clones share the
+    /// connection pool and the rate limiter.
+    ///
+    /// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
+    /// (`SOCIAL_API_KEY`, `SOCIAL_BASE_URL`, and `SOCIAL_PLAN` = `starter`, `pro` or
+    /// `enterprise` to turn on that plan's rate limit), then reach the resources:
+    /// [`posts`](Client::posts), [`schedule`](Client::schedule),
+    /// [`analytics`](Client::analytics), [`accounts`](Client::accounts).
+    pub struct Client;
+    env_prefix = "SOCIAL";
+    plan = Plan;
 }
 
 impl Client {
-    /// A client for `base_url` (e.g. `https://api.example.com`; paths start with `/v1`)
-    /// authenticated with `api_key`, with every other setting at its default.
-    pub fn new(
-        base_url: impl Into<String>,
-        api_key: impl Into<core_http::Secret>,
-    ) -> Result<Client> {
-        Client::builder()
-            .base_url(base_url)
-            .api_key(api_key)
-            .build()
-    }
-
-    /// A builder for every setting (timeouts, retries, [`Plan`] rate limit, ...).
-    pub fn builder() -> ClientBuilder<Client> {
-        ClientBuilder::new()
-    }
-
-    /// A client from the environment: `SOCIAL_API_KEY` and `SOCIAL_BASE_URL` (required),
-    /// `SOCIAL_PLAN` (`starter`, `pro` or `enterprise`: turns on that plan's rate limit),
-    /// `SOCIAL_MAX_RETRIES`, `SOCIAL_TIMEOUT_SECS`.
-    pub fn from_env() -> Result<Client> {
-        Client::from_env_with(|name| std::env::var(name).ok())
-    }
-
-    /// As [`Client::from_env`], reading variables through `lookup` (for tests).
-    pub fn from_env_with(lookup: impl Fn(&str) -> Option<String>) -> Result<Client> {
-        let plan = lookup("SOCIAL_PLAN")
-            .map(|p| p.parse::<Plan>())
-            .transpose()?;
-        let mut builder = ClientBuilder::<Client>::from_env_with(Self::ENV_PREFIX, &lookup)?;
-        if let Some(plan) = plan {
-            builder = builder.rate_limit(plan);
-        }
-        builder.build()
-    }
-
-    /// A copy of this client whose calls use these options (timeout, retries, extra
-    /// headers); the pool and limiter stay shared.
-    pub fn with_options(&self, options: &RequestOptions) -> Client {
-        Client {
-            http: self.http.with_options(options),
-        }
-    }
-
     /// Posts: create, list, iterate.
     pub fn posts(&self) -> Posts<'_> {
         Posts::new(self)
@@ -96,20 +43,10 @@ impl Client {
     pub fn accounts(&self) -> Accounts<'_> {
         Accounts::new(self)
     }
-
-    /// Typed requests to paths this crate does not model, with the same authentication,
-    /// retries and errors: `client.raw().get::<serde_json::Value>("/v1/posts", &[])`.
-    pub fn raw(&self) -> core_http::Raw<'_> {
-        self.http.raw()
-    }
-
-    pub(crate) fn http(&self) -> &HttpClient {
-        &self.http
-    }
 }
 
 /// The service's plans and their documented rate limits. Passing one to
-/// [`ClientBuilder::rate_limit`] makes the client pace itself under the limit instead of
+/// [`ClientBuilder::rate_limit`](crate::ClientBuilder::rate_limit) makes the client pace itself under the limit instead of
 /// running into 429s.
 ///
 /// ```

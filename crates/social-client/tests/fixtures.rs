@@ -4,138 +4,29 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fmt::Debug;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use social_client::webhooks;
-use social_client::{Client, Error, ListPosts, NewPost, OffsetDateTime, Period, Platform};
+use social_client::{Client, ListPosts, NewPost, OffsetDateTime, Period, Platform};
 
-struct Fixture {
-    generated: bool,
-    request: Value,
-    response: Value,
-}
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
-fn load(name: &str) -> Fixture {
-    let path = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let value: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
-    Fixture {
-        generated: value.get("_generated").is_some(),
-        request: value["request"].clone(),
-        response: value["response"].clone(),
-    }
-}
-
-/// What an error looks like to a caller, for snapshots.
-#[derive(Debug)]
-#[allow(dead_code)] // read through Debug
-struct ErrorSummary {
-    display: String,
-    kind: Option<social_client::ErrorKind>,
-    status: Option<u16>,
-    code: Option<String>,
-    message: Option<String>,
-    request_id: Option<String>,
-    retry_after: Option<Duration>,
-    may_have_been_processed: bool,
-}
-
-fn summary(error: &Error) -> ErrorSummary {
-    ErrorSummary {
-        display: error.to_string(),
-        kind: error.kind(),
-        status: error.status(),
-        code: error.api().and_then(|a| a.code.clone()),
-        message: error.api().map(|a| a.message.clone()),
-        request_id: error.request_id().map(str::to_owned),
-        retry_after: error.api().and_then(|a| a.retry_after),
-        may_have_been_processed: error.may_have_been_processed(),
-    }
+fn load(name: &str) -> testkit::Fixture {
+    testkit::load(DIR, name)
 }
 
 /// Serves the fixture's answer, makes the call, and snapshots the request the client
 /// sent and the decoded value (or the error).
 fn check<T: Debug>(name: &str, call: impl FnOnce(&Client) -> social_client::Result<T>) {
-    let fixture = load(name);
-    let mut server = mockito::Server::new();
-    let sent: Arc<Mutex<Option<Value>>> = Arc::default();
-    let recorder = sent.clone();
-    let response = &fixture.response;
-    let mut mock = server
-        .mock(
-            fixture.request["method"].as_str().unwrap(),
-            mockito::Matcher::Any,
-        )
-        .match_request(move |request| {
-            let mut headers: Vec<(String, String)> = request
-                .headers()
-                .iter()
-                .filter(|(name, _)| name.as_str() != "host")
-                .map(|(name, value)| {
-                    let value = match name.as_str() {
-                        "authorization" => "[redacted]".to_owned(),
-                        "user-agent" => "[user-agent]".to_owned(),
-                        _ => value.to_str().unwrap_or("[binary]").to_owned(),
-                    };
-                    (name.as_str().to_owned(), value)
-                })
-                .collect();
-            headers.sort();
-            let body = request.utf8_lossy_body().unwrap_or_default().into_owned();
-            let body = if body.is_empty() {
-                Value::Null
-            } else {
-                serde_json::from_str(&body).unwrap_or(Value::String(body))
-            };
-            *recorder.lock().unwrap() = Some(json!({
-                "method": request.method(),
-                "path": request.path_and_query(),
-                "headers": headers,
-                "body": body,
-            }));
-            true
-        })
-        .with_status(response["status"].as_u64().unwrap() as usize);
-    if let Some(headers) = response["headers"].as_object() {
-        for (name, value) in headers {
-            mock = mock.with_header(name, value.as_str().unwrap());
-        }
-    }
-    mock = match &response["body"] {
-        Value::Null => mock,
-        Value::String(text) => mock.with_body(text),
-        json => mock.with_body(json.to_string()),
+    let build = |url: &str| {
+        Client::builder()
+            .base_url(url)
+            .api_key(testkit::FIXTURE_KEY)
+            .max_retries(0)
+            .build()
+            .unwrap()
     };
-    let mock = mock.expect(1).create();
-
-    let client = Client::builder()
-        .base_url(server.url())
-        .api_key("sk_test_fixture_key")
-        .max_retries(0)
-        .build()
-        .unwrap();
-    let result = call(&client);
-    mock.assert();
-
-    let sent = sent
-        .lock()
-        .unwrap()
-        .clone()
-        .expect("the client sent a request");
-    assert!(
-        !sent.to_string().contains("sk_test_fixture_key"),
-        "the key leaked into the snapshot"
-    );
-    if fixture.generated {
-        // The client must send what the sandbox was recorded answering.
-        assert_eq!(sent["path"], fixture.request["path"], "{name}: path");
-        if let Some(body) = fixture.request.get("body") {
-            assert_eq!(&sent["body"], body, "{name}: body");
-        }
-    }
-    let decoded = result.map_err(|e| summary(&e));
+    let (sent, decoded) = testkit::exchange(DIR, name, build, call);
     insta::assert_json_snapshot!(format!("{name}__sent"), sent);
     insta::assert_debug_snapshot!(format!("{name}__decoded"), decoded);
 }
@@ -153,11 +44,7 @@ fn accounts_list() {
 
 #[test]
 fn accounts_disconnect() {
-    let path = load("accounts_disconnect").request["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let id = path.trim_start_matches("/v1/accounts/").to_owned();
+    let id = load("accounts_disconnect").path_id();
     check("accounts_disconnect", |c| {
         c.accounts().disconnect(id.as_str())
     });
@@ -204,11 +91,7 @@ fn analytics_overview() {
 
 #[test]
 fn error_account_not_found() {
-    let path = load("error_account_not_found").request["path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let id = path.trim_start_matches("/v1/accounts/").to_owned();
+    let id = load("error_account_not_found").path_id();
     check("error_account_not_found", |c| {
         c.accounts().disconnect(id.as_str())
     });
@@ -383,27 +266,9 @@ fn ok_html_instead_of_json() {
 
 // ---- webhook events: each recorded delivery body, signed here and verified ----
 
-const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-
 fn event(name: &str) -> Result<webhooks::Event, webhooks::WebhookError> {
-    let fixture = load(name);
-    let body = fixture.request["body"].to_string();
-    let id = fixture.request["headers"]["webhook-id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let now = SystemTime::now();
-    let ts = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let signature = core_http::webhook::sign(SECRET, &id, ts, body.as_bytes()).unwrap();
-    let headers = [
-        ("webhook-id", id.as_str()),
-        ("webhook-timestamp", &ts.to_string()),
-        ("webhook-signature", signature.as_str()),
-    ];
-    webhooks::verify_and_parse_at(SECRET, &headers[..], body.as_bytes(), now)
+    let (body, headers, now) = testkit::signed_delivery(DIR, name);
+    webhooks::verify_and_parse_at(testkit::WEBHOOK_SECRET, &headers, body.as_bytes(), now)
 }
 
 #[test]

@@ -1,0 +1,188 @@
+//! The developer project service (`/projects/v1/projects`): create, list a page, delete.
+//! Each API key is its own tenant. Projects are listed oldest first, so a page's offset
+//! keeps meaning the same projects while new ones are created.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get};
+use axum::{Extension, Router};
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use crate::clock::rfc3339;
+use crate::http::{Caller, bad_request, bounded_param, error, json, object_body, query_pairs};
+use crate::state::Shared;
+
+/// The environments a project can be created in; the first is the default.
+pub const ENVIRONMENTS: &[&str] = &["development", "staging", "production"];
+
+/// The longest name accepted.
+const MAX_NAME: usize = 200;
+
+/// The projects of every tenant.
+#[derive(Debug, Default)]
+pub(crate) struct ProjectsState {
+    tenants: BTreeMap<String, Vec<Project>>,
+}
+
+#[derive(Debug, Clone)]
+struct Project {
+    id: String,
+    name: String,
+    description: String,
+    environment: String,
+    created_at: OffsetDateTime,
+}
+
+impl Project {
+    fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "description": self.description,
+            "environment": self.environment,
+            "created_at": rfc3339(self.created_at),
+            "status": "active",
+        })
+    }
+}
+
+/// The routes, relative to `/projects`.
+pub(crate) fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/v1/projects", get(list).post(create))
+        .route("/v1/projects/{id}", delete(remove))
+}
+
+async fn list(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let pairs = query_pairs(query.as_deref());
+    let limit = match bounded_param(&pairs, "limit", 1, 100) {
+        Ok(limit) => limit.unwrap_or(20),
+        Err(e) => return e,
+    };
+    let offset = match bounded_param(&pairs, "offset", 0, u64::from(u32::MAX)) {
+        Ok(offset) => offset.unwrap_or(0),
+        Err(e) => return e,
+    };
+    shared.with_world(|w| {
+        let projects = w.projects.tenants.entry(caller.key.clone()).or_default();
+        let data: Vec<Value> = projects
+            .iter()
+            .skip(offset as usize)
+            .take(limit as usize)
+            .map(Project::to_json)
+            .collect();
+        json(
+            StatusCode::OK,
+            &json!({
+                "data": data,
+                "meta": {"total": projects.len(), "limit": limit, "offset": offset},
+            }),
+        )
+    })
+}
+
+async fn create(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
+    let fields = match parse_new(&body) {
+        Ok(fields) => fields,
+        Err(e) => return e,
+    };
+    let (name, description, environment) = fields;
+    shared.with_world(|w| {
+        let project = Project {
+            id: w.ids.next("proj"),
+            name,
+            description,
+            environment,
+            created_at: w.now(),
+        };
+        let answer = project.to_json();
+        w.projects
+            .tenants
+            .entry(caller.key.clone())
+            .or_default()
+            .push(project);
+        json(StatusCode::CREATED, &answer)
+    })
+}
+
+/// The name, description and environment of a create request, or the 400 explaining
+/// what is wrong.
+fn parse_new(body: &Bytes) -> Result<(String, String, String), Response> {
+    let body = object_body(body)?;
+    let name = match body.get("name") {
+        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= MAX_NAME => {
+            s.clone()
+        }
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            return Err(bad_request(
+                "invalid_name",
+                format!("name must be at most {MAX_NAME} characters"),
+            ));
+        }
+        _ => {
+            return Err(bad_request(
+                "invalid_name",
+                "name is required and must be a non-empty string",
+            ));
+        }
+    };
+    let description = match body.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => {
+            return Err(bad_request(
+                "invalid_description",
+                "description must be a string",
+            ));
+        }
+    };
+    let environment = match body.get("environment") {
+        None | Some(Value::Null) => ENVIRONMENTS[0].to_owned(),
+        Some(Value::String(s)) if ENVIRONMENTS.contains(&s.to_ascii_lowercase().as_str()) => {
+            s.to_ascii_lowercase()
+        }
+        Some(other) => {
+            return Err(bad_request(
+                "invalid_environment",
+                format!(
+                    "unknown environment {other}; known environments: {}",
+                    ENVIRONMENTS.join(", ")
+                ),
+            ));
+        }
+    };
+    Ok((name, description, environment))
+}
+
+async fn remove(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    shared.with_world(|w| {
+        let projects = w.projects.tenants.entry(caller.key.clone()).or_default();
+        let Some(index) = projects.iter().position(|p| p.id == id) else {
+            return error(
+                StatusCode::NOT_FOUND,
+                "project_not_found",
+                format!("no project with id {id:?}"),
+            );
+        };
+        projects.remove(index);
+        StatusCode::NO_CONTENT.into_response()
+    })
+}

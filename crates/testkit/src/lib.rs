@@ -1,0 +1,193 @@
+//! Test support shared by the client crates (a dev-dependency only).
+//!
+//! A fixture file (`tests/fixtures/<name>.json`) holds one exchange: the request and the
+//! server's answer. [`exchange`] serves the answer with mockito over a real socket, lets
+//! the test make its call with a client pointed at it, and returns what the client sent
+//! (normalised for a snapshot) and what it made of the answer, an error being reduced
+//! to an [`ErrorSummary`]. Generated fixtures (recorded from the sandbox) must also be
+//! what the client sends: the path and body are compared with the recording.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test support: a panic is a failure
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use core_http::{Error, ErrorKind};
+use serde_json::{Value, json};
+
+/// The API key the clients under test are built with; it must never reach a snapshot.
+pub const FIXTURE_KEY: &str = "sk_test_fixture_key";
+
+/// The webhook secret event fixtures are signed with.
+pub const WEBHOOK_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+/// One fixture file.
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    /// Recorded from the sandbox (it starts with `_generated`), not hand-written.
+    pub generated: bool,
+    /// `{"method", "path", "body"?, "headers"?}`.
+    pub request: Value,
+    /// `{"status", "headers"?, "body"}`.
+    pub response: Value,
+}
+
+/// Loads `<dir>/<name>.json`, panicking with the path on any problem.
+pub fn load(dir: &str, name: &str) -> Fixture {
+    let path = format!("{dir}/{name}.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let value: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Fixture {
+        generated: value.get("_generated").is_some(),
+        request: value["request"].clone(),
+        response: value["response"].clone(),
+    }
+}
+
+impl Fixture {
+    /// The last segment of the recorded path (an id the test must ask for).
+    pub fn path_id(&self) -> String {
+        let path = self.request["path"].as_str().unwrap_or_default();
+        let path = path.split('?').next().unwrap_or_default();
+        path.rsplit('/').next().unwrap_or_default().to_owned()
+    }
+}
+
+/// What an error looks like to a caller, for snapshots.
+#[derive(Debug)]
+#[allow(dead_code)] // read through Debug
+pub struct ErrorSummary {
+    display: String,
+    kind: Option<ErrorKind>,
+    status: Option<u16>,
+    code: Option<String>,
+    message: Option<String>,
+    request_id: Option<String>,
+    retry_after: Option<Duration>,
+    may_have_been_processed: bool,
+}
+
+/// Reduces an error to what a caller can see of it.
+pub fn summary(error: &Error) -> ErrorSummary {
+    ErrorSummary {
+        display: error.to_string(),
+        kind: error.kind(),
+        status: error.status(),
+        code: error.api().and_then(|a| a.code.clone()),
+        message: error.api().map(|a| a.message.clone()),
+        request_id: error.request_id().map(str::to_owned),
+        retry_after: error.api().and_then(|a| a.retry_after),
+        may_have_been_processed: error.may_have_been_processed(),
+    }
+}
+
+/// Serves fixture `name` from `dir`, builds a client for the mock server's URL with
+/// `build`, makes `call`, and returns the request the client sent (method, path and
+/// query, sorted headers with `authorization` and `user-agent` redacted, body) and the
+/// decoded value or the error's summary. Panics unless exactly one request was made, if
+/// the key leaked, or if a generated fixture's path or body differs from what was sent.
+pub fn exchange<C, T>(
+    dir: &str,
+    name: &str,
+    build: impl FnOnce(&str) -> C,
+    call: impl FnOnce(&C) -> core_http::Result<T>,
+) -> (Value, Result<T, ErrorSummary>) {
+    let fixture = load(dir, name);
+    let mut server = mockito::Server::new();
+    let sent: Arc<Mutex<Option<Value>>> = Arc::default();
+    let recorder = sent.clone();
+    let response = &fixture.response;
+    let mut mock = server
+        .mock(
+            fixture.request["method"].as_str().unwrap(),
+            mockito::Matcher::Any,
+        )
+        .match_request(move |request| {
+            let mut headers: Vec<(String, String)> = request
+                .headers()
+                .iter()
+                .filter(|(name, _)| name.as_str() != "host")
+                .map(|(name, value)| {
+                    let value = match name.as_str() {
+                        "authorization" => "[redacted]".to_owned(),
+                        "user-agent" => "[user-agent]".to_owned(),
+                        "idempotency-key" => "[idempotency-key]".to_owned(),
+                        _ => value.to_str().unwrap_or("[binary]").to_owned(),
+                    };
+                    (name.as_str().to_owned(), value)
+                })
+                .collect();
+            headers.sort();
+            let body = request.utf8_lossy_body().unwrap_or_default().into_owned();
+            let body = if body.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_str(&body).unwrap_or(Value::String(body))
+            };
+            *recorder.lock().unwrap() = Some(json!({
+                "method": request.method(),
+                "path": request.path_and_query(),
+                "headers": headers,
+                "body": body,
+            }));
+            true
+        })
+        .with_status(response["status"].as_u64().unwrap() as usize);
+    if let Some(headers) = response["headers"].as_object() {
+        for (name, value) in headers {
+            mock = mock.with_header(name, value.as_str().unwrap());
+        }
+    }
+    mock = match &response["body"] {
+        Value::Null => mock,
+        Value::String(text) => mock.with_body(text),
+        json => mock.with_body(json.to_string()),
+    };
+    let mock = mock.expect(1).create();
+
+    let client = build(&server.url());
+    let result = call(&client);
+    mock.assert();
+
+    let sent = sent
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the client sent a request");
+    assert!(
+        !sent.to_string().contains(FIXTURE_KEY),
+        "the key leaked into the snapshot"
+    );
+    if fixture.generated {
+        // The client must send what the sandbox was recorded answering.
+        assert_eq!(sent["path"], fixture.request["path"], "{name}: path");
+        if let Some(body) = fixture.request.get("body") {
+            assert_eq!(&sent["body"], body, "{name}: body");
+        }
+    }
+    (sent, result.map_err(|e| summary(&e)))
+}
+
+/// An event fixture's delivery, signed now with [`WEBHOOK_SECRET`]: the body, the three
+/// Standard Webhooks headers, and the instant to verify at.
+pub fn signed_delivery(dir: &str, name: &str) -> (String, Vec<(String, String)>, SystemTime) {
+    let fixture = load(dir, name);
+    let body = fixture.request["body"].to_string();
+    let id = fixture.request["headers"]["webhook-id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let now = SystemTime::now();
+    let ts = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let signature = core_http::webhook::sign(WEBHOOK_SECRET, &id, ts, body.as_bytes()).unwrap();
+    let headers = vec![
+        ("webhook-id".to_owned(), id),
+        ("webhook-timestamp".to_owned(), ts.to_string()),
+        ("webhook-signature".to_owned(), signature),
+    ];
+    (body, headers, now)
+}
