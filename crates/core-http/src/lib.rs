@@ -75,7 +75,9 @@ pub mod __private {
 pub use auth::{Auth, OAuth2Config, Secret};
 pub use config::{ClientBuilder, ServiceClient};
 pub use error::{ApiError, Error, ErrorKind, Result};
-pub use pagination::{OffsetPage, OffsetPaginator, TokenPage, TokenPaginator};
+pub use pagination::{
+    OffsetPage, OffsetPaginator, Page, PageMeta, TokenPage, TokenPaginator, check_page_size,
+};
 pub use random::uuid_v4;
 pub use rate_limit::{Clock, RateLimit, SystemClock};
 pub use request::{Method, RequestBuilder, RequestOptions};

@@ -5,7 +5,57 @@
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
 
-use crate::error::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// One page of a `{"data": [...], "meta": {"total", "limit", "offset"}}` list, the
+/// offset/limit convention the services share. A missing `meta` or `data` decodes as
+/// `None` or empty rather than failing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Page<T> {
+    /// The items.
+    #[serde(default = "Vec::new")]
+    pub data: Vec<T>,
+    /// Paging figures, when the server sent them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<PageMeta>,
+}
+
+/// The paging figures of a [`Page`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PageMeta {
+    /// How many items there are in all.
+    pub total: u64,
+    /// The page size used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// The offset used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+}
+
+impl<T> From<Page<T>> for OffsetPage<T> {
+    fn from(page: Page<T>) -> Self {
+        OffsetPage {
+            total: page.meta.map(|m| m.total),
+            items: page.data,
+        }
+    }
+}
+
+/// Refuses a page size outside `1..=max` before anything is sent, with an error that
+/// says what was wrong.
+pub fn check_page_size(limit: Option<u32>, max: u32) -> Result<()> {
+    match limit {
+        Some(limit) if !(1..=max).contains(&limit) => Err(Error::InvalidRequest(format!(
+            "limit must be from 1 to {max}, got {limit}"
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// One page of an offset/limit list.
 #[derive(Debug, Clone, PartialEq)]

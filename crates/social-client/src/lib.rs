@@ -50,10 +50,9 @@ pub mod webhooks;
 pub use accounts::{Account, AccountId, AccountStatus, Accounts};
 pub use analytics::{Analytics, AnalyticsOverview, Period};
 pub use client::{Client, Plan};
-pub use core_http::{ApiError, ClientBuilder, Error, ErrorKind, RequestOptions, Result};
+pub use core_http::{ApiError, ClientBuilder, Error, ErrorKind, PageMeta, RequestOptions, Result};
 pub use posts::{
-    ListMeta, ListPosts, MAX_PAGE_SIZE, NewPost, Platform, Post, PostId, PostPage, PostStatus,
-    Posts,
+    ListPosts, MAX_PAGE_SIZE, NewPost, Platform, Post, PostId, PostPage, PostStatus, Posts,
 };
 pub use schedule::{Schedule, ScheduleEntry, ScheduleId};
 pub use time::OffsetDateTime;

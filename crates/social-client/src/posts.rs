@@ -1,6 +1,6 @@
 //! Posts: create (now or scheduled, one post per platform), list a page, iterate all.
 
-use core_http::{Error, OffsetPage, OffsetPaginator, Result};
+use core_http::{Error, OffsetPaginator, Result};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -180,31 +180,8 @@ impl ListPosts {
 /// The largest page the service serves.
 pub const MAX_PAGE_SIZE: u32 = 100;
 
-/// One page of posts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct PostPage {
-    /// The posts.
-    #[serde(default)]
-    pub data: Vec<Post>,
-    /// Paging figures, when the server sent them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<ListMeta>,
-}
-
-/// Paging figures of a list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListMeta {
-    /// How many posts there are in all.
-    pub total: u64,
-    /// The page size used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u32>,
-    /// The offset used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<u64>,
-}
+/// One page of posts, with `meta` (total, limit, offset) when the server sent it.
+pub type PostPage = core_http::Page<Post>;
 
 /// The posts resource: `client.posts()`.
 #[derive(Debug, Clone, Copy)]
@@ -236,13 +213,7 @@ impl<'a> Posts<'a> {
 
     /// One page of posts, oldest first. `GET /v1/posts?limit&offset`.
     pub fn list(&self, params: &ListPosts) -> Result<PostPage> {
-        if let Some(limit) = params.limit
-            && !(1..=MAX_PAGE_SIZE).contains(&limit)
-        {
-            return Err(Error::InvalidRequest(format!(
-                "limit must be from 1 to {MAX_PAGE_SIZE}, got {limit}"
-            )));
-        }
+        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         self.client
             .http()
             .get("/v1/posts")
@@ -259,10 +230,7 @@ impl<'a> Posts<'a> {
             let page = client
                 .posts()
                 .list(&ListPosts::new().limit(limit).offset(offset))?;
-            Ok(OffsetPage {
-                total: page.meta.map(|m| m.total),
-                items: page.data,
-            })
+            Ok(page.into())
         })
     }
 }
