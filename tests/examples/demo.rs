@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use e2e::{WebhookReceiver, social_client_with_sleeper};
-use sandbox::{Fault, Sandbox};
+use e2e::{WebhookReceiver, sandbox_time_builder, social_client_with_sleeper};
+use sandbox::{Fault, Sandbox, Service};
 use social_client::webhooks;
 use social_client::{Client, ListPosts, NewPost, Period, Platform};
 
@@ -18,6 +18,8 @@ fn main() -> anyhow::Result<()> {
         sandbox.api_key()
     );
     social(&sandbox)?;
+    projects(&sandbox)?;
+    vision(&sandbox)?;
     println!(
         "\ntour finished in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -166,5 +168,130 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         Some(e) => println!("  after {:.1} s: {e}", t.elapsed().as_secs_f64()),
         None => println!("  unexpected success"),
     }
+    Ok(())
+}
+
+fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
+    use projects_client::{Client, Environment, ListParams, NewProject, Plan};
+
+    println!("\n#### projects-client");
+    let client = Client::new(sandbox.projects_url(), sandbox.api_key())?;
+
+    step("create 120 projects, read the first page, iterate them all (100 a page)");
+    for i in 0..120 {
+        let environment = [Environment::Development, Environment::Production][i % 2].clone();
+        client
+            .projects()
+            .create(&NewProject::new(format!("demo-{i:03}")).environment(environment))?;
+    }
+    let page = client.projects().list(&ListParams::new())?;
+    println!(
+        "  first page: {} projects (default 20), meta {:?}",
+        page.data.len(),
+        page.meta
+    );
+    let all = client.projects().iter().collect::<Result<Vec<_>, _>>()?;
+    println!(
+        "  iterated {} projects, {} .. {}",
+        all.len(),
+        all.first().map_or("", |p| p.name.as_str()),
+        all.last().map_or("", |p| p.name.as_str())
+    );
+
+    step("a limit of 101 is refused before anything is sent");
+    match client.projects().list(&ListParams::new().limit(101)) {
+        Err(e) => println!("  {e}"),
+        Ok(_) => println!("  unexpected success"),
+    }
+
+    step("delete one; deleting it again is NotFound");
+    client.projects().delete(&all[0].id)?;
+    let again = client.projects().delete(&all[0].id).err();
+    println!(
+        "  deleted {}; again -> {:?}",
+        all[0].id,
+        again.and_then(|e| e.kind())
+    );
+
+    step("with Plan::Free the client paces itself: a burst of 150, then one call per 0.6 s");
+    let (builder, sleeper) =
+        sandbox_time_builder::<Client>(sandbox, Service::Projects, "sk_test_free");
+    let free = builder.rate_limit(Plan::Free).build()?;
+    for _ in 0..160 {
+        free.projects().list(&ListParams::new().limit(1))?;
+    }
+    let waited: f64 = sleeper.slept().iter().map(|d| d.as_secs_f64()).sum();
+    println!(
+        "  160 calls succeeded; {} waits, {waited:.1} s of sandbox time in all",
+        sleeper.slept().len()
+    );
+    Ok(())
+}
+
+fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
+    use vision_client::{
+        ClassifyRequest, Client, DetectRequest, ErrorKind, FacesRequest, OcrRequest,
+    };
+
+    println!("\n#### vision-client");
+    let image = "https://images.example.com/street.jpg";
+    let client = Client::new(sandbox.vision_url(), sandbox.api_key())?;
+
+    step("detect with the defaults (threshold 0.5, at most 100), then with threshold 0.9");
+    let all = client.detect(&DetectRequest::new(image))?;
+    for object in &all.objects {
+        println!(
+            "  {:<10} {:.2} xywh {:?} xyxy {:?}",
+            object.label,
+            object.confidence,
+            object.bbox.xywh(),
+            object.bbox.xyxy()
+        );
+    }
+    let confident = client.detect(&DetectRequest::new(image).confidence_threshold(0.9))?;
+    println!(
+        "  threshold 0.9 keeps {} of {}",
+        confident.objects.len(),
+        all.objects.len()
+    );
+
+    step("classify (top 5, imagenet), OCR (structured), faces (with a collection)");
+    let classes = client.classify(&ClassifyRequest::new(image))?;
+    let labels: Vec<&str> = classes
+        .predictions
+        .iter()
+        .map(|p| p.label.as_str())
+        .collect();
+    println!("  labels: {}", labels.join(", "));
+    let text = client.ocr(&OcrRequest::new(image).structured())?;
+    println!("  text {:?}, {} block(s)", text.text, text.blocks.len());
+    let faces = client.faces(&FacesRequest::new(image).collection("col_staff"))?;
+    for face in &faces.faces {
+        println!(
+            "  face {:?} emotion {:?}, matches {:?}",
+            face.bbox.xyxy(),
+            face.attributes.as_ref().and_then(|a| a.emotion.clone()),
+            face.matches.iter().map(|m| &m.face_id).collect::<Vec<_>>()
+        );
+    }
+
+    step("a Free key's monthly quota (25 calls): used up, reported, not retried");
+    let free = Client::new(sandbox.vision_url(), "sk_test_free")?;
+    let mut calls = 0;
+    let err = loop {
+        match free.classify(&ClassifyRequest::new(image).top_n(1)) {
+            Ok(_) => calls += 1,
+            Err(e) => break e,
+        }
+    };
+    println!(
+        "  after {calls} calls: {:?} -> {err}",
+        err.kind() == Some(ErrorKind::QuotaExceeded)
+    );
+    let usage = free.status()?.usage;
+    println!(
+        "  status: {} of {} calls used in {}",
+        usage.calls_used, usage.calls_limit, usage.period
+    );
     Ok(())
 }

@@ -136,17 +136,73 @@ impl Recorder {
     }
 }
 
+/// The fixtures of one service being recorded.
+struct Session<'r> {
+    recorder: &'r Recorder,
+    base: String,
+    out: BTreeMap<String, Fixture>,
+}
+
+impl<'r> Session<'r> {
+    fn new(recorder: &'r Recorder, service: sandbox::Service) -> Self {
+        Session {
+            recorder,
+            base: recorder.sandbox().service_url(service),
+            out: BTreeMap::new(),
+        }
+    }
+
+    /// Sends a request and keeps the exchange as fixture `name`.
+    fn record(
+        &mut self,
+        name: &str,
+        key: &str,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Fixture> {
+        let fixture = self.send(key, method, path, body)?;
+        self.out.insert(name.to_owned(), fixture.clone());
+        Ok(fixture)
+    }
+
+    /// Sends a request without keeping it.
+    fn send(&self, key: &str, method: &str, path: &str, body: Option<Value>) -> Result<Fixture> {
+        self.recorder.exchange(&self.base, key, method, path, body)
+    }
+
+    /// Keeps one delivery body of each event type emitted so far.
+    fn record_events(&mut self) {
+        for event in self.recorder.sandbox().events() {
+            let name = format!("event_{}", event.event_type.replace('.', "_"));
+            if self.out.contains_key(&name) {
+                continue;
+            }
+            let body =
+                json!({"type": event.event_type, "timestamp": event.timestamp, "data": event.data});
+            self.out.insert(
+                name,
+                Fixture {
+                    request: json!({
+                        "method": "POST",
+                        "path": "(webhook receiver)",
+                        "headers": {"webhook-id": event.id},
+                        "body": body,
+                    }),
+                    response: json!({"status": 204}),
+                },
+            );
+        }
+    }
+}
+
 /// The social service: every endpoint's success, and each error the sandbox documents.
 pub fn social(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
-    let base = recorder.sandbox().social_url();
     let key = sandbox::DEFAULT_KEY;
-    let mut out = BTreeMap::new();
-    let mut record =
-        |name: &str, key: &str, method: &str, path: &str, body: Option<Value>| -> Result<Fixture> {
-            let fixture = recorder.exchange(&base, key, method, path, body)?;
-            out.insert(name.to_owned(), fixture.clone());
-            Ok(fixture)
-        };
+    let mut session = Session::new(recorder, sandbox::Service::Social);
+    let mut record = |name: &str, key: &str, method: &str, path: &str, body: Option<Value>| {
+        session.record(name, key, method, path, body)
+    };
 
     let accounts = record("accounts_list", key, "GET", "/v1/accounts", None)?;
     record(
@@ -248,9 +304,9 @@ pub fn social(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
         None,
     )?;
     for _ in 0..100 {
-        recorder.exchange(&base, "sk_test_starter", "GET", "/v1/schedule", None)?;
+        session.send("sk_test_starter", "GET", "/v1/schedule", None)?;
     }
-    record(
+    session.record(
         "error_rate_limited",
         "sk_test_starter",
         "GET",
@@ -261,25 +317,208 @@ pub fn social(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
     // The scheduled post publishes when the clock passes noon; a day later the daily
     // analytics refresh happens. Record one delivery body of each event type.
     recorder.sandbox().advance(Duration::from_secs(24 * 3600));
-    for event in recorder.sandbox().events() {
-        let name = format!("event_{}", event.event_type.replace('.', "_"));
-        if out.contains_key(&name) {
-            continue;
-        }
-        let body =
-            json!({"type": event.event_type, "timestamp": event.timestamp, "data": event.data});
-        out.insert(
-            name,
-            Fixture {
-                request: json!({
-                    "method": "POST",
-                    "path": "(webhook receiver)",
-                    "headers": {"webhook-id": event.id},
-                    "body": body,
-                }),
-                response: json!({"status": 204}),
-            },
-        );
+    session.record_events();
+    Ok(session.out)
+}
+
+/// The project service: every endpoint's success, and each error the sandbox answers.
+pub fn projects(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
+    let key = sandbox::DEFAULT_KEY;
+    let mut s = Session::new(recorder, sandbox::Service::Projects);
+    let created = s.record(
+        "projects_create",
+        key,
+        "POST",
+        "/v1/projects",
+        Some(json!({"name": "billing", "description": "Invoices and payments", "environment": "production"})),
+    )?;
+    s.record(
+        "projects_create_minimal",
+        key,
+        "POST",
+        "/v1/projects",
+        Some(json!({"name": "scratch"})),
+    )?;
+    s.send(
+        key,
+        "POST",
+        "/v1/projects",
+        Some(json!({"name": "search", "environment": "staging"})),
+    )?;
+    s.record("projects_list", key, "GET", "/v1/projects", None)?;
+    s.record(
+        "projects_list_page",
+        key,
+        "GET",
+        "/v1/projects?limit=2&offset=1",
+        None,
+    )?;
+    let id = created.response["body"]["id"]
+        .as_str()
+        .context("the created project has no id")?
+        .to_owned();
+    let path = format!("/v1/projects/{id}");
+    s.record("projects_delete", key, "DELETE", &path, None)?;
+    s.record("error_project_not_found", key, "DELETE", &path, None)?;
+    s.record(
+        "error_missing_name",
+        key,
+        "POST",
+        "/v1/projects",
+        Some(json!({"description": "no name"})),
+    )?;
+    s.record(
+        "error_unknown_environment",
+        key,
+        "POST",
+        "/v1/projects",
+        Some(json!({"name": "qa box", "environment": "qa"})),
+    )?;
+    s.record(
+        "error_invalid_limit",
+        key,
+        "GET",
+        "/v1/projects?limit=101",
+        None,
+    )?;
+    s.record(
+        "error_unauthorized",
+        "sk_test_unknown",
+        "GET",
+        "/v1/projects",
+        None,
+    )?;
+    // The Free plan: a burst of 150, then 429.
+    for _ in 0..150 {
+        s.send("sk_test_free", "GET", "/v1/projects?limit=1", None)?;
     }
-    Ok(out)
+    s.record(
+        "error_rate_limited",
+        "sk_test_free",
+        "GET",
+        "/v1/projects?limit=1",
+        None,
+    )?;
+    Ok(s.out)
+}
+
+/// An image whose sandbox analysis finds objects, text and faces.
+pub const VISION_IMAGE: &str = "https://images.example.com/street.jpg";
+
+/// The vision service: every endpoint with its defaults and with options, and the
+/// errors, the quota's included.
+pub fn vision(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
+    let key = sandbox::DEFAULT_KEY;
+    let mut s = Session::new(recorder, sandbox::Service::Vision);
+    let url = VISION_IMAGE;
+    s.record(
+        "detect",
+        key,
+        "POST",
+        "/v2/detect",
+        Some(json!({"image_url": url, "confidence_threshold": 0.5, "max_objects": 100})),
+    )?;
+    s.record(
+        "detect_options",
+        key,
+        "POST",
+        "/v2/detect",
+        Some(json!({"image_url": url, "model": "accurate", "confidence_threshold": 0.3, "max_objects": 3})),
+    )?;
+    s.record(
+        "classify",
+        key,
+        "POST",
+        "/v2/classify",
+        Some(json!({"image_url": url, "top_n": 5, "taxonomy": "imagenet"})),
+    )?;
+    s.record(
+        "classify_options",
+        key,
+        "POST",
+        "/v2/classify",
+        Some(json!({"image_url": url, "top_n": 2, "taxonomy": "coco"})),
+    )?;
+    s.record(
+        "ocr",
+        key,
+        "POST",
+        "/v2/ocr",
+        Some(json!({"image_url": url, "output_format": "text"})),
+    )?;
+    s.record(
+        "ocr_structured",
+        key,
+        "POST",
+        "/v2/ocr",
+        Some(json!({"image_url": url, "languages": ["en", "de"], "output_format": "structured"})),
+    )?;
+    s.record(
+        "faces",
+        key,
+        "POST",
+        "/v2/faces",
+        Some(json!({"image_url": url})),
+    )?;
+    s.record(
+        "faces_collection",
+        key,
+        "POST",
+        "/v2/faces",
+        Some(json!({"image_url": url, "attributes": ["age", "emotion", "gender"], "collection_id": "col_staff"})),
+    )?;
+    s.record("status", key, "GET", "/v2/status", None)?;
+    s.record(
+        "error_invalid_image_url",
+        key,
+        "POST",
+        "/v2/detect",
+        Some(json!({"image_url": "street.jpg", "confidence_threshold": 0.5, "max_objects": 100})),
+    )?;
+    s.record(
+        "error_threshold_out_of_range",
+        key,
+        "POST",
+        "/v2/detect",
+        Some(json!({"image_url": url, "confidence_threshold": 1.5, "max_objects": 100})),
+    )?;
+    s.record(
+        "error_unknown_taxonomy",
+        key,
+        "POST",
+        "/v2/classify",
+        Some(json!({"image_url": url, "top_n": 5, "taxonomy": "birds-of-europe"})),
+    )?;
+    s.record(
+        "error_unauthorized",
+        "sk_test_unknown",
+        "GET",
+        "/v2/status",
+        None,
+    )?;
+    // The Free key's monthly quota (25 calls), used up.
+    let limit = recorder.sandbox().vision_quota("free");
+    for _ in 0..limit {
+        s.send(
+            "sk_test_free",
+            "POST",
+            "/v2/classify",
+            Some(json!({"image_url": url, "top_n": 1, "taxonomy": "imagenet"})),
+        )?;
+    }
+    s.record(
+        "error_quota_exceeded",
+        "sk_test_free",
+        "POST",
+        "/v2/classify",
+        Some(json!({"image_url": url, "top_n": 1, "taxonomy": "imagenet"})),
+    )?;
+    s.record(
+        "status_quota_used",
+        "sk_test_free",
+        "GET",
+        "/v2/status",
+        None,
+    )?;
+    Ok(s.out)
 }

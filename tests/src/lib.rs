@@ -136,17 +136,56 @@ impl core_http::Sleeper for SandboxSleeper {
 
 pub mod fixtures;
 
-/// A social client for `key` whose waits (backoff, `Retry-After`) advance the sandbox
-/// clock through a [`SandboxSleeper`] instead of sleeping.
+/// A core-http clock that reads the sandbox clock, so a client-side rate limiter and
+/// the sandbox's limits measure the same time.
+#[derive(Debug)]
+pub struct SandboxClock {
+    sandbox: Arc<Sandbox>,
+    base: std::time::Instant,
+    start: time::OffsetDateTime,
+}
+
+impl SandboxClock {
+    /// A clock following this sandbox's time from now on.
+    pub fn new(sandbox: Arc<Sandbox>) -> Arc<SandboxClock> {
+        let start = sandbox.now();
+        Arc::new(SandboxClock {
+            sandbox,
+            base: std::time::Instant::now(),
+            start,
+        })
+    }
+}
+
+impl core_http::Clock for SandboxClock {
+    fn now(&self) -> std::time::Instant {
+        let elapsed = self.sandbox.now() - self.start;
+        self.base + Duration::try_from(elapsed).unwrap_or_default()
+    }
+}
+
+/// A client builder for `service` with `key`, whose waits (backoff, `Retry-After`, the
+/// client-side rate limit) advance the sandbox clock through a [`SandboxSleeper`] and
+/// whose rate limiter reads a [`SandboxClock`]: limits are exercised without real waits.
+pub fn sandbox_time_builder<C: core_http::ServiceClient>(
+    sandbox: &Arc<Sandbox>,
+    service: sandbox::Service,
+    key: &str,
+) -> (core_http::ClientBuilder<C>, Arc<SandboxSleeper>) {
+    let sleeper = SandboxSleeper::new(sandbox.clone());
+    let builder = core_http::ClientBuilder::<C>::new()
+        .base_url(sandbox.service_url(service))
+        .api_key(key)
+        .sleeper(sleeper.clone())
+        .clock(SandboxClock::new(sandbox.clone()));
+    (builder, sleeper)
+}
+
+/// A social client for `key` on sandbox time (see [`sandbox_time_builder`]).
 pub fn social_client_with_sleeper(
     sandbox: &Arc<Sandbox>,
     key: &str,
 ) -> anyhow::Result<(social_client::Client, Arc<SandboxSleeper>)> {
-    let sleeper = SandboxSleeper::new(sandbox.clone());
-    let client = social_client::Client::builder()
-        .base_url(sandbox.social_url())
-        .api_key(key)
-        .sleeper(sleeper.clone())
-        .build()?;
-    Ok((client, sleeper))
+    let (builder, sleeper) = sandbox_time_builder(sandbox, sandbox::Service::Social, key);
+    Ok((builder.build()?, sleeper))
 }

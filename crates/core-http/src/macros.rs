@@ -175,8 +175,8 @@ macro_rules! string_enum {
     };
 }
 
-/// Declares a service crate's `Client`: a cheap-to-clone handle on an [`HttpClient`]
-/// (`crate::HttpClient`) with `new`, `builder`, `from_env`, `with_options` and `raw`, so
+/// Declares a service crate's `Client`: a cheap-to-clone handle on an
+/// [`HttpClient`](crate::HttpClient) with `new`, `builder`, `from_env`, `with_options` and `raw`, so
 /// that every service client is built and configured the same way.
 ///
 /// With `plan = Type;`, `from_env_with` is generated too: it reads `<PREFIX>_API_KEY`,
@@ -219,7 +219,8 @@ macro_rules! service_client {
         impl $name {
             #[doc = concat!(
                 "As [`", stringify!($name), "::from_env`], reading variables through ",
-                "`lookup` (for tests and configuration files)."
+                "`lookup` (for tests and configuration files). `", $prefix, "_PLAN` ",
+                "names the plan whose rate limit the client paces itself under."
             )]
             pub fn from_env_with(
                 lookup: impl Fn(&str) -> Option<String>,
@@ -276,9 +277,9 @@ macro_rules! service_client {
 
             #[doc = concat!(
                 "A client from the environment: `", $prefix, "_BASE_URL` (required), `",
-                $prefix, "_API_KEY`, and optionally `", $prefix, "_PLAN`, `", $prefix,
-                "_MAX_RETRIES`, `", $prefix, "_TIMEOUT_SECS`. See [`",
-                stringify!($name), "::from_env_with`]."
+                $prefix, "_API_KEY`, and optionally `", $prefix, "_MAX_RETRIES` and `",
+                $prefix, "_TIMEOUT_SECS`; [`", stringify!($name),
+                "::from_env_with`] lists the rest."
             )]
             pub fn from_env() -> $crate::Result<$name> {
                 $name::from_env_with(|name| ::std::env::var(name).ok())

@@ -27,6 +27,30 @@ pub fn encode(s: &str) -> String {
     out
 }
 
+/// Checks that `url` is an absolute `http://` or `https://` URL with a host, without
+/// whitespace or embedded credentials: the rule for URLs sent as field values (an image
+/// or a document to fetch). The error says what is wrong.
+///
+/// ```
+/// use core_http::url::check_absolute_http;
+/// assert!(check_absolute_http("https://example.com/cat.jpg").is_ok());
+/// assert!(check_absolute_http("example.com/cat.jpg").is_err());
+/// assert!(check_absolute_http("ftp://example.com/cat.jpg").is_err());
+/// ```
+pub fn check_absolute_http(url: &str) -> std::result::Result<(), String> {
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("{url:?} contains whitespace or control characters"));
+    }
+    let origin = Origin::parse(url).map_err(|e| match e {
+        Error::Config(message) => message,
+        other => other.to_string(),
+    })?;
+    if !matches!(origin.scheme.as_str(), "http" | "https") {
+        return Err(format!("{url:?} must be an http(s) URL"));
+    }
+    Ok(())
+}
+
 /// The scheme, host and port of a URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Origin {

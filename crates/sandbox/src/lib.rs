@@ -253,6 +253,11 @@ impl Sandbox {
         self.service_url(Service::Vision)
     }
 
+    /// The vision service's monthly call quota for a plan (`free`, `pro`, ...).
+    pub fn vision_quota(&self, plan: &str) -> u64 {
+        vision::calls_limit(plan)
+    }
+
     /// The default API key, on every service's most generous plan.
     pub fn api_key(&self) -> &'static str {
         DEFAULT_KEY

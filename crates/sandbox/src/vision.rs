@@ -439,15 +439,18 @@ async fn faces(
                 ));
             }
         };
-        let mut rng = Rng::for_image(url, "faces");
-        let count = rng.below(4);
+        // Each face draws from its own stream, so the options asked for never change
+        // which faces are found or their attributes.
+        let count = Rng::for_image(url, "faces").below(4);
         let faces: Vec<Value> = (0..count)
             .map(|i| {
+                let mut rng = Rng::for_image(url, &format!("face-{i}"));
                 let bbox = rng.bbox();
                 let confidence = rng.confidence(0.7, 0.999);
                 let age = 18 + rng.below(50);
                 let emotion = EMOTIONS[rng.below(EMOTIONS.len() as u64) as usize];
                 let gender = GENDERS[rng.below(2) as usize];
+                let similarity = rng.confidence(0.6, 0.99);
                 let mut attrs = Map::new();
                 if attributes.iter().any(|a| a == "age") {
                     attrs.insert("age_range".into(), json!([age, age + 9]));
@@ -461,7 +464,6 @@ async fn faces(
                 let mut face = json!({"bbox": bbox, "confidence": confidence, "attributes": attrs});
                 if let Some(collection) = &collection {
                     let person = stable_hash(&format!("{collection}/{url}/{i}")) % 1000;
-                    let similarity = rng.confidence(0.6, 0.99);
                     face["matches"] = json!([{
                         "face_id": format!("face_{:06}", person * 7 + i),
                         "person_id": format!("person_{person:03}"),

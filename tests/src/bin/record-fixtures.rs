@@ -29,10 +29,20 @@ fn run(check: bool) -> Result<bool> {
         .parent()
         .context("the e2e crate has no parent folder")?
         .to_path_buf();
-    let sets: Vec<(PathBuf, BTreeMap<String, Fixture>)> = vec![(
-        root.join("crates/social-client/tests/fixtures"),
-        e2e::fixtures::social(&Recorder::start()?)?,
-    )];
+    let sets: Vec<(PathBuf, BTreeMap<String, Fixture>)> = vec![
+        (
+            root.join("crates/social-client/tests/fixtures"),
+            e2e::fixtures::social(&Recorder::start()?)?,
+        ),
+        (
+            root.join("crates/projects-client/tests/fixtures"),
+            e2e::fixtures::projects(&Recorder::start()?)?,
+        ),
+        (
+            root.join("crates/vision-client/tests/fixtures"),
+            e2e::fixtures::vision(&Recorder::start()?)?,
+        ),
+    ];
     let mut clean = true;
     for (dir, fixtures) in sets {
         clean &= sync(&root, &dir, &fixtures, check)?;

@@ -1,0 +1,133 @@
+//! The projects client: configuration, the plan's rate limit, and the resource handle.
+
+use std::str::FromStr;
+
+use core_http::{Error, RateLimit, Result};
+
+use crate::projects::Projects;
+
+core_http::service_client! {
+    /// A client of the developer project service. Cheap to clone; clones share the
+    /// connection pool and the rate limiter.
+    ///
+    /// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
+    /// (`PROJECTS_API_KEY`, `PROJECTS_BASE_URL`, and `PROJECTS_PLAN` = `free`, `pro` or
+    /// `enterprise` to pace calls under that plan's limit), then use
+    /// [`projects`](Client::projects).
+    pub struct Client;
+    env_prefix = "PROJECTS";
+    plan = Plan;
+}
+
+impl Client {
+    /// Projects: list, iterate, create, delete.
+    pub fn projects(&self) -> Projects<'_> {
+        Projects::new(self)
+    }
+}
+
+/// The service's plans and their documented rate limits. Passing one to
+/// [`ClientBuilder::rate_limit`](crate::ClientBuilder::rate_limit) makes the client pace
+/// itself under the limit (with the plan's burst) instead of running into 429s.
+///
+/// ```
+/// let client = projects_client::Client::builder()
+///     .base_url("https://api.example.com")
+///     .api_key("sk_live_...")
+///     .rate_limit(projects_client::Plan::Free)
+///     .build()?;
+/// # Ok::<(), projects_client::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Plan {
+    /// 100 requests per minute, bursts of up to 150.
+    Free,
+    /// 1,000 requests per minute, bursts of up to 1,500.
+    Pro,
+    /// Unlimited (the "custom" burst is agreed per account): no client-side limit.
+    Enterprise,
+}
+
+impl Plan {
+    /// The plan's limit as a core-http token bucket; `None` for Enterprise.
+    pub fn rate_limit(self) -> Option<RateLimit> {
+        match self {
+            Plan::Free => Some(RateLimit::per_minute(100).with_burst(150)),
+            Plan::Pro => Some(RateLimit::per_minute(1_000).with_burst(1_500)),
+            Plan::Enterprise => None,
+        }
+    }
+}
+
+impl From<Plan> for Option<RateLimit> {
+    fn from(plan: Plan) -> Self {
+        plan.rate_limit()
+    }
+}
+
+impl FromStr for Plan {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Plan> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "free" => Ok(Plan::Free),
+            "pro" => Ok(Plan::Pro),
+            "enterprise" => Ok(Plan::Enterprise),
+            other => Err(Error::Config(format!(
+                "unknown projects plan {other:?}: expected free, pro or enterprise"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn _ensure_send_sync_clone() {
+        fn check<T: Send + Sync + Clone>() {}
+        check::<Client>();
+    }
+
+    #[test]
+    fn plans_carry_rate_and_burst() {
+        assert_eq!("FREE".parse::<Plan>().unwrap(), Plan::Free);
+        assert_eq!(
+            Plan::Free.rate_limit(),
+            Some(RateLimit::per_minute(100).with_burst(150))
+        );
+        assert_eq!(
+            Plan::Pro.rate_limit(),
+            Some(RateLimit::per_minute(1000).with_burst(1500))
+        );
+        assert_eq!(Plan::Enterprise.rate_limit(), None);
+        assert!(
+            "gold"
+                .parse::<Plan>()
+                .unwrap_err()
+                .to_string()
+                .contains("gold")
+        );
+    }
+
+    #[test]
+    fn from_env_reads_the_plan_and_never_prints_the_key() {
+        let env = |name: &str| match name {
+            "PROJECTS_API_KEY" => Some("sk_live_secret".to_owned()),
+            "PROJECTS_BASE_URL" => Some("https://api.example.com".to_owned()),
+            "PROJECTS_PLAN" => Some("free".to_owned()),
+            _ => None,
+        };
+        let client = Client::from_env_with(env).unwrap();
+        let debug = format!("{client:?}");
+        assert!(!debug.contains("sk_live_secret"), "{debug}");
+        assert!(
+            debug.contains("150"),
+            "the Free burst should be set: {debug}"
+        );
+        let missing = Client::from_env_with(|_| None).unwrap_err();
+        assert!(missing.to_string().contains("PROJECTS_"), "{missing}");
+    }
+}

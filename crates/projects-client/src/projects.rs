@@ -1,0 +1,239 @@
+//! Projects: list a page, iterate all, create, delete.
+
+use core_http::{Error, OffsetPaginator, Page, Result};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::client::Client;
+
+core_http::string_id! {
+    /// The id of a project.
+    pub struct ProjectId;
+}
+
+core_http::string_enum! {
+    /// Where a project runs. Values the service adds later are kept as sent.
+    pub enum Environment {
+        /// Development (the sandbox's default when none is given).
+        Development = "development",
+        /// Staging.
+        Staging = "staging",
+        /// Production.
+        Production = "production",
+    }
+}
+
+core_http::string_enum! {
+    /// Where a project stands. A new project is `active`.
+    pub enum ProjectStatus {
+        /// In use.
+        Active = "active",
+        /// Suspended.
+        Paused = "paused",
+        /// Being deleted.
+        Deleting = "deleting",
+    }
+}
+
+/// A project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Project {
+    /// Its id.
+    pub id: ProjectId,
+    /// Its name.
+    #[serde(default)]
+    pub name: String,
+    /// Its description (empty when none was given).
+    #[serde(default)]
+    pub description: String,
+    /// The environment it was created in. The document does not list it in the create
+    /// answer, so it may be absent there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
+    /// When it was created.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_at: Option<OffsetDateTime>,
+    /// Where it stands.
+    pub status: ProjectStatus,
+}
+
+/// A project to create.
+///
+/// ```
+/// use projects_client::{Environment, NewProject};
+/// let new = NewProject::new("billing")
+///     .description("Invoices and payments")
+///     .environment(Environment::Production);
+/// assert_eq!(new.name, "billing");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct NewProject {
+    /// The name; required, not blank.
+    pub name: String,
+    /// A description. Defaults to none (not sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The environment. Defaults to none (not sent: the service chooses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
+}
+
+impl NewProject {
+    /// A project called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        NewProject {
+            name: name.into(),
+            description: None,
+            environment: None,
+        }
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the environment.
+    pub fn environment(mut self, environment: Environment) -> Self {
+        self.environment = Some(environment);
+        self
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.name.trim().is_empty() {
+            return Err(Error::InvalidRequest("a project needs a name".into()));
+        }
+        if self
+            .environment
+            .as_ref()
+            .is_some_and(|e| e.as_str().trim().is_empty())
+        {
+            return Err(Error::InvalidRequest(
+                "the environment identifier is empty".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Which page of projects to list. The service's default page size is 20; the largest
+/// is 100.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListParams {
+    /// Page size, 1 to 100. Defaults to the service's (20).
+    pub limit: Option<u32>,
+    /// How many projects to skip. Defaults to 0.
+    pub offset: Option<u64>,
+}
+
+impl ListParams {
+    /// The first page at the default size.
+    pub fn new() -> Self {
+        ListParams::default()
+    }
+
+    /// Sets the page size (1 to 100; checked before sending).
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Sets how many projects to skip.
+    pub fn offset(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+}
+
+/// The largest page the service serves.
+pub const MAX_PAGE_SIZE: u32 = 100;
+
+/// One page of projects, with `meta` (total, limit, offset) when the server sent it.
+pub type ProjectPage = Page<Project>;
+
+/// The projects resource: `client.projects()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Projects<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Projects<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Projects { client }
+    }
+
+    /// One page of projects, oldest first. `GET /v1/projects?limit&offset`.
+    ///
+    /// A limit outside 1..=100 is refused with [`Error::InvalidRequest`] before anything
+    /// is sent.
+    pub fn list(&self, params: &ListParams) -> Result<ProjectPage> {
+        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
+        self.client
+            .http()
+            .get("/v1/projects")
+            .query_opt("limit", params.limit)
+            .query_opt("offset", params.offset)
+            .send_json()
+    }
+
+    /// Every project, fetched lazily 100 at a time. Stops at `meta.total`, an empty or
+    /// short page, or the first error (yielded as the last item).
+    ///
+    /// ```no_run
+    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
+    /// let names: Vec<String> = client
+    ///     .projects()
+    ///     .iter()
+    ///     .take(250)
+    ///     .map(|p| p.map(|p| p.name))
+    ///     .collect::<Result<_, _>>()?;
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = Result<Project>> + 'static {
+        let client = self.client.clone();
+        OffsetPaginator::new(MAX_PAGE_SIZE, move |offset, limit| {
+            let page = client
+                .projects()
+                .list(&ListParams::new().limit(limit).offset(offset))?;
+            Ok(page.into())
+        })
+    }
+
+    /// Creates a project. `POST /v1/projects`; the answer is the new project, `active`.
+    ///
+    /// Not retried once the request may have reached the server (the service documents
+    /// no idempotency key), so a dropped connection never creates two projects: the
+    /// error's [`may_have_been_processed`](core_http::Error::may_have_been_processed)
+    /// says whether to look for it before trying again.
+    pub fn create(&self, project: &NewProject) -> Result<Project> {
+        project.validate()?;
+        self.client
+            .http()
+            .post("/v1/projects")
+            .json(project)
+            .send()?
+            .json_data()
+    }
+
+    /// Deletes a project. `DELETE /v1/projects/{id}`; 204, or 200 with or without a
+    /// body, is success. A project that does not exist is an error of kind
+    /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound), which a clean-up can
+    /// treat as already deleted.
+    pub fn delete(&self, id: impl Into<ProjectId>) -> Result<()> {
+        let id = id.into();
+        if id.as_str().trim().is_empty() {
+            return Err(Error::InvalidRequest("a project id is empty".into()));
+        }
+        let path = format!("/v1/projects/{}", core_http::url::encode(id.as_str()));
+        self.client.http().delete(&path).send()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,98 @@
+//! The vision client: configuration and the analyses.
+
+use core_http::{ClientBuilder, Result};
+
+use crate::analyses::{
+    Classification, ClassifyRequest, DetectRequest, Detection, Faces, FacesRequest, OcrRequest,
+    OcrResult,
+};
+use crate::status::Status;
+
+core_http::service_client! {
+    /// A client of the vision service. Cheap to clone; clones share the connection pool.
+    ///
+    /// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
+    /// (`VISION_API_KEY`, `VISION_BASE_URL`), then call [`detect`](Client::detect),
+    /// [`classify`](Client::classify), [`ocr`](Client::ocr), [`faces`](Client::faces)
+    /// or [`status`](Client::status).
+    pub struct Client;
+    env_prefix = "VISION";
+}
+
+impl Client {
+    /// As [`Client::from_env`], reading variables through `lookup` (for tests and
+    /// configuration files). The service documents no request-rate plans, so there is no
+    /// `VISION_PLAN`; the usage quota is reported by [`Client::status`].
+    pub fn from_env_with(lookup: impl Fn(&str) -> Option<String>) -> Result<Client> {
+        ClientBuilder::<Client>::from_env_with("VISION", &lookup)?.build()
+    }
+
+    /// Detects objects. `POST /v2/detect`.
+    pub fn detect(&self, request: &DetectRequest) -> Result<Detection> {
+        request.validate()?;
+        self.analyse("/v2/detect", request)
+    }
+
+    /// Classifies the image. `POST /v2/classify`.
+    pub fn classify(&self, request: &ClassifyRequest) -> Result<Classification> {
+        request.validate()?;
+        self.analyse("/v2/classify", request)
+    }
+
+    /// Extracts text. `POST /v2/ocr`.
+    pub fn ocr(&self, request: &OcrRequest) -> Result<OcrResult> {
+        request.validate()?;
+        self.analyse("/v2/ocr", request)
+    }
+
+    /// Finds faces, with their attributes and, given a collection, their matches.
+    /// `POST /v2/faces`.
+    pub fn faces(&self, request: &FacesRequest) -> Result<Faces> {
+        request.validate()?;
+        self.analyse("/v2/faces", request)
+    }
+
+    /// The service's health and the account's usage. `GET /v2/status`.
+    pub fn status(&self) -> Result<Status> {
+        self.http().get("/v2/status").send()?.json_data()
+    }
+
+    /// An analysis only reads the image, so it is safe to send again: it is retried like
+    /// a GET.
+    fn analyse<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl serde::Serialize,
+    ) -> Result<T> {
+        self.http()
+            .post(path)
+            .json(body)
+            .replay_safe(true)
+            .send()?
+            .json_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn _ensure_send_sync_clone() {
+        fn check<T: Send + Sync + Clone>() {}
+        check::<Client>();
+    }
+
+    #[test]
+    fn from_env_needs_key_and_url_and_hides_the_key() {
+        let env = |name: &str| match name {
+            "VISION_API_KEY" => Some("sk_live_secret".to_owned()),
+            "VISION_BASE_URL" => Some("https://api.example.com".to_owned()),
+            _ => None,
+        };
+        let client = Client::from_env_with(env).unwrap();
+        assert!(!format!("{client:?}").contains("sk_live_secret"));
+        let missing = Client::from_env_with(|_| None).unwrap_err();
+        assert!(missing.to_string().contains("VISION_"), "{missing}");
+    }
+}

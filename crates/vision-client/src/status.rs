@@ -1,0 +1,134 @@
+//! The service's status and the account's usage.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use time::Month;
+
+core_http::string_enum! {
+    /// The service's health. The document gives `operational`; other values are kept.
+    pub enum ServiceStatus {
+        /// Working normally.
+        Operational = "operational",
+    }
+}
+
+/// `GET /v2/status`: health, latency and usage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Status {
+    /// The service's health.
+    pub status: ServiceStatus,
+    /// The service's current latency, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<u64>,
+    /// The account's usage in the current period.
+    pub usage: Usage,
+}
+
+/// The account's usage against its quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Usage {
+    /// Calls made in the period.
+    pub calls_used: u64,
+    /// Calls allowed in the period.
+    pub calls_limit: u64,
+    /// The period, a calendar month.
+    pub period: UsagePeriod,
+}
+
+impl Usage {
+    /// Calls left in the period (0 when used up or over).
+    pub fn remaining(&self) -> u64 {
+        self.calls_limit.saturating_sub(self.calls_used)
+    }
+}
+
+/// A usage period: a calendar month, written `YYYY-MM` on the wire.
+///
+/// ```
+/// let period: vision_client::UsagePeriod = "2026-01".parse().unwrap();
+/// assert_eq!(period.year(), 2026);
+/// assert_eq!(period.month(), time::Month::January);
+/// assert_eq!(period.to_string(), "2026-01");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UsagePeriod {
+    year: i32,
+    month: Month,
+}
+
+impl UsagePeriod {
+    /// The period of `month` in `year`.
+    pub fn new(year: i32, month: Month) -> Self {
+        UsagePeriod { year, month }
+    }
+
+    /// The year.
+    pub fn year(&self) -> i32 {
+        self.year
+    }
+
+    /// The month.
+    pub fn month(&self) -> Month {
+        self.month
+    }
+}
+
+impl fmt::Display for UsagePeriod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}", self.year, u8::from(self.month))
+    }
+}
+
+impl FromStr for UsagePeriod {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("a usage period is YYYY-MM, got {s:?}");
+        let (year, month) = s.trim().split_once('-').ok_or_else(bad)?;
+        if year.len() != 4 || month.len() != 2 {
+            return Err(bad());
+        }
+        let year: i32 = year.parse().map_err(|_| bad())?;
+        let month: u8 = month.parse().map_err(|_| bad())?;
+        let month = Month::try_from(month).map_err(|_| bad())?;
+        Ok(UsagePeriod { year, month })
+    }
+}
+
+impl Serialize for UsagePeriod {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for UsagePeriod {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(deserializer)?;
+        raw.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn periods_parse_strictly() {
+        assert_eq!(
+            "1999-12".parse::<UsagePeriod>().unwrap(),
+            UsagePeriod::new(1999, Month::December)
+        );
+        for bad in ["2026-13", "2026-1", "26-01", "2026/01", "", "2026-00"] {
+            assert!(bad.parse::<UsagePeriod>().is_err(), "{bad}");
+        }
+        let usage: Usage =
+            serde_json::from_str(r#"{"calls_used": 12, "calls_limit": 10, "period": "2026-02"}"#)
+                .unwrap();
+        assert_eq!(usage.remaining(), 0);
+    }
+}
