@@ -66,6 +66,16 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// The server answered with a success status but the body is not what the call
+    /// expects (for example a download that is not a PDF).
+    #[error("unexpected response body (HTTP {status}): {message}")]
+    UnexpectedBody {
+        /// The HTTP status of the response.
+        status: u16,
+        /// What was wrong.
+        message: String,
+    },
+
     /// The response body was larger than the configured cap, so reading stopped.
     #[error("response body exceeds the limit of {limit} bytes")]
     ResponseTooLarge {
@@ -105,7 +115,7 @@ impl Error {
     pub fn status(&self) -> Option<u16> {
         match self {
             Error::Api(e) => Some(e.status),
-            Error::Decode { status, .. } => Some(*status),
+            Error::Decode { status, .. } | Error::UnexpectedBody { status, .. } => Some(*status),
             _ => None,
         }
     }
@@ -147,7 +157,7 @@ impl Error {
                 ..
             } => *may_have_been_processed,
             Error::Api(e) => matches!(e.status, 500 | 502 | 504),
-            Error::Decode { .. } => true,
+            Error::Decode { .. } | Error::UnexpectedBody { .. } => true,
             _ => false,
         }
     }

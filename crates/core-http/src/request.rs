@@ -2,6 +2,8 @@
 //! per-call overrides. Also [`RequestOptions`], the overrides users can apply to any call.
 
 use std::fmt;
+use std::io::Read;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -127,11 +129,38 @@ impl RequestOptions {
     }
 }
 
-/// A request body, kept as bytes so that every attempt sends the same thing.
+/// A request body: bytes kept so that every attempt sends the same thing, or a stream
+/// opened afresh for each attempt.
 #[derive(Clone)]
 pub(crate) struct Body {
     pub(crate) content_type: String,
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) content: Content,
+}
+
+/// What a body holds.
+#[derive(Clone)]
+pub(crate) enum Content {
+    Bytes(Vec<u8>),
+    Stream { open: Arc<OpenBody>, length: u64 },
+}
+
+/// Opens a streamed body; called once per attempt.
+pub type OpenBody = dyn Fn() -> std::io::Result<Box<dyn Read + Send>> + Send + Sync;
+
+impl Body {
+    fn len(&self) -> u64 {
+        match &self.content {
+            Content::Bytes(bytes) => bytes.len() as u64,
+            Content::Stream { length, .. } => *length,
+        }
+    }
+
+    fn bytes(content_type: &str, bytes: Vec<u8>) -> Body {
+        Body {
+            content_type: content_type.to_owned(),
+            content: Content::Bytes(bytes),
+        }
+    }
 }
 
 /// A request under construction. Get one from [`HttpClient::request`] (or `get`, `post`,
@@ -182,12 +211,7 @@ impl<'a> RequestBuilder<'a> {
     /// Sets a JSON body (`Content-Type: application/json`).
     pub fn json<T: Serialize + ?Sized>(mut self, body: &T) -> Self {
         match serde_json::to_vec(body) {
-            Ok(bytes) => {
-                self.body = Some(Body {
-                    content_type: "application/json".into(),
-                    bytes,
-                })
-            }
+            Ok(bytes) => self.body = Some(Body::bytes("application/json", bytes)),
             Err(e) => {
                 self.error = Some(Error::InvalidRequest(format!(
                     "the body could not be serialized: {e}"
@@ -204,18 +228,36 @@ impl<'a> RequestBuilder<'a> {
             .map(|(k, v)| format!("{}={}", crate::url::encode(k), crate::url::encode(v)))
             .collect::<Vec<_>>()
             .join("&");
-        self.body = Some(Body {
-            content_type: "application/x-www-form-urlencoded".into(),
-            bytes: encoded.into_bytes(),
-        });
+        self.body = Some(Body::bytes(
+            "application/x-www-form-urlencoded",
+            encoded.into_bytes(),
+        ));
         self
     }
 
     /// Sets a raw body with its content type.
     pub fn bytes(mut self, content_type: &str, bytes: Vec<u8>) -> Self {
+        self.body = Some(Body::bytes(content_type, bytes));
+        self
+    }
+
+    /// Sets a streamed body of exactly `length` bytes, sent with that `Content-Length`.
+    /// `open` is called for each attempt (a retry or a 307/308 redirect sends the body
+    /// again from the start), so the body is never held in memory as a whole. An attempt
+    /// whose reader yields a different number of bytes fails with an I/O error instead
+    /// of sending a wrong body; an error from `open` itself ends the call, unretried.
+    pub fn body_stream(
+        mut self,
+        content_type: &str,
+        length: u64,
+        open: impl Fn() -> std::io::Result<Box<dyn Read + Send>> + Send + Sync + 'static,
+    ) -> Self {
         self.body = Some(Body {
             content_type: content_type.to_owned(),
-            bytes,
+            content: Content::Stream {
+                open: Arc::new(open),
+                length,
+            },
         });
         self
     }
@@ -289,7 +331,7 @@ impl fmt::Debug for RequestBuilder<'_> {
             .field("method", &self.method)
             .field("path", &self.path)
             .field("query", &self.query)
-            .field("body_len", &self.body.as_ref().map(|b| b.bytes.len()))
+            .field("body_len", &self.body.as_ref().map(|b| b.len()))
             .finish_non_exhaustive()
     }
 }

@@ -9,7 +9,7 @@ use log::{debug, trace};
 use crate::HttpClient;
 use crate::auth::{Auth, CachedToken, OAuth2Config, Secret, TokenResponse};
 use crate::error::{ApiError, Error, ErrorKind, Result};
-use crate::request::{Body, Method, RequestBuilder};
+use crate::request::{Body, Content, Method, RequestBuilder};
 use crate::response::{Headers, Response, StreamingResponse};
 use crate::retry::{Outcome, Replay, RetryDecision, StopReason};
 use crate::url::{self, Origin};
@@ -240,9 +240,29 @@ fn attempt(
         trace!("    headers: {}", crate::log::format_headers(logged));
 
         let connect = call.connect_timeout.min(remaining);
-        let sent = match body {
-            Some(b) => {
-                let req = builder.body(b.bytes.as_slice()).map_err(request_error)?;
+        let sent = match body.map(|b| &b.content) {
+            Some(Content::Bytes(bytes)) => {
+                let req = builder.body(bytes.as_slice()).map_err(request_error)?;
+                run(call, req, connect, remaining)
+            }
+            Some(Content::Stream { open, length }) => {
+                let reader = open().map_err(|source| {
+                    Failure::Transport(
+                        Error::Io {
+                            may_have_been_processed: false,
+                            source,
+                        },
+                        None,
+                    )
+                })?;
+                let reader = ExactLength {
+                    inner: reader,
+                    left: *length,
+                };
+                let req = builder
+                    .header("content-length", length.to_string())
+                    .body(ureq::SendBody::from_owned_reader(reader))
+                    .map_err(request_error)?;
                 run(call, req, connect, remaining)
             }
             None => {
@@ -333,6 +353,44 @@ fn run<S: ureq::AsSendBody>(
             .timeout_per_read(Some(call.read_timeout)),
     };
     agent.run(configured.build())
+}
+
+/// A streamed body that must be exactly as long as the `Content-Length` sent with it:
+/// a reader that ends early or runs long fails the attempt instead of sending a body
+/// that disagrees with its header.
+struct ExactLength {
+    inner: Box<dyn io::Read + Send>,
+    left: u64,
+}
+
+impl io::Read for ExactLength {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the request body is longer than its announced length",
+                )),
+            };
+        }
+        let cap = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..cap])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the request body ended {} bytes short of its announced length",
+                    self.left
+                ),
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
 }
 
 fn request_error(e: ureq::http::Error) -> Failure {

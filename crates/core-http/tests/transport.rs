@@ -1157,3 +1157,69 @@ fn keep_alive_reuses_one_connection() {
     assert_eq!(server.requests().len(), 20);
     assert_eq!(server.connections(), 1);
 }
+
+#[test]
+fn a_streamed_body_is_reopened_for_each_attempt_and_sent_with_its_length() {
+    let mut server = mockito::Server::new();
+    let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    let fail = server
+        .mock("POST", "/v1/upload")
+        .match_header("content-length", "200000")
+        .match_body(payload.clone())
+        .with_status(503)
+        .expect(1)
+        .create();
+    let ok = server
+        .mock("POST", "/v1/upload")
+        .match_header("x-retry-count", "1")
+        .match_header("content-type", "application/octet-stream")
+        .match_body(payload.clone())
+        .with_status(201)
+        .with_body(r#"{"id":"u1"}"#)
+        .expect(1)
+        .create();
+    let opened = Arc::new(Mutex::new(0));
+    let counter = opened.clone();
+    let shared = Arc::new(payload);
+    let sleeper = RecordingSleeper::new();
+    let v: Value = client(&server.url(), &sleeper)
+        .post("/v1/upload")
+        .idempotency_key("upload-1")
+        .body_stream("application/octet-stream", 200_000, move || {
+            *counter.lock().unwrap() += 1;
+            let bytes = shared.clone();
+            Ok(Box::new(std::io::Cursor::new(bytes.to_vec())) as Box<dyn std::io::Read + Send>)
+        })
+        .send_json()
+        .unwrap();
+    assert_eq!(v["id"], "u1");
+    fail.assert();
+    ok.assert();
+    assert_eq!(*opened.lock().unwrap(), 2, "opened once per attempt");
+}
+
+#[test]
+fn a_streamed_body_of_the_wrong_length_is_not_sent_as_is() {
+    let server = mockito::Server::new();
+    let sleeper = RecordingSleeper::new();
+    let err = client(&server.url(), &sleeper)
+        .post("/v1/upload")
+        .max_retries(0)
+        .body_stream("application/octet-stream", 10, || {
+            Ok(Box::new(std::io::Cursor::new(b"short".to_vec())) as Box<dyn std::io::Read + Send>)
+        })
+        .send()
+        .unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err:?}");
+    let err = client(&server.url(), &sleeper)
+        .post("/v1/upload")
+        .body_stream("application/octet-stream", 3, || {
+            Err(std::io::Error::new(std::io::ErrorKind::NotFound, "gone"))
+        })
+        .send()
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Io { may_have_been_processed: false, source } if source.to_string() == "gone"),
+        "{err:?}"
+    );
+}
