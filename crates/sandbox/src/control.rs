@@ -31,6 +31,68 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/events", get(events))
         .route("/faults", post(add_fault).delete(clear_faults))
         .route("/reset", post(reset))
+        .route("/esign/documents/{id}/sign", post(esign_sign))
+        .route("/esign/documents/{id}/decline", post(esign_decline))
+        .route("/esign/documents/{id}/pdf_size", post(esign_pdf_size))
+}
+
+/// The optional `email` of a sign or decline request (an empty body is fine).
+fn signer_email(body: &Bytes) -> Result<Option<String>, Response> {
+    if body.is_empty() {
+        return Ok(None);
+    }
+    let body = object_body(body)?;
+    match body.get("email") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(email)) => Ok(Some(email.clone())),
+        Some(_) => Err(bad_request("invalid_email", "email must be a string")),
+    }
+}
+
+async fn esign_sign(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let email = match signer_email(&body) {
+        Ok(email) => email,
+        Err(e) => return e,
+    };
+    shared
+        .with_world(|w| crate::esign::sign(w, &id, email.as_deref()))
+        .map(|doc| json(StatusCode::OK, &doc))
+        .unwrap_or_else(|e| e)
+}
+
+async fn esign_decline(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let email = match signer_email(&body) {
+        Ok(email) => email,
+        Err(e) => return e,
+    };
+    shared
+        .with_world(|w| crate::esign::decline(w, &id, email.as_deref()))
+        .map(|doc| json(StatusCode::OK, &doc))
+        .unwrap_or_else(|e| e)
+}
+
+async fn esign_pdf_size(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let bytes = match object_body(&body).map(|b| b.get("bytes").and_then(Value::as_u64)) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return bad_request("invalid_bytes", "bytes must be a whole number"),
+        Err(e) => return e,
+    };
+    shared
+        .with_world(|w| crate::esign::set_pdf_size(w, &id, bytes))
+        .map(|()| StatusCode::NO_CONTENT.into_response())
+        .unwrap_or_else(|e| e)
 }
 
 async fn info(State(shared): State<Arc<Shared>>) -> Response {

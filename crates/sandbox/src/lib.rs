@@ -35,6 +35,7 @@
 
 mod clock;
 mod control;
+mod esign;
 mod faults;
 mod http;
 mod ids;
@@ -55,6 +56,10 @@ use axum::Router;
 use time::OffsetDateTime;
 use tokio::sync::oneshot;
 
+pub use esign::{
+    AUTO_SIGN_AFTER_SECS, ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET, MAX_DOCUMENT_BYTES,
+    TOKEN_LIFETIME_SECS,
+};
 pub use faults::{Fault, FaultAction};
 pub use plans::{DEFAULT_KEY, DEFAULT_KEYS, Service};
 pub use projects::ENVIRONMENTS;
@@ -183,6 +188,7 @@ fn app(shared: Arc<Shared>) -> Router {
         .nest("/social", social::router())
         .nest("/projects", projects::router())
         .nest("/vision", vision::router())
+        .nest("/esign", esign::router())
         .fallback(server::not_found)
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
@@ -190,6 +196,7 @@ fn app(shared: Arc<Shared>) -> Router {
         ));
     Router::new()
         .nest("/_sandbox", control::router())
+        .route("/esign/oauth/token", axum::routing::post(esign::token))
         .merge(services)
         .with_state(shared)
 }
@@ -251,6 +258,44 @@ impl Sandbox {
     /// The vision service's base URL (paths such as `/v2/detect` go after it).
     pub fn vision_url(&self) -> String {
         self.service_url(Service::Vision)
+    }
+
+    /// The e-signature service's base URL (paths such as `/documents` go after it).
+    pub fn esign_url(&self) -> String {
+        self.service_url(Service::Esign)
+    }
+
+    /// The e-signature service's OAuth 2.0 token URL (client credentials
+    /// [`ESIGN_CLIENT_ID`] and [`ESIGN_CLIENT_SECRET`]).
+    pub fn esign_token_url(&self) -> String {
+        format!("{}/oauth/token", self.esign_url())
+    }
+
+    /// How many requests the e-signature token endpoint has answered.
+    pub fn esign_token_requests(&self) -> u64 {
+        self.shared.with_world(|w| esign::token_requests(w))
+    }
+
+    /// Signs e-signature document `id` for the signer with `email` (or the next signer
+    /// whose turn it is), as the control endpoint
+    /// `POST /_sandbox/esign/documents/{id}/sign` does. Returns the document's JSON, or
+    /// the error's.
+    pub fn esign_sign(
+        &self,
+        id: &str,
+        email: Option<&str>,
+    ) -> Result<serde_json::Value, serde_json::Value> {
+        self.shared
+            .with_world(|w| esign::sign(w, id, email))
+            .map_err(|_| serde_json::json!({"error": "could not sign", "document": id}))
+    }
+
+    /// Pads document `id`'s signed PDF to `bytes` (for download benchmarks); the sandbox
+    /// streams it without holding it in memory.
+    pub fn esign_set_pdf_size(&self, id: &str, bytes: u64) -> bool {
+        self.shared
+            .with_world(|w| esign::set_pdf_size(w, id, bytes))
+            .is_ok()
     }
 
     /// The vision service's monthly call quota for a plan (`free`, `pro`, ...).

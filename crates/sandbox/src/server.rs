@@ -16,6 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::{Notify, oneshot};
 use tower::ServiceExt as _;
 
+use crate::esign::TokenCheck;
 use crate::faults::FaultAction;
 use crate::http::{Caller, error};
 use crate::plans::{Admission, Service};
@@ -118,20 +119,35 @@ pub(crate) async fn gate(
             .map(str::trim)
             .map(str::to_owned);
         let admission = shared.with_world(|w| {
-            let key = key.as_deref()?;
-            let plan = w.plan_of(key)?.to_owned();
-            Some(w.admit(key, &plan, service))
+            let key = key.as_deref().ok_or("unauthorized")?;
+            if let Some(plan) = w.plan_of(key).map(str::to_owned) {
+                return Ok((key.to_owned(), w.admit(key, &plan, service)));
+            }
+            if service == Service::Esign {
+                match crate::esign::check_token(w, key) {
+                    TokenCheck::Valid(tenant) => {
+                        return Ok((tenant.clone(), w.admit(&tenant, "default", service)));
+                    }
+                    TokenCheck::Expired => return Err("token_expired"),
+                    TokenCheck::Unknown => {}
+                }
+            }
+            Err("unauthorized")
         });
-        let Some(admission) = admission else {
-            let mut response = error(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "missing or unknown API key: send Authorization: Bearer <key>",
-            );
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            break 'answer response;
+        let (key, admission) = match admission {
+            Ok(admitted) => admitted,
+            Err(code) => {
+                let message = if code == "token_expired" {
+                    "the access token has expired: request a new one"
+                } else {
+                    "missing or unknown API key: send Authorization: Bearer <key>"
+                };
+                let mut response = error(StatusCode::UNAUTHORIZED, code, message);
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                break 'answer response;
+            }
         };
         let limits = match admission {
             Some(Admission::Limited {
@@ -158,9 +174,7 @@ pub(crate) async fn gate(
             }) => Some((limit, remaining, reset)),
             None => None,
         };
-        if let Some(key) = key {
-            request.extensions_mut().insert(Caller { key });
-        }
+        request.extensions_mut().insert(Caller { key });
         let mut response = next.run(request).await;
         if let Some((limit, remaining, reset)) = limits {
             let headers = response.headers_mut();

@@ -13,7 +13,7 @@ use crate::plans::{Admission, Bucket, Service, limit_for};
 use crate::webhooks::{
     Delivery, DeliveryStatus, EventRecord, Job, WebhookReceiver, WorkerMsg, WorkerSender,
 };
-use crate::{projects, social, vision};
+use crate::{esign, projects, social, vision};
 
 /// What the sandbox was started with, kept so that a reset can go back to it.
 #[derive(Debug, Clone)]
@@ -118,6 +118,7 @@ pub(crate) struct World {
     pub social: social::SocialState,
     pub projects: projects::ProjectsState,
     pub vision: vision::VisionState,
+    pub esign: esign::EsignState,
 }
 
 impl World {
@@ -136,6 +137,7 @@ impl World {
             social: social::SocialState::default(),
             projects: projects::ProjectsState::default(),
             vision: vision::VisionState::default(),
+            esign: esign::EsignState::default(),
             settings,
         }
     }
@@ -203,7 +205,9 @@ impl World {
     /// Lets time-driven things happen: scheduled posts publish, daily analytics refresh.
     pub(crate) fn tick(&mut self) {
         let now = self.now();
-        for (event_type, data) in social::tick(self, now) {
+        let mut events = social::tick(self, now);
+        events.extend(esign::tick(self, now));
+        for (event_type, data) in events {
             self.emit(event_type, data);
         }
     }
