@@ -13,7 +13,7 @@
 
 use std::time::SystemTime;
 
-use core_http::webhook::{Envelope, verify};
+use core_http::webhook::{Envelope, verify_envelope_at};
 pub use core_http::webhook::{WebhookError, WebhookHeaders};
 
 use crate::accounts::Account;
@@ -89,8 +89,7 @@ pub fn verify_and_parse_at<H: WebhookHeaders + ?Sized>(
     body: &[u8],
     now: SystemTime,
 ) -> Result<Event, WebhookError> {
-    verify(secret, headers, body, now)?;
-    Event::from_envelope(serde_json::from_slice(body)?)
+    Event::from_envelope(verify_envelope_at(secret, headers, body, now)?)
 }
 
 /// A signed example delivery, for documentation examples.
@@ -98,16 +97,6 @@ pub fn verify_and_parse_at<H: WebhookHeaders + ?Sized>(
 pub fn example_delivery() -> (String, Vec<(String, String)>, Vec<u8>) {
     let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned();
     let body = br#"{"type":"post.published","timestamp":"2026-01-01T09:00:00Z","data":{"id":"post_1","content":"hi","platform":"x","status":"published"}}"#.to_vec();
-    let timestamp = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or_default();
-    let signature =
-        core_http::webhook::sign(&secret, "msg_1", timestamp, &body).unwrap_or_default();
-    let headers = vec![
-        ("webhook-id".to_owned(), "msg_1".to_owned()),
-        ("webhook-timestamp".to_owned(), timestamp.to_string()),
-        ("webhook-signature".to_owned(), signature),
-    ];
+    let headers = core_http::webhook::signed_headers(&secret, "msg_1", &body).unwrap_or_default();
     (secret, headers, body)
 }
