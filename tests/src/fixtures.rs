@@ -522,3 +522,112 @@ pub fn vision(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
     )?;
     Ok(s.out)
 }
+
+/// A small PDF to send in recorded fixtures.
+pub const ESIGN_SAMPLE: &[u8] = b"%PDF-1.4\n% sample contract\n%%EOF\n";
+
+/// The e-signature service: send (file and URL), get before and after signing, the
+/// download, every error the sandbox answers, and one delivery body per event type.
+pub fn esign(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
+    use base64::Engine as _;
+    let key = sandbox::DEFAULT_KEY;
+    let mut s = Session::new(recorder, sandbox::Service::Esign);
+    let content = base64::engine::general_purpose::STANDARD.encode(ESIGN_SAMPLE);
+    let sent = s.record(
+        "documents_send",
+        key,
+        "POST",
+        "/documents",
+        Some(json!({
+            "name": "Services agreement",
+            "file": {"filename": "contract.pdf", "content_base64": content},
+            "signers": [
+                {"name": "Ada Lovelace", "email": "ada@example.com", "order": 1},
+                {"name": "Charles Babbage", "email": "charles@example.com", "order": 2}
+            ],
+            "subject": "Please sign",
+            "metadata": {"deal": "D-42"}
+        })),
+    )?;
+    s.record(
+        "documents_send_url",
+        key,
+        "POST",
+        "/documents",
+        Some(json!({
+            "file_url": "https://files.example.com/nda.pdf",
+            "signers": [{"name": "Grace Hopper", "email": "grace@example.com"}]
+        })),
+    )?;
+    let id = sent.response["body"]["id"]
+        .as_str()
+        .context("the sent document has no id")?
+        .to_owned();
+    s.record(
+        "documents_get",
+        key,
+        "GET",
+        &format!("/documents/{id}"),
+        None,
+    )?;
+    s.record(
+        "error_not_completed",
+        key,
+        "GET",
+        &format!("/documents/{id}/download"),
+        None,
+    )?;
+    for email in ["ada@example.com", "charles@example.com"] {
+        recorder
+            .sandbox()
+            .esign_sign(&id, Some(email))
+            .map_err(|e| anyhow!("signing for {email}: {e}"))?;
+    }
+    s.record(
+        "documents_get_completed",
+        key,
+        "GET",
+        &format!("/documents/{id}"),
+        None,
+    )?;
+    s.record(
+        "documents_download",
+        key,
+        "GET",
+        &format!("/documents/{id}/download"),
+        None,
+    )?;
+    s.record(
+        "error_document_not_found",
+        key,
+        "GET",
+        "/documents/doc_missing",
+        None,
+    )?;
+    s.record(
+        "error_invalid_signer",
+        key,
+        "POST",
+        "/documents",
+        Some(json!({
+            "file_url": "https://files.example.com/nda.pdf",
+            "signers": [{"name": "Nobody", "email": "not-an-email"}]
+        })),
+    )?;
+    s.record(
+        "error_no_signers",
+        key,
+        "POST",
+        "/documents",
+        Some(json!({"file_url": "https://files.example.com/nda.pdf", "signers": []})),
+    )?;
+    s.record(
+        "error_unauthorized",
+        "sk_test_unknown",
+        "GET",
+        &format!("/documents/{id}"),
+        None,
+    )?;
+    s.record_events();
+    Ok(s.out)
+}

@@ -209,8 +209,16 @@ fn attempt(
         let mut builder = ureq::http::Request::builder()
             .method(method.as_str())
             .uri(&url)
-            .header("user-agent", &cfg.user_agent)
-            .header("accept", "application/json");
+            .header("user-agent", &cfg.user_agent);
+        // JSON unless the client or this call asks for something else.
+        if !cfg
+            .headers
+            .iter()
+            .chain(call.headers.iter())
+            .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
+        {
+            builder = builder.header("accept", "application/json");
+        }
         let mut logged: Vec<(&str, &str)> = vec![];
         if let Some(b) = body {
             builder = builder.header("content-type", &b.content_type);

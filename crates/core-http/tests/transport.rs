@@ -711,6 +711,25 @@ fn default_headers_are_sent() {
     m.assert();
 }
 
+#[test]
+fn a_call_accept_header_replaces_the_default() {
+    let mut server = mockito::Server::new();
+    // Exactly one Accept, the call's: mockito joins repeated headers with ", ".
+    let m = server
+        .mock("GET", "/file")
+        .match_header("accept", "application/pdf")
+        .with_body("{}")
+        .expect(1)
+        .create();
+    let sleeper = RecordingSleeper::new();
+    client(&server.url(), &sleeper)
+        .get("/file")
+        .header("Accept", "application/pdf")
+        .send()
+        .unwrap();
+    m.assert();
+}
+
 fn token_body(token: &str, expires_in: u64) -> String {
     json!({"access_token": token, "token_type": "Bearer", "expires_in": expires_in}).to_string()
 }

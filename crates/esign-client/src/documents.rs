@@ -486,8 +486,11 @@ impl<'a> Documents<'a> {
 pub struct DownloadRequest<'a> {
     client: &'a Client,
     id: DocumentId,
-    progress: Option<Box<dyn FnMut(u64, Option<u64>) + 'a>>,
+    progress: Option<ProgressFn<'a>>,
 }
+
+/// A progress callback: `(bytes so far, Content-Length)`.
+type ProgressFn<'a> = Box<dyn FnMut(u64, Option<u64>) + 'a>;
 
 impl std::fmt::Debug for DownloadRequest<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -561,7 +564,13 @@ impl<'a> DownloadRequest<'a> {
     /// Fetches and checks the body, writing it to `to`; returns the byte count.
     fn stream(&mut self, to: &mut dyn Write) -> Result<u64> {
         let path = document_path(&self.id, "/download")?;
-        let mut response = self.client.http().get(&path).send_streaming()?;
+        let mut response = self
+            .client
+            .http()
+            .get(&path)
+            // The PDF, or a JSON error.
+            .header("accept", "application/pdf, application/json")
+            .send_streaming()?;
         let status = response.status();
         let unexpected = |message: String| Error::UnexpectedBody { status, message };
         if let Some(content_type) = response.headers().get("content-type") {

@@ -42,6 +42,10 @@ fn run(check: bool) -> Result<bool> {
             root.join("crates/vision-client/tests/fixtures"),
             e2e::fixtures::vision(&Recorder::start()?)?,
         ),
+        (
+            root.join("crates/esign-client/tests/fixtures"),
+            e2e::fixtures::esign(&Recorder::start()?)?,
+        ),
     ];
     let mut clean = true;
     for (dir, fixtures) in sets {
