@@ -61,7 +61,7 @@ async fn esign_sign(
     shared
         .with_world(|w| crate::esign::sign(w, &id, email.as_deref()))
         .map(|doc| json(StatusCode::OK, &doc))
-        .unwrap_or_else(|e| e)
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn esign_decline(
@@ -76,7 +76,7 @@ async fn esign_decline(
     shared
         .with_world(|w| crate::esign::decline(w, &id, email.as_deref()))
         .map(|doc| json(StatusCode::OK, &doc))
-        .unwrap_or_else(|e| e)
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn esign_pdf_size(
@@ -92,7 +92,7 @@ async fn esign_pdf_size(
     shared
         .with_world(|w| crate::esign::set_pdf_size(w, &id, bytes))
         .map(|()| StatusCode::NO_CONTENT.into_response())
-        .unwrap_or_else(|e| e)
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn info(State(shared): State<Arc<Shared>>) -> Response {

@@ -683,13 +683,58 @@ fn find<'w>(world: &'w mut World, id: &str) -> Option<&'w mut Document> {
         .find(|d| d.id == id)
 }
 
+/// Why a control operation was refused: an error answer for the control endpoints, a
+/// message for in-process callers.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    fn not_found(id: &str) -> Refusal {
+        Refusal::new(
+            StatusCode::NOT_FOUND,
+            "document_not_found",
+            format!("no document with id {id:?}"),
+        )
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        error(self.status, self.code, self.message)
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
 /// Signs document `id` for the signer with `email`, or for the next signer whose turn it
 /// is. Returns the document after signing.
-pub(crate) fn sign(world: &mut World, id: &str, email: Option<&str>) -> Result<Value, Response> {
+pub(crate) fn sign(world: &mut World, id: &str, email: Option<&str>) -> Result<Value, Refusal> {
     let now = world.now();
-    let document = find(world, id).ok_or_else(|| not_found(id))?;
+    let document = find(world, id).ok_or_else(|| Refusal::not_found(id))?;
     if document.status != "sent" {
-        return Err(error(
+        return Err(Refusal::new(
             StatusCode::CONFLICT,
             "not_signable",
             format!("document {id} is {}", document.status),
@@ -701,14 +746,19 @@ pub(crate) fn sign(world: &mut World, id: &str, email: Option<&str>) -> Result<V
             .iter()
             .position(|s| s.email.eq_ignore_ascii_case(email))
             .ok_or_else(|| {
-                bad_request("unknown_signer", format!("{email} is not a signer of {id}"))
+                Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    "unknown_signer",
+                    format!("{email} is not a signer of {id}"),
+                )
             })?,
-        None => next_signer(document)
-            .ok_or_else(|| error(StatusCode::CONFLICT, "not_signable", "no signer is pending"))?,
+        None => next_signer(document).ok_or_else(|| {
+            Refusal::new(StatusCode::CONFLICT, "not_signable", "no signer is pending")
+        })?,
     };
     document
         .may_sign(index)
-        .map_err(|why| error(StatusCode::CONFLICT, "not_your_turn", why))?;
+        .map_err(|why| Refusal::new(StatusCode::CONFLICT, "not_your_turn", why))?;
     let events = document.sign(index, now);
     let answer = document.to_json();
     for (event_type, data) in events {
@@ -718,11 +768,11 @@ pub(crate) fn sign(world: &mut World, id: &str, email: Option<&str>) -> Result<V
 }
 
 /// Declines document `id` for the signer with `email` (or the next pending signer).
-pub(crate) fn decline(world: &mut World, id: &str, email: Option<&str>) -> Result<Value, Response> {
+pub(crate) fn decline(world: &mut World, id: &str, email: Option<&str>) -> Result<Value, Refusal> {
     let now = world.now();
-    let document = find(world, id).ok_or_else(|| not_found(id))?;
+    let document = find(world, id).ok_or_else(|| Refusal::not_found(id))?;
     if document.status != "sent" {
-        return Err(error(
+        return Err(Refusal::new(
             StatusCode::CONFLICT,
             "not_signable",
             format!("document {id} is {}", document.status),
@@ -735,7 +785,13 @@ pub(crate) fn decline(world: &mut World, id: &str, email: Option<&str>) -> Resul
             .position(|s| s.email.eq_ignore_ascii_case(email) && s.status == "pending"),
         None => next_signer(document),
     }
-    .ok_or_else(|| bad_request("unknown_signer", "no such pending signer"))?;
+    .ok_or_else(|| {
+        Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "unknown_signer",
+            "no such pending signer",
+        )
+    })?;
     document.signers[index].status = "declined";
     document.status = "declined";
     document.updated_at = now;
@@ -745,8 +801,8 @@ pub(crate) fn decline(world: &mut World, id: &str, email: Option<&str>) -> Resul
 }
 
 /// Pads document `id`'s signed PDF to `bytes` (at least its natural size).
-pub(crate) fn set_pdf_size(world: &mut World, id: &str, bytes: u64) -> Result<(), Response> {
-    let document = find(world, id).ok_or_else(|| not_found(id))?;
+pub(crate) fn set_pdf_size(world: &mut World, id: &str, bytes: u64) -> Result<(), Refusal> {
+    let document = find(world, id).ok_or_else(|| Refusal::not_found(id))?;
     document.pdf_size = Some(bytes);
     Ok(())
 }

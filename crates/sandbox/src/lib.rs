@@ -279,15 +279,11 @@ impl Sandbox {
     /// Signs e-signature document `id` for the signer with `email` (or the next signer
     /// whose turn it is), as the control endpoint
     /// `POST /_sandbox/esign/documents/{id}/sign` does. Returns the document's JSON, or
-    /// the error's.
-    pub fn esign_sign(
-        &self,
-        id: &str,
-        email: Option<&str>,
-    ) -> Result<serde_json::Value, serde_json::Value> {
+    /// why it was refused (`409 not_your_turn: ...`).
+    pub fn esign_sign(&self, id: &str, email: Option<&str>) -> Result<serde_json::Value, String> {
         self.shared
             .with_world(|w| esign::sign(w, id, email))
-            .map_err(|_| serde_json::json!({"error": "could not sign", "document": id}))
+            .map_err(|refusal| refusal.to_string())
     }
 
     /// Pads document `id`'s signed PDF to `bytes` (for download benchmarks); the sandbox
