@@ -304,7 +304,8 @@ impl<C: ServiceClient> ClientBuilder<C> {
         self
     }
 
-    /// Replaces the clock used by the rate limiter. Defaults to `Instant::now()`.
+    /// Replaces the clock used by the rate limiter and the OAuth token cache (to judge a
+    /// token's age). Defaults to `Instant::now()`.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.config.clock = clock;
         self

@@ -568,7 +568,7 @@ impl HttpClient {
             }
         }
         if let Some(cached) = slot.as_ref()
-            && cached.is_fresh(Instant::now())
+            && cached.is_fresh(self.inner.config.clock.now())
         {
             return Ok(cached.token.clone());
         }
@@ -589,7 +589,7 @@ impl HttpClient {
                 "the OAuth token endpoint answered without an access_token",
             ));
         }
-        let cached = CachedToken::new(answer, Instant::now());
+        let cached = CachedToken::new(answer, self.inner.config.clock.now());
         let token = cached.token.clone();
         *slot = Some(cached);
         Ok(token)

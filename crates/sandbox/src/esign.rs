@@ -673,6 +673,18 @@ pub(crate) fn token_requests(world: &World) -> u64 {
     world.esign.token_requests
 }
 
+/// Every document of every tenant, oldest first, as the API shows them.
+pub(crate) fn documents(world: &World) -> Vec<Value> {
+    let mut all: Vec<&Document> = world
+        .esign
+        .tenants
+        .values()
+        .flat_map(|t| t.documents.iter())
+        .collect();
+    all.sort_by_key(|d| d.created_at);
+    all.into_iter().map(Document::to_json).collect()
+}
+
 /// Finds a document by id across tenants.
 fn find<'w>(world: &'w mut World, id: &str) -> Option<&'w mut Document> {
     world

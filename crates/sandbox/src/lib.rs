@@ -276,6 +276,12 @@ impl Sandbox {
         self.shared.with_world(|w| esign::token_requests(w))
     }
 
+    /// Every e-signature document the sandbox holds (all keys), oldest first, as
+    /// `GET /documents/{id}` shows them: lets a test count what was really created.
+    pub fn esign_documents(&self) -> Vec<serde_json::Value> {
+        self.shared.with_world(|w| esign::documents(w))
+    }
+
     /// Signs e-signature document `id` for the signer with `email` (or the next signer
     /// whose turn it is), as the control endpoint
     /// `POST /_sandbox/esign/documents/{id}/sign` does. Returns the document's JSON, or
