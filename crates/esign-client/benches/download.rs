@@ -1,0 +1,224 @@
+//! `cargo xtask bench`: downloading a 1 GiB signed PDF from the sandbox to a file with
+//! `download_to_path`, side by side with a raw `ureq` copy of the same bytes to a file;
+//! throughput and peak resident memory of each.
+//!
+//! The sandbox runs in a child process (this program started again with `--serve`), so
+//! the memory measured is the downloading process's alone. Peak memory is the kernel's
+//! high-water mark (`VmHWM`), reset before each download through `/proc/self/clear_refs`.
+//!
+//! Options: `--size-mib N` (default 1024), `--rounds N` (default 5, after one
+//! uncounted warm-up round), `--write <file>` to
+//! also write the results as a Markdown section.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use esign_client::{Client, DocumentSource, NewSigner, SendDocument};
+
+/// The resident-memory target for a download, whatever the file's size.
+const TARGET_PEAK_MIB: f64 = 64.0;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let option = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let size_mib: u64 = option("--size-mib").map_or(1024, |s| s.parse().unwrap());
+    if args.iter().any(|a| a == "--serve") {
+        serve(size_mib << 20);
+        return;
+    }
+    let rounds: usize = option("--rounds").map_or(5, |s| s.parse().unwrap());
+    let write_to = option("--write");
+
+    let (mut child, url, id, key) = start_sandbox(size_mib);
+    let client = Client::new(&url, key.as_str()).unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("esign-download-bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("signed.pdf");
+    let size = size_mib << 20;
+    let baseline = memory("VmRSS");
+
+    let mut ours = Vec::new();
+    let mut raw = Vec::new();
+    for round in 0..=rounds {
+        // Alternate which side goes first, so neither always meets a warm page cache.
+        let sides: [bool; 2] = if round % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for use_client in sides {
+            let _ = std::fs::remove_file(&target);
+            reset_peak();
+            let started = Instant::now();
+            let bytes = if use_client {
+                client
+                    .documents()
+                    .download_to_path(id.as_str(), &target)
+                    .unwrap()
+                    .bytes
+            } else {
+                raw_download(&url, &id, &key, &target)
+            };
+            let elapsed = started.elapsed();
+            let peak = memory("VmHWM");
+            assert_eq!(bytes, size, "the whole file arrived");
+            assert_eq!(std::fs::metadata(&target).unwrap().len(), size);
+            check_pdf(&target);
+            if round > 0 {
+                let side = if use_client { &mut ours } else { &mut raw };
+                side.push((elapsed, peak));
+            }
+            println!(
+                "round {}: {:<9} {:>7.0} MiB/s, peak RSS {:.1} MiB",
+                if round == 0 {
+                    "warm-up".to_owned()
+                } else {
+                    round.to_string()
+                },
+                if use_client { "client" } else { "raw ureq" },
+                size as f64 / elapsed.as_secs_f64() / (1 << 20) as f64,
+                peak
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&target);
+    drop(child.stdin.take());
+    let _ = child.wait();
+
+    let median = |side: &[(Duration, f64)]| {
+        let mut times: Vec<Duration> = side.iter().map(|s| s.0).collect();
+        times.sort();
+        times[times.len() / 2]
+    };
+    let max_peak = |side: &[(Duration, f64)]| side.iter().map(|s| s.1).fold(0.0, f64::max);
+    let throughput = |d: Duration| size as f64 / d.as_secs_f64() / (1 << 20) as f64;
+    let (ours_t, raw_t) = (median(&ours), median(&raw));
+    let (ours_peak, raw_peak) = (max_peak(&ours), max_peak(&raw));
+    let verdict = if ours_peak < TARGET_PEAK_MIB {
+        "met"
+    } else {
+        "**missed**"
+    };
+    let report = format!(
+        "## esign-client: a {size_mib} MiB signed PDF downloaded to a file\n\n\
+Release build, one run, {rounds} alternating rounds per side (after a warm-up round) against the sandbox running in \
+a child process on this machine. Both sides write to a file in the target folder and \
+`fsync` it; the client also checks the `%PDF-` signature, `Content-Length` and `%%EOF`, \
+writes a temporary file and renames it. Peak memory is the downloading process's resident \
+high-water mark (`VmHWM`, reset before each download); before any download it was \
+{baseline:.1} MiB.\n\n\
+| side | median time | throughput | peak resident memory |\n|---|---|---|---|\n\
+| `download_to_path` | {:.2} s | {:.0} MiB/s | {ours_peak:.1} MiB |\n\
+| raw `ureq` + `io::copy` | {:.2} s | {:.0} MiB/s | {raw_peak:.1} MiB |\n\n\
+Time ratio client / raw: **{:.3}**. Peak memory target under {TARGET_PEAK_MIB:.0} MiB \
+whatever the size: {verdict}.\n",
+        ours_t.as_secs_f64(),
+        throughput(ours_t),
+        raw_t.as_secs_f64(),
+        throughput(raw_t),
+        ours_t.as_secs_f64() / raw_t.as_secs_f64(),
+    );
+    println!("\n{report}");
+    if let Some(path) = write_to {
+        std::fs::write(&path, report).unwrap();
+        println!("written to {path}");
+    }
+}
+
+/// The child: a sandbox holding one completed document padded to `size` bytes. Prints
+/// `<base url> <document id> <api key>` and serves until its stdin closes.
+fn serve(size: u64) {
+    let sandbox = sandbox::Sandbox::start().unwrap();
+    let client = Client::new(sandbox.esign_url(), sandbox.api_key()).unwrap();
+    let document = client
+        .documents()
+        .send(
+            &SendDocument::new(DocumentSource::bytes(
+                "bench.pdf",
+                b"%PDF-1.4\n%%EOF\n".to_vec(),
+            ))
+            .signer(NewSigner::new("Ada Lovelace", "ada@example.com")),
+        )
+        .unwrap();
+    sandbox.esign_sign(document.id.as_str(), None).unwrap();
+    assert!(sandbox.esign_set_pdf_size(document.id.as_str(), size));
+    println!(
+        "{} {} {}",
+        sandbox.esign_url(),
+        document.id,
+        sandbox.api_key()
+    );
+    std::io::stdout().flush().unwrap();
+    let mut rest = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut rest);
+}
+
+fn start_sandbox(size_mib: u64) -> (Child, String, String, String) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--serve", "--size-mib", &size_mib.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let mut parts = line.split_whitespace().map(str::to_owned);
+    let (url, id, key) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
+    (child, url, id, key)
+}
+
+/// The reference: a plain ureq GET copied to a file with `io::copy`, then synced.
+fn raw_download(url: &str, id: &str, key: &str, to: &Path) -> u64 {
+    let mut response = ureq::get(format!("{url}/documents/{id}/download"))
+        .header("authorization", format!("Bearer {key}"))
+        .call()
+        .unwrap();
+    let file = std::fs::File::create(to).unwrap();
+    let mut writer = BufWriter::with_capacity(64 * 1024, file);
+    let bytes = std::io::copy(&mut response.body_mut().as_reader(), &mut writer).unwrap();
+    let file = writer.into_inner().unwrap();
+    file.sync_all().unwrap();
+    bytes
+}
+
+/// The file starts with `%PDF-` and ends with `%%EOF`.
+fn check_pdf(path: &Path) {
+    let mut file = std::fs::File::open(path).unwrap();
+    let mut head = [0u8; 5];
+    file.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"%PDF-");
+    use std::io::Seek;
+    file.seek(std::io::SeekFrom::End(-16)).unwrap();
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).unwrap();
+    assert!(tail.trim_ascii_end().ends_with(b"%%EOF"));
+}
+
+/// A memory figure of this process from `/proc/self/status`, in MiB (0 where there is
+/// no such file).
+fn memory(field: &str) -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+/// Resets the resident high-water mark to the current resident size.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
