@@ -20,6 +20,7 @@ fn main() -> anyhow::Result<()> {
     social(&sandbox)?;
     projects(&sandbox)?;
     vision(&sandbox)?;
+    esign(&sandbox)?;
     println!(
         "\ntour finished in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -293,5 +294,103 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         "  status: {} of {} calls used in {}",
         usage.calls_used, usage.calls_limit, usage.period
     );
+    Ok(())
+}
+
+fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
+    use esign_client::webhooks::{self, Event};
+    use esign_client::{Client, DocumentSource, NewSigner, SendDocument};
+
+    println!("\n#### esign-client");
+    let receiver = WebhookReceiver::start(0)?;
+    let endpoint = sandbox.add_webhook(receiver.url());
+    let client = Client::with_oauth(
+        sandbox.esign_url(),
+        sandbox.esign_token_url(),
+        sandbox::ESIGN_CLIENT_ID,
+        sandbox::ESIGN_CLIENT_SECRET,
+    )?;
+    let dir = std::env::temp_dir().join(format!("esign-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+
+    step("send a contract to two signers (OAuth client credentials, one Idempotency-Key)");
+    let contract = SendDocument::new(DocumentSource::bytes(
+        "contract.pdf",
+        b"%PDF-1.4\n% demo contract\n%%EOF\n".to_vec(),
+    ))
+    .name("Services agreement")
+    .signer(NewSigner::new("Ada Lovelace", "ada@example.com").order(1))
+    .signer(NewSigner::new("Charles Babbage", "charles@example.com").order(2));
+    // The sandbox creates the document and then drops the connection: the client resends
+    // with the same key and gets the same document, not a second one.
+    sandbox.inject(Fault::on("POST", "/esign/documents").drop_connection());
+    let document = client.documents().send(&contract)?;
+    println!(
+        "  {} is {:?}; the connection dropped once, documents on the server: {}; token requests: {}",
+        document.id,
+        document.status,
+        sandbox.esign_documents().len(),
+        sandbox.esign_token_requests()
+    );
+
+    step("download before completion: 409, and no file left behind");
+    let path = dir.join("signed.pdf");
+    match client.documents().download_to_path(&document.id, &path) {
+        Err(e) => println!("  {e}\n  file exists: {}", path.exists()),
+        Ok(_) => println!("  unexpected success"),
+    }
+
+    step("both sign (sandbox control endpoint); the webhooks arrive signed");
+    for signer in &document.signers {
+        sandbox
+            .esign_sign(document.id.as_str(), Some(&signer.email))
+            .map_err(|e| anyhow::anyhow!(e))?;
+    }
+    sandbox.wait_for_deliveries(Duration::from_secs(10));
+    for delivered in receiver.drain(Duration::from_millis(300)) {
+        let event =
+            webhooks::verify_and_parse(&endpoint.secret, &delivered.headers, &delivered.body)?;
+        let status = match &event {
+            Event::Unknown { .. } => "?".to_owned(),
+            other => other
+                .document()
+                .map_or("?".to_owned(), |d| format!("{:?}", d.status)),
+        };
+        println!("  verified {} (document {status})", event.event_type());
+    }
+
+    step("download the signed PDF atomically, with progress");
+    let mut last = (0, None);
+    let download = client
+        .documents()
+        .download(&document.id)
+        .on_progress(|done, total| last = (done, total))
+        .to_path(&path)?;
+    let bytes = std::fs::read(&path)?;
+    println!(
+        "  {} bytes (progress ended at {last:?}), starts with {:?}",
+        download.bytes,
+        String::from_utf8_lossy(&bytes[..8.min(bytes.len())])
+    );
+    let text = String::from_utf8_lossy(&bytes);
+    // The page's text lines are the PDF's literal strings: `(Signed by ...) Tj`.
+    for line in text
+        .split(['(', ')'])
+        .filter(|l| l.starts_with("Signed by") || l.starts_with("Completed at"))
+    {
+        println!("  the PDF says: {line}");
+    }
+
+    step("an expired token (sandbox clock +61 min) is renewed once, on the 401");
+    sandbox.advance(Duration::from_secs(
+        sandbox::TOKEN_LIFETIME_SECS as u64 + 60,
+    ));
+    let again = client.documents().get(&document.id)?;
+    println!(
+        "  get -> {:?}; token requests now {}",
+        again.status,
+        sandbox.esign_token_requests()
+    );
+    std::fs::remove_dir_all(&dir)?;
     Ok(())
 }

@@ -7,19 +7,22 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
-//! - Every service lives under its own prefix of one address (`/social`, ...); see
-//!   [`Sandbox::service_url`].
-//! - Requests need `Authorization: Bearer <key>`. [`DEFAULT_KEY`] is on each service's
-//!   most generous plan; `sk_test_starter`, `sk_test_pro` and `sk_test_enterprise`
-//!   select the social plans of those names (see [`DEFAULT_KEYS`]). Each key is a
-//!   separate tenant. Limits are token buckets on the sandbox clock, answered with 429,
+//! - Every service lives under its own prefix of one address (`/social`, `/projects`,
+//!   `/vision`, `/esign`); see [`Sandbox::service_url`] and [`Service`].
+//! - Requests need `Authorization: Bearer <key>` (for e-signature also an access token
+//!   from `/esign/oauth/token`, client [`ESIGN_CLIENT_ID`] / [`ESIGN_CLIENT_SECRET`],
+//!   valid [`TOKEN_LIFETIME_SECS`] sandbox seconds). [`DEFAULT_KEY`] is on each
+//!   service's most generous plan; the other [`DEFAULT_KEYS`] select plans by name
+//!   (`sk_test_starter`, `sk_test_pro`, `sk_test_enterprise`, `sk_test_free`,
+//!   `sk_test_business`). Each key is a separate tenant. Limits are token buckets on the sandbox clock, answered with 429,
 //!   `Retry-After` and `X-RateLimit-Limit/Remaining/Reset`.
 //! - Every answer carries an `X-Request-Id`; errors are `{"error": {"code", "message"}}`.
 //! - Control endpoints under `/_sandbox/` (no key): `GET /clock`, `POST /clock/advance
 //!   {"seconds"}`, `POST /webhooks {"url", "secret"?, "events"?}`, `GET /webhooks`,
 //!   `DELETE /webhooks/{id}`, `GET /webhooks/deliveries`, `GET /events`, `POST /faults`
-//!   (a [`Fault`]), `DELETE /faults`, `POST /reset`. The same operations are methods of
-//!   [`Sandbox`] for in-process use.
+//!   (a [`Fault`]), `DELETE /faults`, `POST /reset`; for e-signature `POST
+//!   /esign/documents/{id}/sign`, `/decline` (each `{"email"?}`) and `/pdf_size
+//!   {"bytes"}`. The same operations are methods of [`Sandbox`] for in-process use.
 //! - Deterministic: ids come from a seeded generator; with
 //!   [`SandboxBuilder::frozen_at`] the clock moves only when advanced, so recorded
 //!   answers are identical run after run. By default the clock starts at the real time
