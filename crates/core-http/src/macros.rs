@@ -307,3 +307,100 @@ macro_rules! service_client {
         }
     };
 }
+
+/// Declares a service's plans and their documented rate limits: the enum, `rate_limit()`
+/// (`None` for an unlimited plan), `From<Plan> for Option<RateLimit>` (so a plan can be
+/// given to [`ClientBuilder::rate_limit`](crate::ClientBuilder::rate_limit)) and
+/// `FromStr` for the `<PREFIX>_PLAN` variable (case-insensitive; an unknown name is an
+/// [`Error::Config`](crate::Error::Config) listing the known ones).
+///
+/// ```
+/// use core_http::RateLimit;
+///
+/// core_http::service_plans! {
+///     /// The example service's plans.
+///     pub enum Plan for "example" {
+///         /// 100 requests per minute, bursts of 150.
+///         Free = "free" => Some(RateLimit::per_minute(100).with_burst(150)),
+///         /// Unlimited.
+///         Enterprise = "enterprise" => None,
+///     }
+/// }
+/// assert_eq!(Plan::Enterprise.rate_limit(), None);
+/// assert_eq!("FREE".parse::<Plan>()?, Plan::Free);
+/// assert!("gold".parse::<Plan>().unwrap_err().to_string().contains("free or enterprise"));
+/// # Ok::<(), core_http::Error>(())
+/// ```
+#[macro_export]
+macro_rules! service_plans {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident for $service:literal {
+            $( $(#[$vmeta:meta])* $variant:ident = $wire:literal => $limit:expr ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+        }
+
+        impl $name {
+            /// Every plan, in the order the service lists them.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The plan's name as `<PREFIX>_PLAN` takes it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $wire, )+
+                }
+            }
+
+            /// The plan's documented limit as a core-http token bucket; `None` when the
+            /// plan is unlimited.
+            pub fn rate_limit(self) -> ::std::option::Option<$crate::RateLimit> {
+                match self {
+                    $( $name::$variant => $limit, )+
+                }
+            }
+        }
+
+        impl ::std::convert::From<$name> for ::std::option::Option<$crate::RateLimit> {
+            fn from(plan: $name) -> Self {
+                plan.rate_limit()
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::Error;
+
+            fn from_str(s: &str) -> $crate::Result<$name> {
+                let wanted = s.trim();
+                $name::ALL
+                    .iter()
+                    .copied()
+                    .find(|plan| plan.as_str().eq_ignore_ascii_case(wanted))
+                    .ok_or_else(|| {
+                        let names: ::std::vec::Vec<&str> =
+                            $name::ALL.iter().map(|plan| plan.as_str()).collect();
+                        let listed = match names.split_last() {
+                            Some((last, [])) => (*last).to_owned(),
+                            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                            None => ::std::string::String::new(),
+                        };
+                        $crate::Error::Config(format!(
+                            "unknown {} plan {wanted:?}: expected {listed}",
+                            $service
+                        ))
+                    })
+            }
+        }
+    };
+}

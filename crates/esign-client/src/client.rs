@@ -1,8 +1,6 @@
 //! The e-signature client: configuration (API key or OAuth 2.0 client credentials), the
 //! plan's rate limit, and the documents handle.
 
-use std::str::FromStr;
-
 use core_http::{Auth, ClientBuilder, Error, OAuth2Config, RateLimit, Result};
 
 use crate::documents::Documents;
@@ -91,52 +89,22 @@ impl Client {
     }
 }
 
-/// The service's plans and their documented rate limits.
-///
-/// ```
-/// let client = esign_client::Client::builder()
-///     .base_url("https://api.example.com/v1")
-///     .api_key("sk_live_...")
-///     .rate_limit(esign_client::Plan::Business)
-///     .build()?;
-/// # Ok::<(), esign_client::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Plan {
-    /// 10,000 requests per hour.
-    Business,
-    /// Unlimited: no client-side limit.
-    Enterprise,
-}
-
-impl Plan {
-    /// The plan's limit as a core-http rate limit; `None` for Enterprise.
-    pub fn rate_limit(self) -> Option<RateLimit> {
-        match self {
-            Plan::Business => Some(RateLimit::per_hour(10_000)),
-            Plan::Enterprise => None,
-        }
-    }
-}
-
-impl From<Plan> for Option<RateLimit> {
-    fn from(plan: Plan) -> Self {
-        plan.rate_limit()
-    }
-}
-
-impl FromStr for Plan {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Plan> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "business" => Ok(Plan::Business),
-            "enterprise" => Ok(Plan::Enterprise),
-            other => Err(Error::Config(format!(
-                "unknown esign plan {other:?}: expected business or enterprise"
-            ))),
-        }
+core_http::service_plans! {
+    /// The service's plans and their documented rate limits.
+    ///
+    /// ```
+    /// let client = esign_client::Client::builder()
+    ///     .base_url("https://api.example.com/v1")
+    ///     .api_key("sk_live_...")
+    ///     .rate_limit(esign_client::Plan::Business)
+    ///     .build()?;
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
+    pub enum Plan for "esign" {
+        /// 10,000 requests per hour.
+        Business = "business" => Some(RateLimit::per_hour(10_000)),
+        /// Unlimited: no client-side limit.
+        Enterprise = "enterprise" => None,
     }
 }
 

@@ -1,8 +1,6 @@
 //! The projects client: configuration, the plan's rate limit, and the resource handle.
 
-use std::str::FromStr;
-
-use core_http::{Error, RateLimit, Result};
+use core_http::RateLimit;
 
 use crate::projects::Projects;
 
@@ -26,58 +24,26 @@ impl Client {
     }
 }
 
-/// The service's plans and their documented rate limits. Passing one to
-/// [`ClientBuilder::rate_limit`](crate::ClientBuilder::rate_limit) makes the client pace
-/// itself under the limit (with the plan's burst) instead of running into 429s.
-///
-/// ```
-/// let client = projects_client::Client::builder()
-///     .base_url("https://api.example.com")
-///     .api_key("sk_live_...")
-///     .rate_limit(projects_client::Plan::Free)
-///     .build()?;
-/// # Ok::<(), projects_client::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Plan {
-    /// 100 requests per minute, bursts of up to 150.
-    Free,
-    /// 1,000 requests per minute, bursts of up to 1,500.
-    Pro,
-    /// Unlimited (the "custom" burst is agreed per account): no client-side limit.
-    Enterprise,
-}
-
-impl Plan {
-    /// The plan's limit as a core-http token bucket; `None` for Enterprise.
-    pub fn rate_limit(self) -> Option<RateLimit> {
-        match self {
-            Plan::Free => Some(RateLimit::per_minute(100).with_burst(150)),
-            Plan::Pro => Some(RateLimit::per_minute(1_000).with_burst(1_500)),
-            Plan::Enterprise => None,
-        }
-    }
-}
-
-impl From<Plan> for Option<RateLimit> {
-    fn from(plan: Plan) -> Self {
-        plan.rate_limit()
-    }
-}
-
-impl FromStr for Plan {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Plan> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "free" => Ok(Plan::Free),
-            "pro" => Ok(Plan::Pro),
-            "enterprise" => Ok(Plan::Enterprise),
-            other => Err(Error::Config(format!(
-                "unknown projects plan {other:?}: expected free, pro or enterprise"
-            ))),
-        }
+core_http::service_plans! {
+    /// The service's plans and their documented rate limits. Passing one to
+    /// [`ClientBuilder::rate_limit`](crate::ClientBuilder::rate_limit) makes the client pace
+    /// itself under the limit (with the plan's burst) instead of running into 429s.
+    ///
+    /// ```
+    /// let client = projects_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_live_...")
+    ///     .rate_limit(projects_client::Plan::Free)
+    ///     .build()?;
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
+    pub enum Plan for "projects" {
+        /// 100 requests per minute, bursts of up to 150.
+        Free = "free" => Some(RateLimit::per_minute(100).with_burst(150)),
+        /// 1,000 requests per minute, bursts of up to 1,500.
+        Pro = "pro" => Some(RateLimit::per_minute(1_000).with_burst(1_500)),
+        /// Unlimited (the "custom" burst is agreed per account): no client-side limit.
+        Enterprise = "enterprise" => None,
     }
 }
 

@@ -1,8 +1,6 @@
 //! The social client: configuration, the plan's rate limit, and the resource handles.
 
-use std::str::FromStr;
-
-use core_http::{Error, RateLimit, Result};
+use core_http::RateLimit;
 
 use crate::accounts::Accounts;
 use crate::analytics::Analytics;
@@ -45,63 +43,26 @@ impl Client {
     }
 }
 
-/// The service's plans and their documented rate limits. Passing one to
-/// [`ClientBuilder::rate_limit`](crate::ClientBuilder::rate_limit) makes the client pace itself under the limit instead of
-/// running into 429s.
-///
-/// ```
-/// let client = social_client::Client::builder()
-///     .base_url("https://api.example.com")
-///     .api_key("sk_live_...")
-///     .rate_limit(social_client::Plan::Starter)
-///     .build()?;
-/// # Ok::<(), social_client::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Plan {
-    /// 100 requests per minute.
-    Starter,
-    /// 1,000 requests per minute.
-    Pro,
-    /// 10,000 requests per minute.
-    Enterprise,
-}
-
-impl Plan {
-    /// The plan's limit in requests per minute.
-    pub fn requests_per_minute(self) -> u32 {
-        match self {
-            Plan::Starter => 100,
-            Plan::Pro => 1_000,
-            Plan::Enterprise => 10_000,
-        }
-    }
-
-    /// The plan's limit as a core-http rate limit (no burst above the per-minute count).
-    pub fn rate_limit(self) -> RateLimit {
-        RateLimit::per_minute(self.requests_per_minute())
-    }
-}
-
-impl From<Plan> for Option<RateLimit> {
-    fn from(plan: Plan) -> Self {
-        Some(plan.rate_limit())
-    }
-}
-
-impl FromStr for Plan {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Plan> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "starter" => Ok(Plan::Starter),
-            "pro" => Ok(Plan::Pro),
-            "enterprise" => Ok(Plan::Enterprise),
-            other => Err(Error::Config(format!(
-                "unknown social plan {other:?}: expected starter, pro or enterprise"
-            ))),
-        }
+core_http::service_plans! {
+    /// The service's plans and their documented rate limits. Passing one to
+    /// [`ClientBuilder::rate_limit`](crate::ClientBuilder::rate_limit) makes the client pace itself under the limit instead of
+    /// running into 429s.
+    ///
+    /// ```
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_live_...")
+    ///     .rate_limit(social_client::Plan::Starter)
+    ///     .build()?;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
+    pub enum Plan for "social" {
+        /// 100 requests per minute.
+        Starter = "starter" => Some(RateLimit::per_minute(100)),
+        /// 1,000 requests per minute.
+        Pro = "pro" => Some(RateLimit::per_minute(1_000)),
+        /// 10,000 requests per minute.
+        Enterprise = "enterprise" => Some(RateLimit::per_minute(10_000)),
     }
 }
 
@@ -117,10 +78,17 @@ mod tests {
     #[test]
     fn plans_parse_and_carry_their_limits() {
         assert_eq!("Pro".parse::<Plan>().unwrap(), Plan::Pro);
-        assert_eq!(Plan::Starter.requests_per_minute(), 100);
-        assert_eq!(Plan::Enterprise.requests_per_minute(), 10_000);
+        assert_eq!(Plan::Starter.rate_limit(), Some(RateLimit::per_minute(100)));
+        assert_eq!(
+            Plan::Enterprise.rate_limit(),
+            Some(RateLimit::per_minute(10_000))
+        );
         let err = "gold".parse::<Plan>().unwrap_err();
-        assert!(err.to_string().contains("gold"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("\"gold\": expected starter, pro or enterprise"),
+            "{err}"
+        );
     }
 
     #[test]
