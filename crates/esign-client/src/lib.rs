@@ -31,6 +31,9 @@
 //!   completed yet", a short read, a body that is not a PDF) nothing is left at the path.
 //! - **Memory**: uploads are base64-encoded while the request is written and downloads
 //!   are streamed in 64 KiB chunks; neither holds the document in memory.
+//! - **Timeouts**: a send must finish within the call's timeout (60 s by default; raise
+//!   it with [`Client::with_options`] for large files on slow links); a download has no
+//!   overall limit, but each read must make progress within the timeout.
 //! - **Authentication**: an API key (Bearer) or OAuth 2.0 client credentials
 //!   ([`Client::with_oauth`]); the token is fetched once, shared by all threads and
 //!   clones, refreshed before expiry and once on a 401.
