@@ -76,7 +76,8 @@ pub use auth::{Auth, OAuth2Config, Secret};
 pub use config::{ClientBuilder, ServiceClient};
 pub use error::{ApiError, Error, ErrorKind, Result};
 pub use pagination::{
-    OffsetPage, OffsetPaginator, Page, PageMeta, TokenPage, TokenPaginator, check_page_size,
+    OffsetPage, OffsetPaginator, Page, PageMeta, PageParams, TokenPage, TokenPaginator,
+    check_page_size,
 };
 pub use random::uuid_v4;
 pub use rate_limit::{Clock, RateLimit, SystemClock};

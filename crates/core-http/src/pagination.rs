@@ -46,6 +46,42 @@ impl<T> From<Page<T>> for OffsetPage<T> {
     }
 }
 
+/// Which page of a `{data, meta}` list to fetch: `?limit&offset`, each sent only when
+/// set, so the service's defaults apply otherwise. Give it to
+/// [`RequestBuilder::page`](crate::RequestBuilder::page), which checks the limit.
+///
+/// ```
+/// let params = core_http::PageParams::new().limit(50).offset(100);
+/// assert_eq!((params.limit, params.offset), (Some(50), Some(100)));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PageParams {
+    /// Page size; the service's default when `None`.
+    pub limit: Option<u32>,
+    /// How many items to skip; 0 when `None`.
+    pub offset: Option<u64>,
+}
+
+impl PageParams {
+    /// The first page at the service's default size.
+    pub fn new() -> Self {
+        PageParams::default()
+    }
+
+    /// Sets the page size (checked against the service's largest before sending).
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Sets how many items to skip.
+    pub fn offset(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+}
+
 /// Refuses a page size outside `1..=max` before anything is sent, with an error that
 /// says what was wrong.
 pub fn check_page_size(limit: Option<u32>, max: u32) -> Result<()> {

@@ -208,6 +208,17 @@ impl<'a> RequestBuilder<'a> {
         }
     }
 
+    /// Adds `limit` and `offset` (those set) for a page of a list whose pages hold at
+    /// most `max` items. A limit outside `1..=max` makes the call fail with
+    /// [`Error::InvalidRequest`] before anything is sent.
+    pub fn page(mut self, params: &crate::PageParams, max: u32) -> Self {
+        if let Err(e) = crate::check_page_size(params.limit, max) {
+            self.error.get_or_insert(e);
+        }
+        self.query_opt("limit", params.limit)
+            .query_opt("offset", params.offset)
+    }
+
     /// Sets a JSON body (`Content-Type: application/json`).
     pub fn json<T: Serialize + ?Sized>(mut self, body: &T) -> Self {
         match serde_json::to_vec(body) {

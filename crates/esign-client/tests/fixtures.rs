@@ -12,15 +12,7 @@ const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 const SAMPLE: &[u8] = b"%PDF-1.4\n% sample contract\n%%EOF\n";
 
 fn check<T: Debug>(name: &str, call: impl FnOnce(&Client) -> esign_client::Result<T>) {
-    let build = |url: &str| {
-        Client::builder()
-            .base_url(url)
-            .api_key(testkit::FIXTURE_KEY)
-            .max_retries(0)
-            .build()
-            .unwrap()
-    };
-    let (sent, decoded) = testkit::exchange(DIR, name, build, call);
+    let (sent, decoded) = testkit::exchange(DIR, name, testkit::client::<Client>, call);
     insta::assert_json_snapshot!(format!("{name}__sent"), sent);
     insta::assert_debug_snapshot!(format!("{name}__decoded"), decoded);
 }
@@ -202,19 +194,17 @@ fn download_octet_stream() {
     let path = dir.path().join("signed.pdf");
     let mut seen = Vec::new();
     let result = {
-        let build = |url: &str| {
-            Client::builder()
-                .base_url(url)
-                .api_key(testkit::FIXTURE_KEY)
-                .build()
-                .unwrap()
-        };
-        testkit::exchange(DIR, "download_octet_stream", build, |c| {
-            c.documents()
-                .download("doc_1")
-                .on_progress(|done, total| seen.push((done, total)))
-                .to_path(&path)
-        })
+        testkit::exchange(
+            DIR,
+            "download_octet_stream",
+            testkit::client::<Client>,
+            |c| {
+                c.documents()
+                    .download("doc_1")
+                    .on_progress(|done, total| seen.push((done, total)))
+                    .to_path(&path)
+            },
+        )
         .1
     };
     let download = result.unwrap();

@@ -123,35 +123,9 @@ impl NewProject {
     }
 }
 
-/// Which page of projects to list. The service's default page size is 20; the largest
-/// is 100.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ListParams {
-    /// Page size, 1 to 100. Defaults to the service's (20).
-    pub limit: Option<u32>,
-    /// How many projects to skip. Defaults to 0.
-    pub offset: Option<u64>,
-}
-
-impl ListParams {
-    /// The first page at the default size.
-    pub fn new() -> Self {
-        ListParams::default()
-    }
-
-    /// Sets the page size (1 to 100; checked before sending).
-    pub fn limit(mut self, limit: u32) -> Self {
-        self.limit = Some(limit);
-        self
-    }
-
-    /// Sets how many projects to skip.
-    pub fn offset(mut self, offset: u64) -> Self {
-        self.offset = Some(offset);
-        self
-    }
-}
+/// Which page of projects to list (`limit` 1 to 100, the service's default 20;
+/// `offset`): `ListParams::new().limit(50).offset(100)`.
+pub type ListParams = core_http::PageParams;
 
 /// The largest page the service serves.
 pub const MAX_PAGE_SIZE: u32 = 100;
@@ -175,12 +149,10 @@ impl<'a> Projects<'a> {
     /// A limit outside 1..=100 is refused with [`Error::InvalidRequest`] before anything
     /// is sent.
     pub fn list(&self, params: &ListParams) -> Result<ProjectPage> {
-        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         self.client
             .http()
             .get("/v1/projects")
-            .query_opt("limit", params.limit)
-            .query_opt("offset", params.offset)
+            .page(params, MAX_PAGE_SIZE)
             .send_json()
     }
 

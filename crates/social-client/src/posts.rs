@@ -147,35 +147,9 @@ impl NewPost {
     }
 }
 
-/// Which page of posts to list. The service's default page size is 20; the largest is
-/// 100.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ListPosts {
-    /// Page size, 1 to 100. Defaults to the service's (20).
-    pub limit: Option<u32>,
-    /// How many posts to skip. Defaults to 0.
-    pub offset: Option<u64>,
-}
-
-impl ListPosts {
-    /// The first page at the default size.
-    pub fn new() -> Self {
-        ListPosts::default()
-    }
-
-    /// Sets the page size (1 to 100; checked before sending).
-    pub fn limit(mut self, limit: u32) -> Self {
-        self.limit = Some(limit);
-        self
-    }
-
-    /// Sets how many posts to skip.
-    pub fn offset(mut self, offset: u64) -> Self {
-        self.offset = Some(offset);
-        self
-    }
-}
+/// Which page of posts to list (`limit` 1 to 100, the service's default 20; `offset`):
+/// `ListPosts::new().limit(50).offset(100)`.
+pub type ListPosts = core_http::PageParams;
 
 /// The largest page the service serves.
 pub const MAX_PAGE_SIZE: u32 = 100;
@@ -213,12 +187,10 @@ impl<'a> Posts<'a> {
 
     /// One page of posts, oldest first. `GET /v1/posts?limit&offset`.
     pub fn list(&self, params: &ListPosts) -> Result<PostPage> {
-        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         self.client
             .http()
             .get("/v1/posts")
-            .query_opt("limit", params.limit)
-            .query_opt("offset", params.offset)
+            .page(params, MAX_PAGE_SIZE)
             .send_json()
     }
 

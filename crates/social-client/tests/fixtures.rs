@@ -18,15 +18,7 @@ fn load(name: &str) -> testkit::Fixture {
 /// Serves the fixture's answer, makes the call, and snapshots the request the client
 /// sent and the decoded value (or the error).
 fn check<T: Debug>(name: &str, call: impl FnOnce(&Client) -> social_client::Result<T>) {
-    let build = |url: &str| {
-        Client::builder()
-            .base_url(url)
-            .api_key(testkit::FIXTURE_KEY)
-            .max_retries(0)
-            .build()
-            .unwrap()
-    };
-    let (sent, decoded) = testkit::exchange(DIR, name, build, call);
+    let (sent, decoded) = testkit::exchange(DIR, name, testkit::client::<Client>, call);
     insta::assert_json_snapshot!(format!("{name}__sent"), sent);
     insta::assert_debug_snapshot!(format!("{name}__decoded"), decoded);
 }

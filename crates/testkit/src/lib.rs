@@ -19,6 +19,18 @@ use serde_json::{Value, json};
 /// The API key the clients under test are built with; it must never reach a snapshot.
 pub const FIXTURE_KEY: &str = "sk_test_fixture_key";
 
+/// A service client for a fixture server at `url`: [`FIXTURE_KEY`] and no retries, so
+/// one fixture answers one request. Pass it to [`exchange`] as
+/// `testkit::client::<Client>`.
+pub fn client<C: core_http::ServiceClient>(url: &str) -> C {
+    core_http::ClientBuilder::<C>::new()
+        .base_url(url)
+        .api_key(FIXTURE_KEY)
+        .max_retries(0)
+        .build()
+        .unwrap()
+}
+
 /// The webhook secret event fixtures are signed with.
 pub const WEBHOOK_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 

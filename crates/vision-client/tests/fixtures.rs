@@ -12,15 +12,7 @@ const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 const IMAGE: &str = "https://images.example.com/street.jpg";
 
 fn check<T: Debug>(name: &str, call: impl FnOnce(&Client) -> vision_client::Result<T>) {
-    let build = |url: &str| {
-        Client::builder()
-            .base_url(url)
-            .api_key(testkit::FIXTURE_KEY)
-            .max_retries(0)
-            .build()
-            .unwrap()
-    };
-    let (sent, decoded) = testkit::exchange(DIR, name, build, call);
+    let (sent, decoded) = testkit::exchange(DIR, name, testkit::client::<Client>, call);
     insta::assert_json_snapshot!(format!("{name}__sent"), sent);
     insta::assert_debug_snapshot!(format!("{name}__decoded"), decoded);
 }
