@@ -66,6 +66,42 @@ pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The page a `{data, meta}` list request asks for: `limit` (1 to 100, default 20) and
+/// `offset` (default 0), the convention the social and projects services share.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PageQuery {
+    limit: u64,
+    offset: u64,
+}
+
+impl PageQuery {
+    /// Reads `limit` and `offset`, or answers 400 `invalid_parameter`.
+    pub(crate) fn parse(query: Option<&str>) -> Result<PageQuery, Response> {
+        let pairs = query_pairs(query);
+        Ok(PageQuery {
+            limit: bounded_param(&pairs, "limit", 1, 100)?.unwrap_or(20),
+            offset: bounded_param(&pairs, "offset", 0, u64::from(u32::MAX))?.unwrap_or(0),
+        })
+    }
+
+    /// The 200 answer: this page of `items` (oldest first) and the totals.
+    pub(crate) fn answer<T>(&self, items: &[T], to_json: impl Fn(&T) -> Value) -> Response {
+        let data: Vec<Value> = items
+            .iter()
+            .skip(usize::try_from(self.offset).unwrap_or(usize::MAX))
+            .take(usize::try_from(self.limit).unwrap_or(usize::MAX))
+            .map(to_json)
+            .collect();
+        json(
+            StatusCode::OK,
+            &serde_json::json!({
+                "data": data,
+                "meta": {"total": items.len(), "limit": self.limit, "offset": self.offset},
+            }),
+        )
+    }
+}
+
 /// An optional unsigned query parameter within `min..=max`.
 pub(crate) fn bounded_param(
     pairs: &[(String, String)],

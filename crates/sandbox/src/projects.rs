@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use crate::clock::rfc3339;
-use crate::http::{Caller, bad_request, bounded_param, error, json, object_body, query_pairs};
+use crate::http::{Caller, PageQuery, bad_request, error, json, object_body};
 use crate::state::Shared;
 
 /// The environments a project can be created in; the first is the default.
@@ -64,30 +64,13 @@ async fn list(
     Extension(caller): Extension<Caller>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let limit = match bounded_param(&pairs, "limit", 1, 100) {
-        Ok(limit) => limit.unwrap_or(20),
-        Err(e) => return e,
-    };
-    let offset = match bounded_param(&pairs, "offset", 0, u64::from(u32::MAX)) {
-        Ok(offset) => offset.unwrap_or(0),
+    let page = match PageQuery::parse(query.as_deref()) {
+        Ok(page) => page,
         Err(e) => return e,
     };
     shared.with_world(|w| {
         let projects = w.projects.tenants.entry(caller.key.clone()).or_default();
-        let data: Vec<Value> = projects
-            .iter()
-            .skip(offset as usize)
-            .take(limit as usize)
-            .map(Project::to_json)
-            .collect();
-        json(
-            StatusCode::OK,
-            &json!({
-                "data": data,
-                "meta": {"total": projects.len(), "limit": limit, "offset": offset},
-            }),
-        )
+        page.answer(projects, Project::to_json)
     })
 }
 

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use time::{Date, OffsetDateTime};
 
 use crate::clock::{parse_rfc3339, rfc3339};
-use crate::http::{Caller, bad_request, bounded_param, error, json, object_body, query_pairs};
+use crate::http::{Caller, PageQuery, bad_request, error, json, object_body, query_pairs};
 use crate::ids::{Ids, stable_hash};
 use crate::state::{Shared, World};
 
@@ -336,32 +336,11 @@ async fn list_posts(
     Extension(caller): Extension<Caller>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let limit = match bounded_param(&pairs, "limit", 1, 100) {
-        Ok(limit) => limit.unwrap_or(20),
+    let page = match PageQuery::parse(query.as_deref()) {
+        Ok(page) => page,
         Err(e) => return e,
     };
-    let offset = match bounded_param(&pairs, "offset", 0, u64::from(u32::MAX)) {
-        Ok(offset) => offset.unwrap_or(0),
-        Err(e) => return e,
-    };
-    shared.with_world(|w| {
-        let tenant = tenant(w, &caller.key);
-        let data: Vec<Value> = tenant
-            .posts
-            .iter()
-            .skip(offset as usize)
-            .take(limit as usize)
-            .map(Post::to_json)
-            .collect();
-        json(
-            StatusCode::OK,
-            &json!({
-                "data": data,
-                "meta": {"total": tenant.posts.len(), "limit": limit, "offset": offset},
-            }),
-        )
-    })
+    shared.with_world(|w| page.answer(&tenant(w, &caller.key).posts, Post::to_json))
 }
 
 async fn schedule(
