@@ -54,14 +54,7 @@ async fn esign_sign(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let email = match signer_email(&body) {
-        Ok(email) => email,
-        Err(e) => return e,
-    };
-    shared
-        .with_world(|w| crate::esign::sign(w, &id, email.as_deref()))
-        .map(|doc| json(StatusCode::OK, &doc))
-        .unwrap_or_else(IntoResponse::into_response)
+    signer_action(&shared, &id, &body, crate::esign::sign)
 }
 
 async fn esign_decline(
@@ -69,12 +62,27 @@ async fn esign_decline(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let email = match signer_email(&body) {
+    signer_action(&shared, &id, &body, crate::esign::decline)
+}
+
+/// Runs a signer's action (`{"email"?}` in the body) on document `id`; answers the
+/// document or why it was refused.
+fn signer_action(
+    shared: &Shared,
+    id: &str,
+    body: &Bytes,
+    action: fn(
+        &mut crate::state::World,
+        &str,
+        Option<&str>,
+    ) -> Result<Value, crate::esign::Refusal>,
+) -> Response {
+    let email = match signer_email(body) {
         Ok(email) => email,
         Err(e) => return e,
     };
     shared
-        .with_world(|w| crate::esign::decline(w, &id, email.as_deref()))
+        .with_world(|w| action(w, id, email.as_deref()))
         .map(|doc| json(StatusCode::OK, &doc))
         .unwrap_or_else(IntoResponse::into_response)
 }

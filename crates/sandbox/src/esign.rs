@@ -740,10 +740,8 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-/// Signs document `id` for the signer with `email`, or for the next signer whose turn it
-/// is. Returns the document after signing.
-pub(crate) fn sign(world: &mut World, id: &str, email: Option<&str>) -> Result<Value, Refusal> {
-    let now = world.now();
+/// Document `id`, if it still waits for signatures.
+fn signable<'w>(world: &'w mut World, id: &str) -> Result<&'w mut Document, Refusal> {
     let document = find(world, id).ok_or_else(|| Refusal::not_found(id))?;
     if document.status != "sent" {
         return Err(Refusal::new(
@@ -752,6 +750,14 @@ pub(crate) fn sign(world: &mut World, id: &str, email: Option<&str>) -> Result<V
             format!("document {id} is {}", document.status),
         ));
     }
+    Ok(document)
+}
+
+/// Signs document `id` for the signer with `email`, or for the next signer whose turn it
+/// is. Returns the document after signing.
+pub(crate) fn sign(world: &mut World, id: &str, email: Option<&str>) -> Result<Value, Refusal> {
+    let now = world.now();
+    let document = signable(world, id)?;
     let index = match email {
         Some(email) => document
             .signers
@@ -782,14 +788,7 @@ pub(crate) fn sign(world: &mut World, id: &str, email: Option<&str>) -> Result<V
 /// Declines document `id` for the signer with `email` (or the next pending signer).
 pub(crate) fn decline(world: &mut World, id: &str, email: Option<&str>) -> Result<Value, Refusal> {
     let now = world.now();
-    let document = find(world, id).ok_or_else(|| Refusal::not_found(id))?;
-    if document.status != "sent" {
-        return Err(Refusal::new(
-            StatusCode::CONFLICT,
-            "not_signable",
-            format!("document {id} is {}", document.status),
-        ));
-    }
+    let document = signable(world, id)?;
     let index = match email {
         Some(email) => document
             .signers

@@ -250,3 +250,98 @@ fn the_same_requests_give_the_same_ids() {
     };
     assert_eq!(run(), run());
 }
+
+#[test]
+fn esign_control_endpoints_sign_decline_and_pad_documents() {
+    let sandbox = Sandbox::start().unwrap();
+    let key = Some(sandbox.api_key());
+    let docs = format!("{}/documents", sandbox.esign_url());
+    let control = |id: &str, action: &str| {
+        format!("{}/_sandbox/esign/documents/{id}/{action}", sandbox.url())
+    };
+    let send = || {
+        let (status, doc, _) = call(
+            "POST",
+            &docs,
+            key,
+            Some(json!({
+                "file_url": "https://files.example.com/nda.pdf",
+                "signers": [
+                    {"name": "Ada", "email": "ada@example.com", "order": 1},
+                    {"name": "Charles", "email": "charles@example.com", "order": 2},
+                ],
+            })),
+        );
+        assert_eq!(status, 201, "{doc}");
+        doc["id"].as_str().unwrap().to_owned()
+    };
+
+    // Signing out of order is refused; in order, it completes the document.
+    let id = send();
+    let (status, body, _) = call(
+        "POST",
+        &control(&id, "sign"),
+        None,
+        Some(json!({"email": "charles@example.com"})),
+    );
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("not_your_turn"))
+    );
+    let (status, body, _) = call("POST", &control(&id, "sign"), None, None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["signers"][0]["status"], "signed");
+    let (status, body, _) = call("POST", &control(&id, "sign"), None, None);
+    assert_eq!((status, body["status"].as_str()), (200, Some("completed")));
+    let (status, body, _) = call("POST", &control(&id, "sign"), None, None);
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("not_signable"))
+    );
+
+    // Padding makes the served PDF exactly that long.
+    let (status, _, _) = call(
+        "POST",
+        &control(&id, "pdf_size"),
+        None,
+        Some(json!({"bytes": 100_000})),
+    );
+    assert_eq!(status, 204);
+    let mut response = agent()
+        .get(format!("{docs}/{id}/download"))
+        .header("authorization", format!("Bearer {}", sandbox.api_key()))
+        .call()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let pdf = response
+        .body_mut()
+        .with_config()
+        .limit(1 << 20)
+        .read_to_vec()
+        .unwrap();
+    assert_eq!(pdf.len(), 100_000);
+    assert!(pdf.starts_with(b"%PDF-"));
+
+    // Declining ends a document; an unknown one is 404.
+    let id = send();
+    let (status, body, _) = call(
+        "POST",
+        &control(&id, "decline"),
+        None,
+        Some(json!({"email": "ada@example.com"})),
+    );
+    assert_eq!((status, body["status"].as_str()), (200, Some("declined")));
+    assert_eq!(body["signers"][0]["status"], "declined");
+    let (status, body, _) = call("POST", &control("doc_missing", "decline"), None, None);
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (404, Some("document_not_found"))
+    );
+    let (status, _, _) = call(
+        "POST",
+        &control(&id, "sign"),
+        None,
+        Some(json!({"email": 42})),
+    );
+    assert_eq!(status, 400);
+}
