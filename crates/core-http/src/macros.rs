@@ -248,6 +248,12 @@ macro_rules! service_client {
             http: $crate::HttpClient,
         }
 
+        // Every service client is `Clone + Send + Sync`: checked where it is declared.
+        const _: fn() = || {
+            fn check<T: ::std::clone::Clone + ::std::marker::Send + ::std::marker::Sync>() {}
+            check::<$name>();
+        };
+
         impl $crate::ServiceClient for $name {
             const NAME: &'static str = env!("CARGO_PKG_NAME");
             const VERSION: &'static str = env!("CARGO_PKG_VERSION");

@@ -113,11 +113,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn _ensure_send_sync_clone() {
-        fn check<T: Send + Sync + Clone>() {}
-        check::<Client>();
-    }
-
     #[test]
     fn from_env_takes_a_key_or_client_credentials_and_hides_both() {
         let key = |name: &str| match name {

@@ -52,11 +52,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn _ensure_send_sync_clone() {
-        fn check<T: Send + Sync + Clone>() {}
-        check::<Client>();
-    }
-
     #[test]
     fn plans_carry_rate_and_burst() {
         assert_eq!("FREE".parse::<Plan>().unwrap(), Plan::Free);

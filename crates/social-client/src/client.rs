@@ -70,11 +70,6 @@ core_http::service_plans! {
 mod tests {
     use super::*;
 
-    fn _ensure_send_sync_clone() {
-        fn check<T: Send + Sync + Clone>() {}
-        check::<Client>();
-    }
-
     #[test]
     fn plans_parse_and_carry_their_limits() {
         assert_eq!("Pro".parse::<Plan>().unwrap(), Plan::Pro);

@@ -78,11 +78,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn _ensure_send_sync_clone() {
-        fn check<T: Send + Sync + Clone>() {}
-        check::<Client>();
-    }
-
     #[test]
     fn from_env_needs_key_and_url_and_hides_the_key() {
         let env = |name: &str| match name {
