@@ -72,12 +72,16 @@ pub(crate) async fn serve(
 /// The middleware in front of every service route.
 pub(crate) async fn gate(
     State(shared): State<Arc<Shared>>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
     let kill = request.extensions().get::<KillSwitch>().cloned();
     let method = request.method().as_str().to_owned();
     let path = request.uri().path().to_owned();
+    // The body stays unread until a handler takes it; an answer given before that (a
+    // fault, 401, 429) drains it first, as a keep-alive server must.
+    let (mut parts, body) = request.into_parts();
+    let mut body = Some(body);
     let (request_id, fault) =
         shared.with_world(|w| (w.ids.next("req"), w.faults.take(&method, &path)));
 
@@ -108,8 +112,8 @@ pub(crate) async fn gate(
                 format!("no service at {path}"),
             );
         };
-        let key = request
-            .headers()
+        let key = parts
+            .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| {
@@ -174,8 +178,9 @@ pub(crate) async fn gate(
             }) => Some((limit, remaining, reset)),
             None => None,
         };
-        request.extensions_mut().insert(Caller { key });
-        let mut response = next.run(request).await;
+        parts.extensions.insert(Caller { key });
+        let body = body.take().unwrap_or_default();
+        let mut response = next.run(Request::from_parts(parts, body)).await;
         if let Some((limit, remaining, reset)) = limits {
             let headers = response.headers_mut();
             headers.insert("x-ratelimit-limit", HeaderValue::from(limit));
@@ -184,6 +189,9 @@ pub(crate) async fn gate(
         }
         response
     };
+    if let Some(unread) = body {
+        drain(unread).await;
+    }
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("x-request-id", value);
     }
@@ -191,6 +199,16 @@ pub(crate) async fn gate(
         None => response,
         Some(action) => damage(response, action, kill).await,
     }
+}
+
+/// Reads and discards a request body the sandbox answered without looking at. Answering
+/// while the body is still arriving would make hyper close the connection after the
+/// answer, without a `Connection: close` a client could see: a client that reuses the
+/// connection at once (an immediate retry after a 503) would then meet a closed socket.
+async fn drain(body: Body) {
+    use futures_util::StreamExt as _;
+    let mut chunks = body.into_data_stream();
+    while let Some(Ok(_)) = chunks.next().await {}
 }
 
 /// Spoils an answer the way an injected fault asks.

@@ -345,3 +345,52 @@ fn esign_control_endpoints_sign_decline_and_pad_documents() {
     );
     assert_eq!(status, 400);
 }
+
+#[test]
+fn an_early_answer_to_a_body_sent_late_keeps_the_connection_usable() {
+    use std::io::{Read, Write};
+    let sandbox = Sandbox::start().unwrap();
+    sandbox.inject(
+        sandbox::Fault::on("POST", "/projects/v1/projects")
+            .status(503)
+            .retry_after(0),
+    );
+    let mut stream = std::net::TcpStream::connect(sandbox.addr()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let body = br#"{"name": "late body"}"#;
+    let head = |stream: &mut std::net::TcpStream| {
+        write!(
+            stream,
+            "POST /projects/v1/projects HTTP/1.1\r\nHost: sandbox\r\n\
+             Authorization: Bearer {}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n",
+            sandbox.api_key(),
+            body.len()
+        )
+        .unwrap();
+    };
+    // The body follows the head a moment later, as from a client that writes them
+    // separately: the 503 (which needs no body) must still leave the connection usable.
+    head(&mut stream);
+    std::thread::sleep(Duration::from_millis(100));
+    stream.write_all(body).unwrap();
+    let mut first = [0u8; 4096];
+    let n = stream.read(&mut first).unwrap();
+    let first = String::from_utf8_lossy(&first[..n]).into_owned();
+    assert!(first.starts_with("HTTP/1.1 503"), "{first}");
+    head(&mut stream);
+    stream.write_all(body).unwrap();
+    let mut second = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&second).contains("late body") {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the sandbox closed the connection after its early answer"
+        );
+        second.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&second).starts_with("HTTP/1.1 201"));
+}
