@@ -1,11 +1,16 @@
-//! Authentication: API keys (Bearer or a custom header), OAuth 2.0 client credentials with
-//! a cached token, and [`Secret`], which never prints its value.
+//! Authentication: API keys (Bearer or a custom header), OAuth 2.0 client credentials
+//! with a cached token fetched by one clean request, the auth header each attempt
+//! carries, and [`Secret`], which never prints its value.
 
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use log::debug;
 use serde::Deserialize;
+
+use crate::request::Method;
+use crate::time::{Clock, Deadline};
 
 /// A credential. `Debug` and `Display` print `***`; the value is reached only through
 /// [`Secret::expose`].
@@ -144,14 +149,21 @@ impl OAuth2Config {
 }
 
 /// How long before its expiry a token is refreshed.
-pub const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(300);
+pub(crate) const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(300);
 
-/// A token endpoint's answer.
+/// A token endpoint's answer. Only `access_token` and `expires_in` are read; the answer
+/// is never shown in an error, because it holds the token.
 #[derive(Deserialize)]
 pub(crate) struct TokenResponse {
     pub(crate) access_token: String,
-    #[serde(default)]
+    /// Seconds, as a JSON number or a numeric string (some providers send `"3599"`);
+    /// anything else reads as "no lifetime given".
+    #[serde(default, deserialize_with = "lifetime")]
     pub(crate) expires_in: Option<f64>,
+}
+
+fn lifetime<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(crate::de::Lenient::<f64>::deserialize(d)?.0)
 }
 
 #[derive(Clone)]
@@ -167,11 +179,11 @@ impl CachedToken {
         let refresh_at = resp
             .expires_in
             .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(|secs| {
+            .and_then(|secs| {
                 let lifetime = Duration::from_secs_f64(secs.min(1e9));
                 // Refresh 5 minutes early, or half-way for tokens shorter than 10 minutes.
                 let margin = TOKEN_REFRESH_MARGIN.min(lifetime / 2);
-                now + (lifetime - margin)
+                now.checked_add(lifetime - margin)
             });
         CachedToken {
             token: Secret::new(resp.access_token),
@@ -184,16 +196,172 @@ impl CachedToken {
     }
 }
 
-/// The token cache shared by all clones of a client. Holding the lock while fetching
-/// makes concurrent callers wait for one token request instead of each making their own.
+/// The token cache shared by all clones of a client. One caller fetches while the others
+/// wait (each no longer than its own call's deadline); the lock is never held across the
+/// HTTP request.
 #[derive(Default)]
 pub(crate) struct TokenCache {
-    pub(crate) slot: Mutex<Option<CachedToken>>,
+    state: Mutex<TokenState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct TokenState {
+    token: Option<CachedToken>,
+    fetching: bool,
 }
 
 impl fmt::Debug for TokenCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("TokenCache(***)")
+    }
+}
+
+/// Clears the "a fetch is under way" mark however the fetch ends, and wakes the waiters.
+struct FetchGuard<'a> {
+    cache: &'a TokenCache,
+    token: Option<CachedToken>,
+}
+
+impl Drop for FetchGuard<'_> {
+    fn drop(&mut self) {
+        let mut state = self.cache.lock();
+        state.fetching = false;
+        if let Some(token) = self.token.take() {
+            state.token = Some(token);
+        }
+        drop(state);
+        self.cache.changed.notify_all();
+    }
+}
+
+impl TokenCache {
+    fn lock(&self) -> MutexGuard<'_, TokenState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A fresh token: the cached one, one fetched by another thread meanwhile, or one
+    /// fetched now with `fetch`. `stale` is a token the server just refused: it is
+    /// dropped (unless another thread already replaced it).
+    pub(crate) fn get(
+        &self,
+        clock: &dyn Clock,
+        deadline: &Deadline,
+        stale: Option<&Secret>,
+        fetch: impl FnOnce() -> crate::Result<CachedToken>,
+    ) -> crate::Result<Secret> {
+        let mut state = self.lock();
+        if let Some(stale) = stale
+            && state.token.as_ref().is_some_and(|t| &t.token == stale)
+        {
+            state.token = None;
+        }
+        loop {
+            if let Some(token) = &state.token
+                && token.is_fresh(clock.now())
+            {
+                return Ok(token.token.clone());
+            }
+            if !state.fetching {
+                break;
+            }
+            let now = clock.now();
+            let left = deadline.remaining(now);
+            if left.is_zero() {
+                return Err(crate::Error::Timeout {
+                    elapsed: deadline.elapsed(now),
+                    may_have_been_processed: false,
+                });
+            }
+            state = self
+                .changed
+                .wait_timeout(state, left)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        state.fetching = true;
+        drop(state);
+        let mut guard = FetchGuard {
+            cache: self,
+            token: None,
+        };
+        let token = fetch()?;
+        let secret = token.token.clone();
+        guard.token = Some(token);
+        drop(guard);
+        Ok(secret)
+    }
+}
+
+/// The auth header an attempt carries, and the client's credentials to keep out of
+/// texts.
+impl crate::HttpClient {
+    /// The auth header for the next attempt. With OAuth, `stale` is a token the server
+    /// just refused: it is dropped and a new one fetched (unless another thread already
+    /// replaced it). A token fetch fits in what is left of the call's `deadline`.
+    pub(crate) fn auth_header(
+        &self,
+        stale: Option<&Secret>,
+        deadline: &Deadline,
+    ) -> crate::Result<Option<(String, Secret)>> {
+        let config = &self.inner.config;
+        match &config.auth {
+            Auth::None => Ok(None),
+            Auth::Bearer(key) => Ok(Some((
+                "authorization".into(),
+                Secret::new(format!("Bearer {}", key.expose())),
+            ))),
+            Auth::Header { name, value } => Ok(Some((name.clone(), value.clone()))),
+            Auth::OAuth2ClientCredentials(oauth) => {
+                let stale = stale.and_then(|h| h.expose().strip_prefix("Bearer "));
+                let stale = stale.map(Secret::new);
+                let token = self.inner.tokens.get(
+                    config.clock.as_ref(),
+                    deadline,
+                    stale.as_ref(),
+                    || self.fetch_token(oauth, *deadline),
+                )?;
+                Ok(Some((
+                    "authorization".into(),
+                    Secret::new(format!("Bearer {}", token.expose())),
+                )))
+            }
+        }
+    }
+
+    /// Requests a token. The request is built clean: none of the calling request's
+    /// options or headers, none of the client's extra headers, no rate-limit token, no
+    /// redirect to another origin (the body holds the client secret), and only what is
+    /// left of the calling request's deadline.
+    fn fetch_token(&self, oauth: &OAuth2Config, deadline: Deadline) -> crate::Result<CachedToken> {
+        debug!(
+            "requesting an OAuth token from {}",
+            crate::url::strip_query(&oauth.token_url)
+        );
+        let form = oauth.token_form();
+        let fields: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut request = self
+            .request(Method::Post, &oauth.token_url)
+            .unauthenticated()
+            .replay_safe(true)
+            .form(&fields);
+        if let Some(body) = request.body.as_mut() {
+            body.credentials = true;
+        }
+        request.internal = Some(deadline);
+        let response = request.send()?;
+        let unusable = || crate::Error::UnexpectedBody {
+            status: response.status(),
+            message: "the OAuth token endpoint's answer is not a token (JSON with a \
+                      non-empty access_token); it is not shown because it may hold one"
+                .into(),
+        };
+        let answer: TokenResponse =
+            serde_json::from_slice(response.body()).map_err(|_| unusable())?;
+        if answer.access_token.trim().is_empty() {
+            return Err(unusable());
+        }
+        Ok(CachedToken::new(answer, self.inner.config.clock.now()))
     }
 }
 
@@ -210,6 +378,21 @@ mod tests {
         assert!(!format!("{auth:?}").contains("very_secret"));
         let oauth = Auth::oauth2(OAuth2Config::new("https://t", "id", "cs_very_secret"));
         assert!(!format!("{oauth:?}").contains("very_secret"));
+    }
+
+    #[test]
+    fn expires_in_reads_a_number_or_a_numeric_string() {
+        for (body, want) in [
+            (r#"{"access_token":"t","expires_in":3599}"#, Some(3599.0)),
+            (r#"{"access_token":"t","expires_in":"3599"}"#, Some(3599.0)),
+            (r#"{"access_token":"t","expires_in":12.5}"#, Some(12.5)),
+            (r#"{"access_token":"t","expires_in":"soon"}"#, None),
+            (r#"{"access_token":"t","expires_in":null}"#, None),
+            (r#"{"access_token":"t"}"#, None),
+        ] {
+            let r: TokenResponse = serde_json::from_str(body).unwrap();
+            assert_eq!(r.expires_in, want, "{body}");
+        }
     }
 
     #[test]

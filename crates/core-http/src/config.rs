@@ -7,10 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::HttpClient;
-use crate::auth::{Auth, Secret};
+use crate::auth::{Auth, OAuth2Config, Secret};
 use crate::error::{Error, Result};
-use crate::rate_limit::{Clock, RateLimit, SystemClock};
-use crate::retry::{RetryPolicy, Sleeper, ThreadSleeper};
+use crate::rate_limit::RateLimit;
+use crate::redact::{Redactor, is_sensitive_header};
+use crate::retry::RetryPolicy;
+use crate::time::{Clock, Sleeper, SystemClock, ThreadSleeper};
+use crate::tls::RootCertificates;
 use crate::url::Origin;
 
 /// The default cap on a response body read into memory: 16 MiB.
@@ -29,6 +32,14 @@ pub trait ServiceClient: Sized {
     const VERSION: &'static str;
     /// The environment variable prefix (`SOCIAL` reads `SOCIAL_API_KEY`, ...).
     const ENV_PREFIX: &'static str;
+    /// Whether the service de-duplicates POSTs by their `Idempotency-Key` (as documented,
+    /// or as this workspace chose for it): only then does a key make a POST safe to
+    /// retry after it may have reached the server. Defaults to `false`.
+    const HONOURS_IDEMPOTENCY_KEYS: bool = false;
+    /// Whether the service takes OAuth 2.0 client credentials, so that `from_env` reads
+    /// `<PREFIX>_CLIENT_ID`, `<PREFIX>_CLIENT_SECRET`, `<PREFIX>_TOKEN_URL` and
+    /// `<PREFIX>_SCOPE` when no API key is set. Defaults to `false`.
+    const OAUTH: bool = false;
     /// Wraps a configured transport into the service client.
     fn from_http_client(http: HttpClient) -> Self;
 }
@@ -55,10 +66,14 @@ pub(crate) struct Config {
     pub(crate) user_agent: String,
     pub(crate) allow_insecure_http: bool,
     pub(crate) idempotency_keys: bool,
+    pub(crate) honours_idempotency_keys: bool,
     pub(crate) max_body_size: u64,
     pub(crate) max_redirects: u32,
     pub(crate) sleeper: Arc<dyn Sleeper>,
     pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) roots: RootCertificates,
+    /// The credentials to blank out of texts built from answers (set by `build`).
+    pub(crate) redactor: Redactor,
 }
 
 impl fmt::Debug for Config {
@@ -72,14 +87,16 @@ impl fmt::Debug for Config {
             .field("rate_limit", &self.rate_limit)
             .field(
                 "headers",
-                &crate::log::format_headers(
+                &crate::redact::format_headers(
                     self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
                 ),
             )
             .field("user_agent", &self.user_agent)
             .field("allow_insecure_http", &self.allow_insecure_http)
             .field("idempotency_keys", &self.idempotency_keys)
+            .field("honours_idempotency_keys", &self.honours_idempotency_keys)
             .field("max_body_size", &self.max_body_size)
+            .field("roots", &self.roots)
             .finish_non_exhaustive()
     }
 }
@@ -136,18 +153,24 @@ impl<C: ServiceClient> ClientBuilder<C> {
                 ),
                 allow_insecure_http: false,
                 idempotency_keys: false,
+                honours_idempotency_keys: C::HONOURS_IDEMPOTENCY_KEYS,
                 max_body_size: DEFAULT_MAX_BODY_SIZE,
                 max_redirects: 5,
                 sleeper: Arc::new(ThreadSleeper),
                 clock: Arc::new(SystemClock),
+                roots: RootCertificates::default(),
+                redactor: Redactor::default(),
             },
             _client: PhantomData,
         }
     }
 
-    /// A builder configured from the environment variables `<PREFIX>_API_KEY` (required),
-    /// `<PREFIX>_BASE_URL` (required), `<PREFIX>_MAX_RETRIES` and `<PREFIX>_TIMEOUT_SECS`
-    /// (optional). A missing or invalid value gives an [`Error::Config`] naming the variable.
+    /// A builder configured from the environment: `<PREFIX>_BASE_URL` (required),
+    /// `<PREFIX>_API_KEY` (required, unless the service takes OAuth and
+    /// `<PREFIX>_CLIENT_ID`, `<PREFIX>_CLIENT_SECRET` and `<PREFIX>_TOKEN_URL` are set,
+    /// with `<PREFIX>_SCOPE` optional), and optionally `<PREFIX>_MAX_RETRIES` and
+    /// `<PREFIX>_TIMEOUT_SECS`. A missing or invalid value gives an [`Error::Config`]
+    /// naming the variable.
     pub fn from_env(prefix: &str) -> Result<Self> {
         Self::from_env_with(prefix, |name| std::env::var(name).ok())
     }
@@ -155,13 +178,42 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Like [`from_env`](Self::from_env), reading variables through `lookup` (for tests,
     /// or configuration kept elsewhere).
     pub fn from_env_with(prefix: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let key_var = format!("{prefix}_API_KEY");
-        let key = lookup(&key_var)
-            .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| Error::config(format!("{key_var} is not set")))?;
-        Self::new()
-            .env_settings_with(prefix, &lookup)
-            .map(|b| b.api_key(key.trim()))
+        let key = var(&key_var);
+        if key.is_none() && !C::OAUTH {
+            return Err(Error::config(format!("{key_var} is not set")));
+        }
+        let builder = Self::new().env_settings_with(prefix, &lookup)?;
+        if let Some(key) = key {
+            return Ok(builder.api_key(key.trim()));
+        }
+        let names = ["CLIENT_ID", "CLIENT_SECRET", "TOKEN_URL"].map(|n| format!("{prefix}_{n}"));
+        let values = names.clone().map(|n| var(&n));
+        match values {
+            [Some(id), Some(secret), Some(url)] => {
+                let mut config = OAuth2Config::new(url.trim(), id.trim(), secret.trim());
+                if let Some(scope) = var(&format!("{prefix}_SCOPE")) {
+                    config = config.with_scope(scope.trim());
+                }
+                Ok(builder.auth(Auth::oauth2(config)))
+            }
+            _ => {
+                let missing: Vec<&str> = names
+                    .iter()
+                    .zip(&values)
+                    .filter(|(_, v)| v.is_none())
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                Err(Error::config(format!(
+                    "set {key_var}, or {}, {} and {} for OAuth (missing: {})",
+                    names[0],
+                    names[1],
+                    names[2],
+                    missing.join(", ")
+                )))
+            }
+        }
     }
 
     /// Applies `<PREFIX>_BASE_URL` (required), `<PREFIX>_MAX_RETRIES` and
@@ -277,12 +329,22 @@ impl<C: ServiceClient> ClientBuilder<C> {
         self
     }
 
-    /// Sends an automatic `Idempotency-Key` (a random UUID, the same on every attempt) on
-    /// each POST, which makes POSTs safe to retry. Turn it on only for servers that honour
-    /// the header. Defaults to `false`.
+    /// Declares that the server de-duplicates POSTs by their `Idempotency-Key`, and sends
+    /// an automatic key (a random UUID, the same on every attempt) on each POST that has
+    /// none: POSTs then become safe to retry. Turn it on only for a server you know
+    /// honours the header. Defaults to `false` (or to what the service crate declares).
     pub fn idempotency_keys(mut self, enabled: bool) -> Self {
         self.config.idempotency_keys = enabled;
+        self.config.honours_idempotency_keys = enabled || C::HONOURS_IDEMPOTENCY_KEYS;
         self
+    }
+
+    /// Trusts exactly the certificate authorities in `pem` (one or more PEM
+    /// certificates) for HTTPS and `wss://`, instead of the built-in Mozilla set: for a
+    /// private deployment or a TLS-inspecting proxy. Defaults to the Mozilla roots.
+    pub fn root_certificates_pem(mut self, pem: &[u8]) -> Result<Self> {
+        self.config.roots = RootCertificates::from_pem(pem)?;
+        Ok(self)
     }
 
     /// Caps the size of a response body read into memory. Defaults to 16 MiB.
@@ -304,8 +366,8 @@ impl<C: ServiceClient> ClientBuilder<C> {
         self
     }
 
-    /// Replaces the clock used by the rate limiter and the OAuth token cache (to judge a
-    /// token's age). Defaults to `Instant::now()`.
+    /// Replaces the clock every deadline, the rate limiter and the OAuth token cache read.
+    /// Defaults to `Instant::now()`.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.config.clock = clock;
         self
@@ -333,10 +395,34 @@ impl<C: ServiceClient> ClientBuilder<C> {
             _ => {}
         }
         for (name, value) in &self.config.headers {
-            crate::transport::check_header(name, value)?;
+            crate::wire::check_header(name, value)?;
         }
-        Ok(C::from_http_client(HttpClient::from_config(self.config)?))
+        let mut config = self.config;
+        config.redactor = Redactor::new(credentials(&config));
+        Ok(C::from_http_client(HttpClient::from_config(config)?))
     }
+}
+
+/// The credentials a client holds, to keep out of texts.
+fn credentials(config: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    match &config.auth {
+        Auth::Bearer(key) => out.push(key.expose().to_owned()),
+        Auth::Header { value, .. } => out.push(value.expose().to_owned()),
+        Auth::OAuth2ClientCredentials(oauth) => {
+            out.push(oauth.client_secret.expose().to_owned());
+        }
+        Auth::None => {}
+    }
+    for (name, value) in &config.headers {
+        if is_sensitive_header(name) {
+            out.push(value.clone());
+            if let Some((_, token)) = value.split_once(' ') {
+                out.push(token.to_owned());
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

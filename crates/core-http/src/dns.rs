@@ -41,7 +41,13 @@ impl Resolver for CachingResolver {
         {
             return Ok(addrs.clone());
         }
-        let addrs = self.inner.resolve(uri, config, timeout)?;
+        // A failed lookup is "host not found": a connection error that never reached a
+        // server, not an I/O error in the middle of an exchange.
+        let addrs = match self.inner.resolve(uri, config, timeout) {
+            Ok(addrs) => addrs,
+            Err(ureq::Error::Io(_)) => return Err(ureq::Error::HostNotFound),
+            Err(e) => return Err(e),
+        };
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() > 256 {
                 cache.retain(|_, (at, _)| at.elapsed() < TTL);

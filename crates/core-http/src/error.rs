@@ -3,8 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use serde_json::Value;
-
+use crate::redact::Redactor;
 use crate::response::Headers;
 
 /// How many bytes of a body an error keeps (for `ApiError::body` and `Error::Decode` excerpts).
@@ -19,7 +18,7 @@ pub(crate) const BODY_EXCERPT_BYTES: usize = 512;
 #[non_exhaustive]
 pub enum Error {
     /// The server answered with a non-success status. The [`ApiError`] carries the status,
-    /// the server's message and code, and the request id.
+    /// the server's message and code, the request id and the answer's headers.
     #[error(transparent)]
     Api(#[from] Box<ApiError>),
 
@@ -29,17 +28,19 @@ pub enum Error {
     Timeout {
         /// Time spent on the call when it was given up.
         elapsed: Duration,
-        /// `true` when the request may have reached the server before the timeout, so the
-        /// server may have acted on it.
+        /// `false` only when the time ran out before the request could be sent (while
+        /// resolving or connecting).
         may_have_been_processed: bool,
     },
 
-    /// No connection could be made (refused, DNS failure, TLS handshake failure). The
-    /// server never saw the request.
-    #[error("could not connect: {message}")]
+    /// No connection could be made (refused, DNS failure, TLS handshake failure).
+    #[error("could not connect: {message}{}", processed_note(*may_have_been_processed))]
     Connect {
         /// What failed, in words.
         message: String,
+        /// `false` when the server never saw the request; `true` only when this happened
+        /// on a redirect, after the original request had reached the server.
+        may_have_been_processed: bool,
     },
 
     /// The connection failed after it was established (reset, closed early, truncated body).
@@ -52,15 +53,36 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// The server answered with a success status but the body was not what was expected.
+    /// A read answered with a success status but the body was not what was expected.
     #[error(
         "could not decode the response (HTTP {status}): {source}; body starts with: {excerpt:?}"
     )]
     Decode {
         /// The HTTP status of the response.
         status: u16,
-        /// The first bytes of the body, for diagnosis.
+        /// The request id the server gave, if any.
+        request_id: Option<String>,
+        /// The first bytes of the body, for diagnosis (credentials blanked out).
         excerpt: String,
+        /// The decoding error.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// An action (a POST, PUT, PATCH or DELETE) succeeded on the server, but its answer
+    /// could not be decoded. The action happened: do not repeat it; look the result up
+    /// instead, or read what the server said in `body`.
+    #[error(
+        "the request succeeded (HTTP {status}) but its answer could not be decoded: {source}; \
+         the action was carried out, do not repeat it"
+    )]
+    UndecodableSuccess {
+        /// The HTTP status of the response (2xx).
+        status: u16,
+        /// The request id the server gave, if any.
+        request_id: Option<String>,
+        /// The body as received (credentials blanked out).
+        body: String,
         /// The decoding error.
         #[source]
         source: serde_json::Error,
@@ -76,11 +98,35 @@ pub enum Error {
         message: String,
     },
 
-    /// The response body was larger than the configured cap, so reading stopped.
-    #[error("response body exceeds the limit of {limit} bytes")]
+    /// The response body was larger than the configured cap, so reading stopped. The
+    /// server did answer: an action it was asked for may have happened.
+    #[error("response body (HTTP {status}) exceeds the limit of {limit} bytes")]
     ResponseTooLarge {
+        /// The HTTP status of the response.
+        status: u16,
         /// The cap in bytes.
         limit: u64,
+    },
+
+    /// The server answered with a redirect the client refused to follow: to plain HTTP,
+    /// to another origin with credentials in the body, in a loop, or too many of them.
+    /// The server did see the request.
+    #[error("refused to follow the redirect (HTTP {status}) to {location}: {reason}")]
+    Redirect {
+        /// The redirect's status.
+        status: u16,
+        /// Where it pointed (without its query).
+        location: String,
+        /// Why it was not followed.
+        reason: String,
+    },
+
+    /// An iterator stopped after the most pages it is allowed to fetch in one iteration
+    /// (a guard against servers that never stop paging); raise it with `max_pages`.
+    #[error("stopped after {pages} pages, the most one iteration may fetch")]
+    TooManyPages {
+        /// How many pages were fetched.
+        pages: u64,
     },
 
     /// The request was refused before anything was sent, because an input broke a
@@ -115,7 +161,11 @@ impl Error {
     pub fn status(&self) -> Option<u16> {
         match self {
             Error::Api(e) => Some(e.status),
-            Error::Decode { status, .. } | Error::UnexpectedBody { status, .. } => Some(*status),
+            Error::Decode { status, .. }
+            | Error::UndecodableSuccess { status, .. }
+            | Error::UnexpectedBody { status, .. }
+            | Error::ResponseTooLarge { status, .. }
+            | Error::Redirect { status, .. } => Some(*status),
             _ => None,
         }
     }
@@ -138,17 +188,33 @@ impl Error {
 
     /// The request id the server gave, when there is one.
     pub fn request_id(&self) -> Option<&str> {
-        self.api().and_then(|e| e.request_id.as_deref())
+        match self {
+            Error::Api(e) => e.request_id.as_deref(),
+            Error::Decode { request_id, .. } | Error::UndecodableSuccess { request_id, .. } => {
+                request_id.as_deref()
+            }
+            _ => None,
+        }
     }
 
-    /// `true` when the server may have acted on the request even though the call failed:
-    /// a timeout or connection reset after the request was sent, or a 500/502/504 answer.
+    /// `false` only when the request provably never reached the server: it was refused
+    /// before sending (invalid input, configuration), or the connection could not be made
+    /// (DNS failure, refused, TLS failure, connect timeout). Sending it again then cannot
+    /// do anything twice.
     ///
-    /// The client never repeats such a request on its own unless it carries an
-    /// idempotency key; check the server's state, or repeat it with a key.
+    /// `true` for everything that happened after the request may have reached the server:
+    /// any answer (an error status too: the server saw the request, even when it says it
+    /// refused it), a timeout or reset after sending, a body that could not be read or
+    /// decoded, a refused redirect. The client never repeats such a request on its own
+    /// unless that is safe (a read, or a key the service honours); check the server's
+    /// state before repeating it yourself.
     pub fn may_have_been_processed(&self) -> bool {
         match self {
             Error::Timeout {
+                may_have_been_processed,
+                ..
+            }
+            | Error::Connect {
                 may_have_been_processed,
                 ..
             }
@@ -156,21 +222,45 @@ impl Error {
                 may_have_been_processed,
                 ..
             } => *may_have_been_processed,
-            Error::Api(e) => matches!(e.status, 500 | 502 | 504),
-            Error::Decode { .. } | Error::UnexpectedBody { .. } => true,
-            _ => false,
+            Error::Api(_)
+            | Error::Decode { .. }
+            | Error::UndecodableSuccess { .. }
+            | Error::UnexpectedBody { .. }
+            | Error::ResponseTooLarge { .. }
+            | Error::Redirect { .. } => true,
+            Error::TooManyPages { .. } | Error::InvalidRequest(_) | Error::Config(_) => false,
+            #[cfg(feature = "webhook")]
+            Error::Webhook(_) => false,
         }
+    }
+
+    /// `true` when the action the request asked for is known to have been carried out
+    /// although the call failed ([`Error::UndecodableSuccess`]).
+    pub fn action_succeeded(&self) -> bool {
+        matches!(self, Error::UndecodableSuccess { .. })
     }
 
     pub(crate) fn config(msg: impl Into<String>) -> Self {
         Error::Config(msg.into())
     }
 
-    pub(crate) fn decode(status: u16, body: &[u8], source: serde_json::Error) -> Self {
-        Error::Decode {
-            status,
-            excerpt: excerpt(body, 200),
-            source,
+    /// This error as it reads when the original request reached the server before it
+    /// happened (on a redirect hop).
+    pub(crate) fn after_delivery(self) -> Self {
+        match self {
+            Error::Timeout { elapsed, .. } => Error::Timeout {
+                elapsed,
+                may_have_been_processed: true,
+            },
+            Error::Connect { message, .. } => Error::Connect {
+                message,
+                may_have_been_processed: true,
+            },
+            Error::Io { source, .. } => Error::Io {
+                may_have_been_processed: true,
+                source,
+            },
+            other => other,
         }
     }
 }
@@ -238,7 +328,8 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// An error answer from the server: status, class, code, message and request id.
+/// An error answer from the server: status, class, code, message, request id and
+/// headers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApiError {
@@ -256,26 +347,35 @@ pub struct ApiError {
     pub retry_after: Option<Duration>,
     /// The start of the raw body (at most 512 bytes), for diagnosis.
     pub body: String,
+    /// The answer's headers (credential headers show `***` in `Debug`).
+    pub headers: Headers,
 }
 
 impl ApiError {
     /// Builds an error from a status, the response headers and the body, whatever shape
     /// the body has. Never fails.
     pub fn from_response(status: u16, headers: &Headers, body: &[u8]) -> Self {
+        Self::build(status, headers, body, &Redactor::default())
+    }
+
+    /// As [`from_response`](Self::from_response), with the client's credentials blanked
+    /// out of every text taken from the body.
+    pub(crate) fn build(status: u16, headers: &Headers, body: &[u8], redact: &Redactor) -> Self {
         let parsed = parse_error_body(status, headers.get("content-type"), body);
         let kind = ErrorKind::from_status(status, parsed.code.as_deref());
         ApiError {
             status,
             kind,
-            code: parsed.code,
-            message: parsed.message,
+            code: parsed.code.map(|c| redact.apply(c)),
+            message: redact.apply(parsed.message),
             request_id: headers.request_id().map(str::to_owned),
             retry_after: crate::retry::retry_after_for(
                 status,
                 headers,
                 std::time::SystemTime::now(),
             ),
-            body: excerpt(body, BODY_EXCERPT_BYTES),
+            body: redact.apply(excerpt(body, BODY_EXCERPT_BYTES)),
+            headers: headers.clone(),
         }
     }
 }
@@ -311,50 +411,62 @@ pub(crate) struct ParsedErrorBody {
     pub(crate) message: String,
 }
 
+/// The longest message kept from an error body.
+const MAX_MESSAGE_BYTES: usize = 2000;
+
 /// Reads an error body, trying in order: RFC 9457 problem+json; `{"error": {"code",
 /// "message"}}`; `{"error": "...", "error_description"}`; `{"code"|"errorCode",
 /// "message"}`; `{"message"}`; an HTML page's `<title>`; a text excerpt; the status text.
+///
+/// The JSON is decoded straight into the few fields read (never into a whole
+/// `serde_json::Value`), so a huge error body costs no more memory than its bytes.
 pub(crate) fn parse_error_body(
     status: u16,
     content_type: Option<&str>,
     body: &[u8],
 ) -> ParsedErrorBody {
     let fallback = || status_text(status).to_owned();
-    if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(body) {
-        let s = |v: Option<&Value>| v.and_then(value_text);
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{')
+        && let Ok(fields) = serde_json::from_slice::<ErrorFields>(body)
+    {
+        let t = |v: Option<Text>| {
+            v.and_then(|t| t.0)
+                .filter(|s| !s.is_empty())
+                .map(|s| excerpt(s.as_bytes(), MAX_MESSAGE_BYTES))
+        };
         let is_problem = content_type.is_some_and(|c| c.contains("problem+json"))
-            || (map.contains_key("title") || map.contains_key("detail"))
-                && !map.contains_key("error");
+            || ((fields.title.is_some() || fields.detail.is_some()) && fields.error.is_none());
         if is_problem {
-            let code = s(map.get("code"))
-                .or_else(|| s(map.get("type")).filter(|t| t != "about:blank" && !t.is_empty()));
-            let message = s(map.get("detail"))
-                .or_else(|| s(map.get("title")))
+            let code = t(fields.code).or_else(|| t(fields.kind).filter(|k| k != "about:blank"));
+            let message = t(fields.detail)
+                .or_else(|| t(fields.title))
                 .unwrap_or_else(fallback);
             return ParsedErrorBody { code, message };
         }
-        match map.get("error") {
-            Some(Value::Object(inner)) => {
-                let code = s(inner.get("code")).or_else(|| s(inner.get("type")));
-                let message = s(inner.get("message"))
-                    .or_else(|| s(inner.get("detail")))
+        match fields.error {
+            Some(ErrorField::Object(inner)) => {
+                let code = t(inner.code).or_else(|| t(inner.kind));
+                let message = t(inner.message)
+                    .or_else(|| t(inner.detail))
                     .or_else(|| code.clone())
                     .unwrap_or_else(fallback);
                 return ParsedErrorBody { code, message };
             }
-            Some(Value::String(err)) => {
-                let message = s(map.get("error_description"))
-                    .or_else(|| s(map.get("message")))
+            Some(ErrorField::Text(err)) if !err.is_empty() => {
+                let err = excerpt(err.as_bytes(), MAX_MESSAGE_BYTES);
+                let message = t(fields.error_description)
+                    .or_else(|| t(fields.message))
                     .unwrap_or_else(|| err.clone());
                 return ParsedErrorBody {
-                    code: Some(err.clone()),
+                    code: Some(err),
                     message,
                 };
             }
             _ => {}
         }
-        let code = s(map.get("code")).or_else(|| s(map.get("errorCode")));
-        if let Some(message) = s(map.get("message")) {
+        let code = t(fields.code).or_else(|| t(fields.error_code));
+        if let Some(message) = t(fields.message) {
             return ParsedErrorBody { code, message };
         }
         if code.is_some() {
@@ -364,7 +476,8 @@ pub(crate) fn parse_error_body(
             };
         }
     }
-    let text = String::from_utf8_lossy(body);
+    let head = &body[..body.len().min(64 * 1024)];
+    let text = String::from_utf8_lossy(head);
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return ParsedErrorBody {
@@ -374,7 +487,7 @@ pub(crate) fn parse_error_body(
     }
     if trimmed.starts_with('<') {
         let message = html_title(trimmed)
-            .map(str::to_owned)
+            .map(|t| excerpt(t.as_bytes(), 200))
             .unwrap_or_else(fallback);
         return ParsedErrorBody {
             code: None,
@@ -387,11 +500,151 @@ pub(crate) fn parse_error_body(
     }
 }
 
-fn value_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
+/// The fields of an error body that are read; everything else is skipped unread.
+#[derive(serde::Deserialize)]
+struct ErrorFields {
+    #[serde(default, rename = "type")]
+    kind: Option<Text>,
+    #[serde(default)]
+    title: Option<Text>,
+    #[serde(default)]
+    detail: Option<Text>,
+    #[serde(default)]
+    code: Option<Text>,
+    #[serde(default, rename = "errorCode")]
+    error_code: Option<Text>,
+    #[serde(default)]
+    message: Option<Text>,
+    #[serde(default)]
+    error: Option<ErrorField>,
+    #[serde(default)]
+    error_description: Option<Text>,
+}
+
+/// The nested `{"error": {...}}` object.
+#[derive(serde::Deserialize)]
+struct InnerError {
+    #[serde(default)]
+    code: Option<Text>,
+    #[serde(default, rename = "type")]
+    kind: Option<Text>,
+    #[serde(default)]
+    message: Option<Text>,
+    #[serde(default)]
+    detail: Option<Text>,
+}
+
+/// `error`: a string, an object, or anything else (ignored).
+enum ErrorField {
+    Text(String),
+    Object(InnerError),
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ErrorField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an error string or object")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Text(v.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<ErrorField, A::Error> {
+                let inner = serde::Deserialize::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                Ok(ErrorField::Object(inner))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<ErrorField, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(ErrorField::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+            fn visit_unit<E>(self) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A text field: a string or a number, as text; anything else reads as absent.
+struct Text(Option<String>);
+
+impl<'de> serde::Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Text;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a number")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Text, E> {
+                Ok(Text(Some(v.to_owned())))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Text, E> {
+                Ok(Text(Some(v.to_string())))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Text, E> {
+                Ok(Text(Some(v.to_string())))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Text, E> {
+                Ok(Text(Some(v.to_string())))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_none<E>(self) -> std::result::Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<Text, D::Error> {
+                serde::Deserialize::deserialize(d)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Text, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Text, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Text(None))
+            }
+        }
+        d.deserialize_any(Visitor)
     }
 }
 

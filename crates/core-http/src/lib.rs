@@ -1,9 +1,10 @@
 //! Blocking HTTP plumbing shared by the service clients: transport on `ureq`,
 //! authentication, retries that never repeat an action, typed errors, pagination,
-//! client-side rate limiting and (with the `webhook` feature) webhook verification.
+//! client-side rate limiting, and (behind a feature) webhook verification.
 //!
-//! Service crates wrap an [`HttpClient`]; users mostly meet this crate through the
-//! [`Error`] type and the builder every service client shares.
+//! Service crates wrap an [`HttpClient`] and re-export what their users meet (through
+//! [`reexports!`]); users mostly see this crate through [`Error`] and the builder every
+//! service client shares.
 //!
 //! ```no_run
 //! use core_http::HttpClient;
@@ -24,14 +25,20 @@
 //!   `retry-after-ms` / `Retry-After` is honoured up to 60 s; a longer wait ends the call
 //!   with an [`ApiError`] carrying `retry_after`. A 429 whose code mentions a quota is
 //!   not retried.
-//! - **No action twice**: a POST without an idempotency key is repeated only when the
-//!   server cannot have acted on it (no connection, 429, 503). Otherwise the error says
-//!   so through [`Error::may_have_been_processed`]. The same `Idempotency-Key` is sent
-//!   on every attempt.
-//! - **Timeouts**: connect 10 s, whole call 60 s (all attempts and waits included).
+//! - **No action twice**: a POST is repeated only when the server cannot have acted on
+//!   it (no connection, 429, 503 on the original request), or when it carries an
+//!   idempotency key the service honours. Once a redirect was followed, the original
+//!   request has reached the server: the decision is made for it, not for the last hop.
+//!   [`Error::may_have_been_processed`] is `false` only when the request provably never
+//!   reached the server.
+//! - **Timeouts**: connect 10 s, whole call 60 s: every attempt, redirect hop, wait,
+//!   error body and OAuth token request of a call fits in it.
 //! - **HTTPS only**, except to loopback hosts or when explicitly allowed; credentials
-//!   never follow a redirect to another origin.
-//! - **Secrets** never appear in `Debug`, `Display`, errors, logs or URLs.
+//!   (the auth header, any header named like a key, token or secret) go only to the
+//!   origin they were configured for, and a body holding credentials never follows a
+//!   redirect to another origin.
+//! - **Secrets** never appear in `Debug`, `Display`, errors, logs or URLs; a credential
+//!   a server echoes back is blanked out of error texts.
 //!
 //! # Logging
 //! Requests, answers, request ids and retry decisions are logged at `debug` through the
@@ -39,26 +46,35 @@
 //! One caveat: the underlying `ureq-proto` crate dumps the raw bytes of every request at
 //! `trace` under the target `ureq_proto::util`, credentials included. Keep that target
 //! below `trace` (with `env_logger`: `RUST_LOG=core_http=trace,ureq_proto=debug`).
+//!
+//! # Features
+//! - `webhook`: Standard Webhooks signature verification ([`webhook`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod auth;
-pub mod config;
+mod attempt;
+mod auth;
+mod backoff;
+mod call;
+mod config;
+pub mod de;
 mod dns;
-pub mod error;
-pub mod log;
+mod error;
 mod macros;
-pub mod pagination;
+mod pagination;
 mod random;
-pub mod rate_limit;
-pub mod request;
-pub mod response;
-pub mod retry;
+mod rate_limit;
+mod redact;
+mod request;
+mod response;
+mod retry;
+mod time;
 pub mod timestamp;
-mod transport;
-pub mod url;
+mod tls;
+mod url;
 #[cfg(feature = "webhook")]
 pub mod webhook;
+mod wire;
 
 use std::fmt;
 use std::sync::Arc;
@@ -69,21 +85,29 @@ use serde::de::DeserializeOwned;
 #[doc(hidden)]
 pub mod __private {
     //! What the exported macros expand to; not part of the API.
+    pub use crate::url::path_segment;
     pub use serde;
+    pub use serde_json;
+    pub use time;
 }
 
 pub use auth::{Auth, OAuth2Config, Secret};
-pub use config::{ClientBuilder, ServiceClient};
+pub use backoff::Backoff;
+pub use config::{
+    ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_SIZE, DEFAULT_TIMEOUT, ServiceClient,
+};
 pub use error::{ApiError, Error, ErrorKind, Result};
 pub use pagination::{
-    OffsetPage, OffsetPaginator, Page, PageMeta, PageParams, TokenPage, TokenPaginator,
-    check_page_size,
+    DEFAULT_MAX_PAGES, OffsetPage, OffsetPaginator, Page, PageMeta, PageParams, TokenPage,
+    TokenPaginator, check_page_size,
 };
 pub use random::uuid_v4;
-pub use rate_limit::{Clock, RateLimit, SystemClock};
-pub use request::{Method, RequestBuilder, RequestOptions};
-pub use response::{Headers, RateLimitInfo, Response, StreamingResponse};
-pub use retry::{RetryDecision, RetryPolicy, Sleeper, StopReason, ThreadSleeper};
+pub use rate_limit::RateLimit;
+pub use request::{Method, OpenBody, RequestBuilder, RequestOptions};
+pub use response::{Headers, RateLimitInfo, Response, StreamingResponse, WithResponse};
+pub use retry::{MAX_RETRY_AFTER, RetryDecision, RetryPolicy, StopReason};
+pub use time::{Clock, Sleeper, SystemClock, ThreadSleeper};
+pub use url::check_absolute_http;
 
 /// The transport a service client wraps: configuration, a connection pool, the token
 /// cache and the rate limiter, shared by all clones (cloning is cheap).
@@ -91,6 +115,8 @@ pub use retry::{RetryDecision, RetryPolicy, Sleeper, StopReason, ThreadSleeper};
 pub struct HttpClient {
     inner: Arc<Inner>,
     defaults: RequestOptions,
+    /// Set on the copy `with_response` makes: where answers' metadata is recorded.
+    last_response: Option<Arc<response::LastResponse>>,
 }
 
 struct Inner {
@@ -113,6 +139,7 @@ impl HttpClient {
             .user_agent(config.user_agent.as_str())
             .https_only(false)
             .max_idle_connections_per_host(16)
+            .tls_config(config.roots.ureq_config())
             .build();
         let agent = ureq::Agent::with_parts(
             agent_config,
@@ -130,6 +157,7 @@ impl HttpClient {
                 tokens: auth::TokenCache::default(),
             }),
             defaults: RequestOptions::default(),
+            last_response: None,
         })
     }
 
@@ -144,11 +172,48 @@ impl HttpClient {
         HttpClient {
             inner: Arc::clone(&self.inner),
             defaults: self.defaults.merged(options),
+            last_response: self.last_response.clone(),
+        }
+    }
+
+    /// Runs `call` on a copy of this client that records its answers, and returns the
+    /// value with the metadata of the last successful answer (status, headers, request
+    /// id, rate-limit figures).
+    ///
+    /// ```no_run
+    /// # let client = core_http::HttpClient::builder().base_url("https://a.io").build()?;
+    /// let page = client.with_response(|c| c.get("/v1/posts").send_json::<serde_json::Value>())?;
+    /// println!("{:?} {:?}", page.request_id(), page.rate_limit());
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn with_response<T>(
+        &self,
+        call: impl FnOnce(&HttpClient) -> Result<T>,
+    ) -> Result<WithResponse<T>> {
+        let recorder = Arc::new(response::LastResponse::default());
+        let observed = HttpClient {
+            inner: Arc::clone(&self.inner),
+            defaults: self.defaults.clone(),
+            last_response: Some(recorder.clone()),
+        };
+        let value = call(&observed)?;
+        let (status, headers) = recorder.take().unwrap_or_default();
+        Ok(WithResponse {
+            value,
+            status,
+            headers,
+        })
+    }
+
+    pub(crate) fn record_response(&self, status: u16, headers: &Headers) {
+        if let Some(recorder) = &self.last_response {
+            recorder.record(status, headers);
         }
     }
 
     /// Starts a request. `path` is joined to the base URL (an absolute URL is used as is,
-    /// and must pass the same HTTPS rule).
+    /// and must pass the same HTTPS rule; the client's credentials are sent only to the
+    /// base URL's origin).
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder<'_> {
         RequestBuilder::new(self, method, path)
     }
@@ -178,7 +243,7 @@ impl HttpClient {
         self.request(Method::Delete, path)
     }
 
-    /// Typed access to endpoints a service crate does not model, with the same auth,
+    /// Requests to endpoints a service crate does not model, with the same auth,
     /// retries and errors.
     pub fn raw(&self) -> Raw<'_> {
         Raw { client: self }
@@ -195,11 +260,13 @@ impl fmt::Debug for HttpClient {
 }
 
 /// The escape hatch: call any path and decode the answer into `serde_json::Value` or any
-/// type, keeping the client's auth, retries and error handling.
+/// type (or take it undecoded), keeping the client's auth, retries and error handling.
 ///
 /// ```no_run
 /// # let client = core_http::HttpClient::builder().base_url("https://a.io").build()?;
 /// let value: serde_json::Value = client.raw().get("/v1/something/new", &[("limit", "5")])?;
+/// let answer = client.raw().send(core_http::Method::Get, "/v1/health", &[], None)?;
+/// println!("{} {:?}", answer.status(), answer.headers().get("content-type"));
 /// # Ok::<(), core_http::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -210,15 +277,11 @@ pub struct Raw<'a> {
 impl Raw<'_> {
     /// GET `path` with query parameters.
     pub fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, &str)]) -> Result<T> {
-        let mut rb = self.client.get(path);
-        for (k, v) in query {
-            rb = rb.query(k, v);
-        }
-        rb.send_json()
+        self.send(Method::Get, path, query, None)?.json()
     }
 
     /// POST a JSON body to `path`. Not retried after the server may have acted, unless
-    /// an idempotency key is set (on the client or through `with_options`).
+    /// it carries an idempotency key the service honours.
     pub fn post<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
         path: &str,
@@ -236,9 +299,43 @@ impl Raw<'_> {
         self.client.put(path).json(body).send_json()
     }
 
+    /// PATCH a JSON body to `path` (not retried after the server may have acted).
+    pub fn patch<T: DeserializeOwned, B: Serialize + ?Sized>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T> {
+        self.client.patch(path).json(body).send_json()
+    }
+
     /// DELETE `path`. An empty answer decodes as `null` (use `()` or `Option<T>`).
     pub fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
         self.client.delete(path).send_json()
+    }
+
+    /// HEAD `path`: the status and headers of the answer.
+    pub fn head(&self, path: &str, query: &[(&str, &str)]) -> Result<Response> {
+        self.send(Method::Head, path, query, None)
+    }
+
+    /// Any method, with query parameters and an optional JSON body; the answer comes back
+    /// undecoded (status, headers, body bytes). Error statuses are still
+    /// [`Error::Api`].
+    pub fn send(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        json_body: Option<&serde_json::Value>,
+    ) -> Result<Response> {
+        let mut rb = self.client.request(method, path);
+        for (k, v) in query {
+            rb = rb.query(k, v);
+        }
+        if let Some(body) = json_body {
+            rb = rb.json(body);
+        }
+        rb.send()
     }
 }
 

@@ -2,7 +2,9 @@
 //! newtypes, and string enums that keep unknown values.
 
 /// Declares an identifier newtype over `String`: `Display`, `as_str`, `From<&str>`,
-/// `From<String>`, `AsRef<str>` and transparent serde.
+/// `From<String>`, `AsRef<str>`, transparent serde, and `segment()`, the one place an id
+/// becomes part of a path: percent-encoded, and refused before anything is sent when it
+/// is empty or would change the path (`.`, `..`).
 ///
 /// ```
 /// core_http::string_id! {
@@ -12,6 +14,8 @@
 /// let id = PostId::from("post_1");
 /// assert_eq!(id.to_string(), "post_1");
 /// assert_eq!(serde_json::to_string(&id).unwrap(), "\"post_1\"");
+/// assert_eq!(PostId::from("a/b").segment().unwrap(), "a%2Fb");
+/// assert!(PostId::from("").segment().is_err());
 /// ```
 #[macro_export]
 macro_rules! string_id {
@@ -29,6 +33,13 @@ macro_rules! string_id {
             /// The id as a string.
             pub fn as_str(&self) -> &str {
                 &self.0
+            }
+
+            /// The id as one path segment, percent-encoded; an
+            /// [`InvalidRequest`](core_http::Error::InvalidRequest) error when it is empty or
+            /// would change the path (`.`, `..`), so that nothing is sent.
+            pub fn segment(&self) -> $crate::Result<::std::string::String> {
+                $crate::__private::path_segment(concat!("a ", stringify!($name)), &self.0)
             }
         }
 
@@ -147,6 +158,13 @@ macro_rules! string_enum {
             }
         }
 
+        /// `Unknown("")`: what a field the server left out reads as.
+        impl ::std::default::Default for $name {
+            fn default() -> Self {
+                $name::Unknown(::std::string::String::new())
+            }
+        }
+
         impl ::std::convert::From<&str> for $name {
             fn from(raw: &str) -> Self {
                 $name::from_wire(raw)
@@ -175,15 +193,20 @@ macro_rules! string_enum {
     };
 }
 
-/// Declares a service crate's `Client`: a cheap-to-clone handle on an
-/// [`HttpClient`](crate::HttpClient) with `new`, `builder`, `from_env`, `with_options` and `raw`, so
-/// that every service client is built and configured the same way.
+/// Implements a service crate's `Client` (a struct holding one `http:
+/// core_http::HttpClient` field, declared in the crate where readers see it): the
+/// [`ServiceClient`](crate::ServiceClient) link to core-http, `new`, `builder`,
+/// `from_env`, `from_env_with`, `with_options`, `raw` and the crate-private `http()`,
+/// so that every service client is built and configured the same way. It also checks
+/// that the client is `Clone + Send + Sync`.
 ///
-/// With `plan = Type;`, `from_env_with` is generated too: it reads `<PREFIX>_API_KEY`,
-/// `<PREFIX>_BASE_URL`, `<PREFIX>_MAX_RETRIES`, `<PREFIX>_TIMEOUT_SECS` and
-/// `<PREFIX>_PLAN`, parsed with `Type: FromStr<Err = Error>` and applied as the client's
-/// rate limit (`Option<RateLimit>: From<Type>`). Without it, the crate writes its own
-/// `from_env_with(lookup)` (for example, to read OAuth settings).
+/// Options, after the prefix, in this order:
+/// - `plan = Type`: `from_env_with` reads `<PREFIX>_PLAN`, parsed with
+///   `Type: FromStr<Err = Error>` and applied as the rate limit
+///   (`Option<RateLimit>: From<Type>`);
+/// - `oauth = true`: the service takes OAuth 2.0 client credentials, read from the
+///   environment when no API key is set;
+/// - `idempotency_keys = true`: the service de-duplicates POSTs by `Idempotency-Key`.
 ///
 /// ```
 /// # use std::str::FromStr;
@@ -192,12 +215,14 @@ macro_rules! string_enum {
 /// #     fn from_str(_: &str) -> core_http::Result<Plan> { Ok(Plan) } }
 /// # impl From<Plan> for Option<core_http::RateLimit> {
 /// #     fn from(_: Plan) -> Self { Some(core_http::RateLimit::per_minute(60)) } }
-/// core_http::service_client! {
-///     /// A client of the example service.
-///     pub struct Client;
-///     env_prefix = "EXAMPLE";
-///     plan = Plan;
+/// /// A client of the example service.
+/// #[derive(Clone, Debug)]
+/// pub struct Client {
+///     http: core_http::HttpClient,
 /// }
+///
+/// core_http::service_client!(Client, env_prefix = "EXAMPLE", plan = Plan);
+///
 /// let client = Client::new("https://api.example.com", "sk_live_...")?;
 /// let _ = client.raw();
 /// # Ok::<(), core_http::Error>(())
@@ -205,49 +230,13 @@ macro_rules! string_enum {
 #[macro_export]
 macro_rules! service_client {
     (
-        $(#[$meta:meta])*
-        pub struct $name:ident;
-        env_prefix = $prefix:literal;
-        plan = $plan:ty;
+        $name:ident,
+        env_prefix = $prefix:literal
+        $(, plan = $plan:ty)?
+        $(, oauth = $oauth:literal)?
+        $(, idempotency_keys = $keys:literal)?
+        $(,)?
     ) => {
-        $crate::service_client! {
-            $(#[$meta])*
-            pub struct $name;
-            env_prefix = $prefix;
-        }
-
-        impl $name {
-            #[doc = concat!(
-                "As [`", stringify!($name), "::from_env`], reading variables through ",
-                "`lookup` (for tests and configuration files). `", $prefix, "_PLAN` ",
-                "names the plan whose rate limit the client paces itself under."
-            )]
-            pub fn from_env_with(
-                lookup: impl Fn(&str) -> Option<String>,
-            ) -> $crate::Result<$name> {
-                let plan = lookup(concat!($prefix, "_PLAN"))
-                    .map(|p| p.parse::<$plan>())
-                    .transpose()?;
-                let mut builder =
-                    $crate::ClientBuilder::<$name>::from_env_with($prefix, &lookup)?;
-                if let Some(plan) = plan {
-                    builder = builder.rate_limit(plan);
-                }
-                builder.build()
-            }
-        }
-    };
-    (
-        $(#[$meta:meta])*
-        pub struct $name:ident;
-        env_prefix = $prefix:literal;
-    ) => {
-        $(#[$meta])*
-        #[derive(Clone, Debug)]
-        pub struct $name {
-            http: $crate::HttpClient,
-        }
-
         // Every service client is `Clone + Send + Sync`: checked where it is declared.
         const _: fn() = || {
             fn check<T: ::std::clone::Clone + ::std::marker::Send + ::std::marker::Sync>() {}
@@ -258,6 +247,8 @@ macro_rules! service_client {
             const NAME: &'static str = env!("CARGO_PKG_NAME");
             const VERSION: &'static str = env!("CARGO_PKG_VERSION");
             const ENV_PREFIX: &'static str = $prefix;
+            $( const OAUTH: bool = $oauth; )?
+            $( const HONOURS_IDEMPOTENCY_KEYS: bool = $keys; )?
 
             fn from_http_client(http: $crate::HttpClient) -> Self {
                 $name { http }
@@ -265,11 +256,11 @@ macro_rules! service_client {
         }
 
         impl $name {
-            /// A client for `base_url` (the service's address, without the version
-            /// segment) authenticated with `api_key` as a Bearer token, with every
-            /// other setting at its default.
+            /// A client for `base_url` (see the crate docs for what it includes)
+            /// authenticated with `api_key` as a Bearer token, with every other setting at
+            /// its default.
             pub fn new(
-                base_url: impl Into<String>,
+                base_url: impl Into<::std::string::String>,
                 api_key: impl Into<$crate::Secret>,
             ) -> $crate::Result<$name> {
                 $name::builder().base_url(base_url).api_key(api_key).build()
@@ -282,13 +273,36 @@ macro_rules! service_client {
             }
 
             #[doc = concat!(
-                "A client from the environment: `", $prefix, "_BASE_URL` (required), `",
+                "A client from the environment: `", $prefix, "_BASE_URL` and `",
                 $prefix, "_API_KEY`, and optionally `", $prefix, "_MAX_RETRIES` and `",
                 $prefix, "_TIMEOUT_SECS`; [`", stringify!($name),
                 "::from_env_with`] lists the rest."
             )]
             pub fn from_env() -> $crate::Result<$name> {
                 $name::from_env_with(|name| ::std::env::var(name).ok())
+            }
+
+            #[doc = concat!(
+                "As [`", stringify!($name), "::from_env`], reading variables through ",
+                "`lookup` (for tests and configuration files): see ",
+                "[`ClientBuilder::from_env`](", "crate::ClientBuilder::from_env)",
+                $( " and `", $prefix, "_PLAN`, the plan (`", stringify!($plan),
+                "`) whose rate limit the client paces itself under", )?
+                "."
+            )]
+            pub fn from_env_with(
+                lookup: impl Fn(&str) -> ::std::option::Option<::std::string::String>,
+            ) -> $crate::Result<$name> {
+                #[allow(unused_mut)]
+                let mut builder = $crate::ClientBuilder::<$name>::from_env_with($prefix, &lookup)?;
+                $(
+                    if let Some(plan) = lookup(concat!($prefix, "_PLAN"))
+                        .filter(|p| !p.trim().is_empty())
+                    {
+                        builder = builder.rate_limit(plan.parse::<$plan>()?);
+                    }
+                )?
+                builder.build()
             }
 
             /// A copy of this client whose calls use these options (timeout, retries,
@@ -299,7 +313,7 @@ macro_rules! service_client {
                 }
             }
 
-            /// Typed requests to paths this crate does not model, with the same
+            /// Requests to paths this crate does not model, with the same
             /// authentication, retries and errors:
             /// `client.raw().get::<serde_json::Value>("/v1/...", &[])`.
             pub fn raw(&self) -> $crate::Raw<'_> {
@@ -311,6 +325,27 @@ macro_rules! service_client {
                 &self.http
             }
         }
+    };
+}
+
+/// Re-exports, at the root of a service crate, every core-http type a user meets in the
+/// crate's public signatures (configuration, errors, responses, pages), and the
+/// `serde_json` and `time` crates its models use: a user who adds only the service crate
+/// needs nothing else. One list, shared by every service crate.
+#[macro_export]
+macro_rules! reexports {
+    () => {
+        /// The JSON crate behind `extra` fields and [`Raw`] calls
+        /// (`serde_json::Value`, `serde_json::Map`).
+        pub use $crate::__private::serde_json;
+        /// The date-time crate behind every timestamp (`time::OffsetDateTime`).
+        pub use $crate::__private::time;
+        pub use $crate::{
+            ApiError, Auth, Backoff, ClientBuilder, Clock, Error, ErrorKind, Headers, HttpClient,
+            Method, OAuth2Config, Page, PageMeta, PageParams, RateLimit, RateLimitInfo, Raw,
+            RequestOptions, Response, Result, RetryPolicy, Secret, Sleeper, StreamingResponse,
+            SystemClock, ThreadSleeper, WithResponse,
+        };
     };
 }
 

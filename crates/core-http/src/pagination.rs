@@ -27,13 +27,22 @@ pub struct Page<T> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PageMeta {
-    /// How many items there are in all.
+    /// How many items there are in all (a negative or non-numeric value reads as 0).
+    #[serde(default, deserialize_with = "crate::de::u64")]
     pub total: u64,
     /// The page size used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub limit: Option<u32>,
     /// The offset used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub offset: Option<u64>,
 }
 
@@ -102,21 +111,31 @@ pub struct OffsetPage<T> {
     pub total: Option<u64>,
 }
 
+/// The most pages one iteration fetches unless told otherwise: 10,000 (a million items
+/// at 100 a page). Change it with `max_pages`.
+pub const DEFAULT_MAX_PAGES: u64 = 10_000;
+
 /// Iterates an offset/limit list item by item.
 ///
-/// It stops after an error, at an empty page, at a page shorter than the page size, or
-/// when the offset reaches the server's `total` (whichever comes first), so a missing or
-/// wrong `total` cannot make it loop.
+/// It stops after an error, at an empty page, at a page shorter than the page size, when
+/// the offset reaches the server's `total`, or when a page repeats the previous page's
+/// items (a server that ignores `offset`), whichever comes first; and after
+/// [`max_pages`](Self::max_pages) pages it yields [`Error::TooManyPages`] and stops. So a
+/// missing, wrong or huge `total` cannot make it loop forever.
 pub struct OffsetPaginator<T, F> {
     fetch: F,
     page_size: u32,
     offset: u64,
     buffer: VecDeque<T>,
+    previous: Vec<T>,
+    pages: u64,
+    max_pages: u64,
     done: bool,
 }
 
 impl<T, F> OffsetPaginator<T, F>
 where
+    T: Clone + PartialEq,
     F: FnMut(u64, u32) -> Result<OffsetPage<T>>,
 {
     /// An iterator that calls `fetch(offset, limit)` for each page, starting at offset 0.
@@ -131,13 +150,28 @@ where
             page_size: page_size.max(1),
             offset,
             buffer: VecDeque::new(),
+            previous: Vec::new(),
+            pages: 0,
+            max_pages: DEFAULT_MAX_PAGES,
             done: false,
         }
+    }
+
+    /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.max_pages = pages;
+        self
+    }
+
+    /// The offset of the next page to fetch.
+    pub fn next_offset(&self) -> u64 {
+        self.offset
     }
 }
 
 impl<T, F> Iterator for OffsetPaginator<T, F>
 where
+    T: Clone + PartialEq,
     F: FnMut(u64, u32) -> Result<OffsetPage<T>>,
 {
     type Item = Result<T>;
@@ -149,6 +183,11 @@ where
         if self.done {
             return None;
         }
+        if self.pages >= self.max_pages {
+            self.done = true;
+            return Some(Err(Error::TooManyPages { pages: self.pages }));
+        }
+        self.pages += 1;
         let page = match (self.fetch)(self.offset, self.page_size) {
             Ok(page) => page,
             Err(e) => {
@@ -156,11 +195,21 @@ where
                 return Some(Err(e));
             }
         };
+        if !page.items.is_empty() && page.items == self.previous {
+            log::warn!(
+                "the server sent the same page again at offset {}; stopping the iteration",
+                self.offset
+            );
+            self.done = true;
+            return None;
+        }
         let n = page.items.len() as u64;
-        self.offset += n;
+        self.offset = self.offset.saturating_add(n);
         let reached_total = page.total.is_some_and(|t| self.offset >= t);
         if n == 0 || n < u64::from(self.page_size) || reached_total {
             self.done = true;
+        } else {
+            self.previous.clone_from(&page.items);
         }
         self.buffer.extend(page.items);
         self.buffer.pop_front().map(Ok)
@@ -172,6 +221,7 @@ impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
         f.debug_struct("OffsetPaginator")
             .field("page_size", &self.page_size)
             .field("offset", &self.offset)
+            .field("pages", &self.pages)
             .field("buffered", &self.buffer.len())
             .field("done", &self.done)
             .finish()
@@ -190,13 +240,17 @@ pub struct TokenPage<T> {
 /// Iterates a page-token list item by item.
 ///
 /// It stops after an error, when the next token is missing or empty, or when the server
-/// hands back a token it has already given (which would otherwise loop forever).
+/// hands back a token it has already given (which would otherwise loop forever); after
+/// [`max_pages`](Self::max_pages) pages it yields [`Error::TooManyPages`] and stops.
+/// [`resume_token`](Self::resume_token) tells where to start again later.
 pub struct TokenPaginator<T, F> {
     fetch: F,
     next: Option<String>,
     seen: HashSet<String>,
     buffer: VecDeque<T>,
     started: bool,
+    pages: u64,
+    max_pages: u64,
     done: bool,
 }
 
@@ -212,8 +266,37 @@ where
             seen: HashSet::new(),
             buffer: VecDeque::new(),
             started: false,
+            pages: 0,
+            max_pages: DEFAULT_MAX_PAGES,
             done: false,
         }
+    }
+
+    /// An iterator whose first page is the one `token` names (a token from
+    /// [`resume_token`](Self::resume_token) of an earlier iteration).
+    pub fn starting_at(token: impl Into<String>, fetch: F) -> Self {
+        let mut paginator = Self::new(fetch);
+        paginator.next = Some(token.into());
+        paginator.started = true;
+        paginator
+    }
+
+    /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.max_pages = pages;
+        self
+    }
+
+    /// The token of the next page to fetch, once the items fetched so far are used up:
+    /// start a new iteration there with [`starting_at`](Self::starting_at). `None` when
+    /// there are no more pages, or before the first page.
+    pub fn resume_token(&self) -> Option<&str> {
+        self.next.as_deref()
+    }
+
+    /// Items fetched but not yet yielded.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
     }
 }
 
@@ -231,18 +314,25 @@ where
             if self.done || (self.started && self.next.is_none()) {
                 return None;
             }
+            if self.pages >= self.max_pages {
+                self.done = true;
+                return Some(Err(Error::TooManyPages { pages: self.pages }));
+            }
             self.started = true;
-            let token = self.next.take();
-            let page = match (self.fetch)(token.as_deref()) {
+            self.pages += 1;
+            let page = match (self.fetch)(self.next.as_deref()) {
                 Ok(page) => page,
                 Err(e) => {
                     self.done = true;
                     return Some(Err(e));
                 }
             };
+            if let Some(t) = self.next.take() {
+                self.seen.insert(t);
+            }
             self.next = page.next_token.filter(|t| !t.is_empty());
             if let Some(t) = &self.next
-                && !self.seen.insert(t.clone())
+                && self.seen.contains(t)
             {
                 log::warn!("the server repeated page token {t:?}; stopping the iteration");
                 self.next = None;
@@ -259,6 +349,7 @@ impl<T, F> fmt::Debug for TokenPaginator<T, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TokenPaginator")
             .field("next", &self.next)
+            .field("pages", &self.pages)
             .field("buffered", &self.buffer.len())
             .field("done", &self.done)
             .finish()

@@ -1,7 +1,6 @@
 //! An opt-in client-side token bucket, shared by every clone of a client, so a program
 //! stays under its plan's request rate instead of collecting 429s.
 
-use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -47,27 +46,11 @@ impl RateLimit {
     }
 }
 
-/// A source of monotonic time, replaceable in tests.
-pub trait Clock: Send + Sync + fmt::Debug {
-    /// The current instant.
-    fn now(&self) -> Instant;
-}
-
-/// The default [`Clock`]: `Instant::now()`.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
-
 /// A token bucket. Each request takes a token; tokens come back at the configured rate,
 /// up to `burst`. When the bucket is empty a request reserves the next token and is told
 /// how long to wait, so concurrent callers are paced in order rather than all at once.
 #[derive(Debug)]
-pub struct TokenBucket {
+pub(crate) struct TokenBucket {
     limit: RateLimit,
     state: Mutex<BucketState>,
 }
@@ -80,7 +63,7 @@ struct BucketState {
 
 impl TokenBucket {
     /// A full bucket for `limit`, as of `now`.
-    pub fn new(limit: RateLimit, now: Instant) -> Self {
+    pub(crate) fn new(limit: RateLimit, now: Instant) -> Self {
         TokenBucket {
             limit,
             state: Mutex::new(BucketState {
@@ -91,13 +74,14 @@ impl TokenBucket {
     }
 
     /// The configured rate.
-    pub fn limit(&self) -> RateLimit {
+    #[allow(dead_code)]
+    pub(crate) fn limit(&self) -> RateLimit {
         self.limit
     }
 
     /// Takes a token at `now` and returns how long to wait before sending (zero when a
     /// token was available).
-    pub fn acquire(&self, now: Instant) -> Duration {
+    pub(crate) fn acquire(&self, now: Instant) -> Duration {
         let rate = self.limit.tokens_per_sec();
         let burst = f64::from(self.limit.burst.max(1));
         let mut st = match self.state.lock() {

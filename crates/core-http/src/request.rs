@@ -51,6 +51,11 @@ impl Method {
             Method::Get | Method::Head | Method::Put | Method::Delete
         )
     }
+
+    /// `true` for methods that ask the server to change something (all but GET and HEAD).
+    pub fn is_action(self) -> bool {
+        !matches!(self, Method::Get | Method::Head)
+    }
 }
 
 impl fmt::Display for Method {
@@ -70,7 +75,9 @@ pub struct RequestOptions {
     pub connect_timeout: Option<Duration>,
     /// The number of retries, instead of the client's.
     pub max_retries: Option<u32>,
-    /// The `Idempotency-Key` to send on a POST (the same on every attempt).
+    /// The `Idempotency-Key` to send on a POST (the same on every attempt). It makes a
+    /// POST safe to retry only on a service that de-duplicates by it (see
+    /// [`RequestOptions::idempotency_key`]).
     pub idempotency_key: Option<String>,
     /// Extra headers for the call.
     pub headers: Vec<(String, String)>,
@@ -100,7 +107,13 @@ impl RequestOptions {
         self
     }
 
-    /// Sets the idempotency key.
+    /// Sets the `Idempotency-Key` sent with a POST (the same key on every attempt).
+    ///
+    /// The key is always sent, but it changes what is retried only on a service that
+    /// promises to de-duplicate requests by it (e-signature sends; the builder's
+    /// `idempotency_keys(true)` for a server you know honours keys). Elsewhere a POST
+    /// that may have reached the server is still never repeated, key or not: a key the
+    /// server ignores would not stop a second post.
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
         self
@@ -135,6 +148,9 @@ impl RequestOptions {
 pub(crate) struct Body {
     pub(crate) content_type: String,
     pub(crate) content: Content,
+    /// The body carries credentials (a token request's client secret): it is never sent
+    /// to another origin, whatever a redirect says.
+    pub(crate) credentials: bool,
 }
 
 /// What a body holds.
@@ -159,6 +175,7 @@ impl Body {
         Body {
             content_type: content_type.to_owned(),
             content: Content::Bytes(bytes),
+            credentials: false,
         }
     }
 }
@@ -177,6 +194,9 @@ pub struct RequestBuilder<'a> {
     pub(crate) authenticated: bool,
     pub(crate) replay_safe: Option<bool>,
     pub(crate) error: Option<Error>,
+    /// Set for the client's own token requests: no client headers, no per-call options,
+    /// no rate-limit token, no redirect to another origin, and this deadline.
+    pub(crate) internal: Option<crate::time::Deadline>,
 }
 
 impl<'a> RequestBuilder<'a> {
@@ -191,6 +211,7 @@ impl<'a> RequestBuilder<'a> {
             authenticated: true,
             replay_safe: None,
             error: None,
+            internal: None,
         }
     }
 
@@ -269,6 +290,7 @@ impl<'a> RequestBuilder<'a> {
                 open: Arc::new(open),
                 length,
             },
+            credentials: false,
         });
         self
     }
@@ -279,8 +301,9 @@ impl<'a> RequestBuilder<'a> {
         self
     }
 
-    /// Sets the `Idempotency-Key` (sent unchanged on every attempt). A POST with a key is
-    /// retried like a GET, because the server will not act on it twice.
+    /// Sets the `Idempotency-Key` (sent unchanged on every attempt). On a service that
+    /// de-duplicates by it, a POST with a key is retried like a GET, because the server
+    /// will not act on it twice; elsewhere it is sent and changes nothing.
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.options.idempotency_key = Some(key.into());
         self
@@ -306,6 +329,8 @@ impl<'a> RequestBuilder<'a> {
 
     /// Declares that repeating this request is safe even if the server acted on it (for
     /// example a POST that is a pure query, or that carries its own dedup id in the body).
+    /// Defaults to safe for GET, HEAD, PUT and DELETE, and for a POST whose idempotency
+    /// key the service honours; unsafe otherwise.
     pub fn replay_safe(mut self, safe: bool) -> Self {
         self.replay_safe = Some(safe);
         self
@@ -320,7 +345,7 @@ impl<'a> RequestBuilder<'a> {
     /// Sends the request, retrying as the policy allows, and returns the success response
     /// with its body read (up to the client's cap). Error statuses become [`Error::Api`].
     pub fn send(self) -> Result<Response> {
-        crate::transport::send_buffered(self)
+        crate::call::send_buffered(self)
     }
 
     /// Sends the request and decodes the JSON body of the success response.
@@ -332,7 +357,7 @@ impl<'a> RequestBuilder<'a> {
     /// downloads. The timeout bounds the wait for the answer and each read of the body,
     /// not the whole transfer.
     pub fn send_streaming(self) -> Result<StreamingResponse> {
-        crate::transport::send_streaming(self)
+        crate::call::send_streaming(self)
     }
 }
 

@@ -4,9 +4,12 @@
 use std::fmt;
 use std::io::{self, Read};
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, excerpt};
+use crate::redact::Redactor;
+use crate::request::Method;
 
 /// Response headers, with case-insensitive lookup.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -86,7 +89,7 @@ impl fmt::Debug for Headers {
             .entries(
                 self.pairs
                     .iter()
-                    .map(|(k, v)| (k, crate::log::redact_header(k, v))),
+                    .map(|(k, v)| (k, crate::redact::redact_header(k, v))),
             )
             .finish()
     }
@@ -110,14 +113,26 @@ pub struct Response {
     status: u16,
     headers: Headers,
     body: Vec<u8>,
+    /// The method of the request, so that an action's undecodable answer is told apart
+    /// from a read's.
+    method: Method,
+    redact: Redactor,
 }
 
 impl Response {
-    pub(crate) fn new(status: u16, headers: Headers, body: Vec<u8>) -> Self {
+    pub(crate) fn new(
+        status: u16,
+        headers: Headers,
+        body: Vec<u8>,
+        method: Method,
+        redact: Redactor,
+    ) -> Self {
         Response {
             status,
             headers,
             body,
+            method,
+            redact,
         }
     }
 
@@ -136,6 +151,11 @@ impl Response {
         self.headers.request_id()
     }
 
+    /// The rate-limit figures the server reported, if any.
+    pub fn rate_limit(&self) -> Option<RateLimitInfo> {
+        self.headers.rate_limit()
+    }
+
     /// The body bytes.
     pub fn body(&self) -> &[u8] {
         &self.body
@@ -148,39 +168,120 @@ impl Response {
 
     /// Decodes the body as JSON. An empty body decodes as `null`, so `()` and `Option`
     /// targets accept a 204.
+    ///
+    /// A body that does not decode is [`Error::Decode`] for a read, and
+    /// [`Error::UndecodableSuccess`] for an action (POST, PUT, PATCH, DELETE): the server
+    /// carried it out, so the error must not invite a retry.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T> {
-        decode_json(self.status, &self.body)
+        serde_json::from_slice(non_empty(&self.body)).map_err(|e| self.decode_error(e))
     }
 
     /// Decodes a body that may or may not be wrapped in a `{"data": ...}` envelope: the
     /// value under `data` when the body is an object with that key, else the whole body.
     pub fn json_data<T: DeserializeOwned>(&self) -> Result<T> {
-        let value: serde_json::Value = self.json()?;
-        let inner = unwrap_data(value);
-        serde_json::from_value(inner).map_err(|e| Error::decode(self.status, &self.body, e))
+        let body = non_empty(&self.body);
+        let result = if has_data_key(body) {
+            serde_json::from_slice::<Data<T>>(body).map(|d| d.data)
+        } else {
+            serde_json::from_slice::<T>(body)
+        };
+        result.map_err(|e| self.decode_error(e))
     }
 
     /// Decodes a list that servers give in any of four shapes: `{"data": [...]}`,
     /// `[...]`, or a single item, bare or as `{"data": {...}}`.
     pub fn json_list<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
-        let value: serde_json::Value = self.json()?;
-        let decode = |e| Error::decode(self.status, &self.body, e);
-        match unwrap_data(value) {
-            serde_json::Value::Array(items) => items
-                .into_iter()
-                .map(|item| serde_json::from_value(item).map_err(decode))
-                .collect(),
-            single => Ok(vec![serde_json::from_value(single).map_err(decode)?]),
+        let body = non_empty(&self.body);
+        let result = if has_data_key(body) {
+            serde_json::from_slice::<Data<OneOrMany<T>>>(body).map(|d| d.data.0)
+        } else {
+            serde_json::from_slice::<OneOrMany<T>>(body).map(|l| l.0)
+        };
+        result.map_err(|e| self.decode_error(e))
+    }
+
+    /// The error for a body that did not decode.
+    pub(crate) fn decode_error(&self, source: serde_json::Error) -> Error {
+        let request_id = self.request_id().map(str::to_owned);
+        if self.method.is_action() {
+            Error::UndecodableSuccess {
+                status: self.status,
+                request_id,
+                body: self
+                    .redact
+                    .apply(String::from_utf8_lossy(&self.body).into_owned()),
+                source,
+            }
+        } else {
+            Error::Decode {
+                status: self.status,
+                request_id,
+                excerpt: self.redact.apply(excerpt(&self.body, 200)),
+                source,
+            }
         }
     }
 }
 
-fn unwrap_data(value: serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Object(mut map) if map.contains_key("data") => {
-            map.remove("data").unwrap_or_default()
+/// An empty (or all-whitespace) body reads as `null`.
+fn non_empty(body: &[u8]) -> &[u8] {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        b"null"
+    } else {
+        body
+    }
+}
+
+/// `{"data": T}`, other members skipped unread.
+#[derive(Deserialize)]
+struct Data<T> {
+    data: T,
+}
+
+/// Whether the body is a JSON object with a top-level `data` member, found by a first
+/// pass that skips every value unread (no `serde_json::Value` is built).
+fn has_data_key(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        data: Option<serde::de::IgnoredAny>,
+    }
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return false;
+    }
+    serde_json::from_slice::<Probe>(body).is_ok_and(|p| p.data.is_some())
+}
+
+/// A list, or a single item read as a list of one.
+struct OneOrMany<T>(Vec<T>);
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: DeserializeOwned> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list or a single object")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(OneOrMany(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let one = T::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(OneOrMany(vec![one]))
+            }
         }
-        other => other,
+        d.deserialize_any(Visitor(std::marker::PhantomData))
     }
 }
 
@@ -194,11 +295,52 @@ impl fmt::Debug for Response {
     }
 }
 
-/// Decodes JSON, treating an empty (or all-whitespace) body as `null`.
-pub(crate) fn decode_json<T: DeserializeOwned>(status: u16, body: &[u8]) -> Result<T> {
-    let trimmed = body.iter().all(u8::is_ascii_whitespace);
-    let bytes: &[u8] = if trimmed { b"null" } else { body };
-    serde_json::from_slice(bytes).map_err(|e| Error::decode(status, body, e))
+/// A value with the metadata of the answer it came from: the status, the headers, the
+/// request id and the rate-limit figures. Get one for any call with a service client's
+/// `with_response(|client| ...)`; for a call that made several requests (a list
+/// iteration, a lookup after an ambiguous failure) it describes the last answer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct WithResponse<T> {
+    /// The decoded value.
+    pub value: T,
+    /// The HTTP status of the answer.
+    pub status: u16,
+    /// The answer's headers.
+    pub headers: Headers,
+}
+
+impl<T> WithResponse<T> {
+    /// The request id the server gave, if any.
+    pub fn request_id(&self) -> Option<&str> {
+        self.headers.request_id()
+    }
+
+    /// The rate-limit figures the server reported, if any.
+    pub fn rate_limit(&self) -> Option<RateLimitInfo> {
+        self.headers.rate_limit()
+    }
+
+    /// The value alone.
+    pub fn into_value(self) -> T {
+        self.value
+    }
+}
+
+/// Where a client records the metadata of its answers, for `with_response`.
+#[derive(Debug, Default)]
+pub(crate) struct LastResponse(std::sync::Mutex<Option<(u16, Headers)>>);
+
+impl LastResponse {
+    pub(crate) fn record(&self, status: u16, headers: &Headers) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some((status, headers.clone()));
+        }
+    }
+
+    pub(crate) fn take(&self) -> Option<(u16, Headers)> {
+        self.0.lock().ok().and_then(|mut slot| slot.take())
+    }
 }
 
 /// A response whose body is read as a stream, for downloads.
@@ -242,6 +384,11 @@ impl StreamingResponse {
         self.read
     }
 
+    /// The request id the server gave, if any.
+    pub fn request_id(&self) -> Option<&str> {
+        self.headers.request_id()
+    }
+
     /// Copies the rest of the body into `to` in 64 KiB chunks, calling `progress` with
     /// (bytes so far, `Content-Length`) after each, and returns the byte count. Memory use
     /// does not grow with the body's size.
@@ -265,7 +412,10 @@ impl StreamingResponse {
 
 impl Read for StreamingResponse {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.reader.read(buf).map_err(crate::transport::unwrap_io)?;
+        let n = self
+            .reader
+            .read(buf)
+            .map_err(crate::wire::unwrap_stream_error)?;
         self.read += n as u64;
         if n == 0
             && !buf.is_empty()
@@ -309,13 +459,67 @@ mod tests {
         assert!(!dbg.contains("abc"), "{dbg}");
     }
 
+    fn response(method: Method, body: &str) -> Response {
+        Response::new(
+            200,
+            Headers::default(),
+            body.as_bytes().to_vec(),
+            method,
+            Redactor::new(["sk_live_echoed_key".to_owned()]),
+        )
+    }
+
     #[test]
     fn empty_body_decodes_as_null() {
-        let v: Option<u32> = decode_json(204, b"").unwrap();
+        let v: Option<u32> = response(Method::Delete, "").json().unwrap();
         assert_eq!(v, None);
-        let err = decode_json::<u32>(200, b"{oops").unwrap_err();
+        let err = response(Method::Get, "{oops").json::<u32>().unwrap_err();
         assert!(
             matches!(err, Error::Decode { status: 200, ref excerpt, .. } if excerpt == "{oops")
         );
+    }
+
+    #[test]
+    fn an_action_that_does_not_decode_says_it_happened() {
+        let err = response(Method::Post, r#"{"key":"sk_live_echoed_key"}"#)
+            .json::<Vec<u32>>()
+            .unwrap_err();
+        assert!(err.action_succeeded(), "{err:?}");
+        assert!(err.may_have_been_processed());
+        match err {
+            Error::UndecodableSuccess { status, body, .. } => {
+                assert_eq!(status, 200);
+                assert_eq!(body, r#"{"key":"***"}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn envelopes_decode_without_an_intermediate_value() {
+        let r = |b: &str| response(Method::Get, b);
+        assert_eq!(
+            r(r#"{"data":[1,2],"meta":{}}"#).json_list::<u32>().unwrap(),
+            [1, 2]
+        );
+        assert_eq!(r("[3]").json_list::<u32>().unwrap(), [3]);
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct Item {
+            id: String,
+        }
+        let one = vec![Item { id: "a".into() }];
+        assert_eq!(r(r#"{"id":"a"}"#).json_list::<Item>().unwrap(), one);
+        assert_eq!(
+            r(r#"{"data":{"id":"a"}}"#).json_list::<Item>().unwrap(),
+            one
+        );
+        assert_eq!(
+            r(r#"{"data":{"id":"a"},"x":[1]}"#)
+                .json_data::<Item>()
+                .unwrap(),
+            one[0]
+        );
+        assert_eq!(r(r#"{"id":"a"}"#).json_data::<Item>().unwrap(), one[0]);
+        assert!(r(r#"{"data":5}"#).json_data::<Item>().is_err());
     }
 }

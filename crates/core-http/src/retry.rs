@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
+use crate::backoff::Backoff;
 use crate::response::Headers;
 
 /// The longest server-requested wait the client sleeps through. A longer `Retry-After`
@@ -19,10 +20,9 @@ pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 pub struct RetryPolicy {
     /// How many times a failed call is retried. Defaults to 2.
     pub max_retries: u32,
-    /// The first backoff delay. Defaults to 500 ms.
-    pub initial_backoff: Duration,
-    /// The longest backoff delay. Defaults to 8 s.
-    pub max_backoff: Duration,
+    /// The delays between attempts when the server gives none. Defaults to
+    /// [`Backoff::http_retry`] (0.5 s doubling to 8 s, jitter 0.25).
+    pub backoff: Backoff,
     /// The longest `Retry-After` that is slept through. Defaults to 60 s.
     pub max_retry_after: Duration,
 }
@@ -31,8 +31,7 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
             max_retries: 2,
-            initial_backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(8),
+            backoff: Backoff::http_retry(),
             max_retry_after: MAX_RETRY_AFTER,
         }
     }
@@ -53,27 +52,28 @@ impl RetryPolicy {
         self
     }
 
-    /// The backoff before retry number `retry` (0 for the first retry), scaled by
-    /// `jitter`, a number in [0, 1) that picks a factor in [0.75, 1.0].
-    pub fn backoff(&self, retry: u32, jitter: f64) -> Duration {
-        let base = self
-            .initial_backoff
-            .saturating_mul(2u32.saturating_pow(retry.min(31)))
-            .min(self.max_backoff);
-        let factor = 1.0 - 0.25 * jitter.clamp(0.0, 1.0);
-        base.mul_f64(factor)
+    /// The same policy with other backoff delays.
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// The same policy sleeping through server-requested waits up to `max`.
+    pub fn with_max_retry_after(mut self, max: Duration) -> Self {
+        self.max_retry_after = max;
+        self
     }
 
     /// Decides what to do after attempt number `retries_so_far + 1` ended with `outcome`.
     ///
     /// `replay` says whether repeating the request is safe even if the server acted on
-    /// it. `jitter` is a random number in [0, 1).
-    pub fn decide(
+    /// it. `random` is a number in [0, 1) for the jitter.
+    pub(crate) fn decide(
         &self,
         retries_so_far: u32,
         outcome: &Outcome,
         replay: Replay,
-        jitter: f64,
+        random: f64,
     ) -> RetryDecision {
         let retryable = match *outcome {
             Outcome::NotSent => true,
@@ -83,6 +83,7 @@ impl RetryPolicy {
                 }
                 true
             }
+            Outcome::Final => false,
             Outcome::Status { status, quota, .. } => match status {
                 429 if quota => return RetryDecision::Stop(StopReason::QuotaExhausted),
                 429 | 503 => true,
@@ -112,30 +113,34 @@ impl RetryPolicy {
             return RetryDecision::Retry { delay: wait };
         }
         RetryDecision::Retry {
-            delay: self.backoff(retries_so_far, jitter),
+            delay: self.backoff.delay(retries_so_far, random),
         }
     }
 }
 
 /// Whether repeating a request is safe even if the server already acted on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Replay {
-    /// GET, HEAD, PUT, DELETE, or a POST that carries an idempotency key.
+pub(crate) enum Replay {
+    /// GET, HEAD, PUT, DELETE, a POST that carries an idempotency key the service
+    /// honours, or a request its crate declared safe to repeat.
     Safe,
-    /// A POST (or PATCH) without an idempotency key: repeated only when the server
-    /// cannot have acted on it.
+    /// Any other POST (or PATCH): repeated only when the server cannot have acted on it.
     Unsafe,
 }
 
-/// What happened on one attempt, as far as the retry decision is concerned.
+/// What happened to the logical request on one attempt, as far as the retry decision is
+/// concerned. After a redirect this describes the original request, not the last hop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The request never reached the server (connection refused, DNS, TLS, connect timeout).
+pub(crate) enum Outcome {
+    /// The request never reached the server (connection refused, DNS, TLS, connect
+    /// timeout).
     NotSent,
-    /// The request may have reached the server (timeout or reset after sending, truncated
-    /// answer).
+    /// The request may have reached the server (timeout or reset after sending,
+    /// truncated answer, any failure after a redirect was followed).
     MaybeSent,
-    /// The server answered with an error status.
+    /// A failure no retry can mend (a refused redirect, a body that cannot be sent).
+    Final,
+    /// The server answered the original request with an error status.
     Status {
         /// The HTTP status.
         status: u16,
@@ -148,6 +153,7 @@ pub enum Outcome {
 
 /// The decision after a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RetryDecision {
     /// Try again after this delay.
     Retry {
@@ -188,23 +194,6 @@ impl fmt::Display for StopReason {
             StopReason::RetryAfterTooLong(d) => write!(f, "retry-after {d:?} is too long"),
             StopReason::DeadlineExceeded => f.write_str("the call's timeout would run out"),
         }
-    }
-}
-
-/// Sleeps between attempts and while waiting for the rate limiter. Replace it in tests
-/// to run without real waits.
-pub trait Sleeper: Send + Sync + fmt::Debug {
-    /// Blocks the current thread for `duration`.
-    fn sleep(&self, duration: Duration);
-}
-
-/// The default [`Sleeper`]: `std::thread::sleep`.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ThreadSleeper;
-
-impl Sleeper for ThreadSleeper {
-    fn sleep(&self, duration: Duration) {
-        std::thread::sleep(duration);
     }
 }
 
@@ -260,18 +249,6 @@ mod tests {
 
     fn headers(pairs: &[(&str, &str)]) -> Headers {
         Headers::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
-    }
-
-    #[test]
-    fn backoff_doubles_and_caps() {
-        let p = RetryPolicy::default();
-        assert_eq!(p.backoff(0, 0.0), Duration::from_millis(500));
-        assert_eq!(p.backoff(1, 0.0), Duration::from_secs(1));
-        assert_eq!(p.backoff(4, 0.0), Duration::from_secs(8));
-        assert_eq!(p.backoff(40, 0.0), Duration::from_secs(8));
-        assert_eq!(p.backoff(0, 1.0), Duration::from_millis(375));
-        let d = p.backoff(2, 0.5);
-        assert!(d >= Duration::from_millis(1500) && d <= Duration::from_secs(2));
     }
 
     #[test]

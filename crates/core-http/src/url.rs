@@ -32,7 +32,7 @@ pub fn encode(s: &str) -> String {
 /// or a document to fetch). The error says what is wrong.
 ///
 /// ```
-/// use core_http::url::check_absolute_http;
+/// use core_http::check_absolute_http;
 /// assert!(check_absolute_http("https://example.com/cat.jpg").is_ok());
 /// assert!(check_absolute_http("example.com/cat.jpg").is_err());
 /// assert!(check_absolute_http("ftp://example.com/cat.jpg").is_err());
@@ -161,22 +161,108 @@ pub(crate) fn join(base: &str, path: &str, query: &[(String, String)]) -> String
     url
 }
 
-/// Resolves a `Location` header against the URL that was requested.
+/// Resolves a `Location` header against the URL that was requested, as RFC 3986 §5.2
+/// resolves a reference (`?page=2` keeps the current path, `../x` climbs, `//host/x`
+/// keeps the scheme). The fragment is dropped; `None` when the reference is unusable.
 pub(crate) fn resolve(current: &str, location: &str) -> Option<String> {
-    if location.starts_with("https://") || location.starts_with("http://") {
+    let location = location.trim();
+    if location
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+    {
+        return None;
+    }
+    let location = location.split('#').next().unwrap_or_default();
+    let has_scheme = location.split_once(':').is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    if has_scheme {
         return Some(location.to_owned());
     }
+    let current = current.split('#').next().unwrap_or_default();
     let (scheme, rest) = current.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path_and_query) = rest.split_at(authority_end);
+    let (base_path, _) = path_and_query
+        .split_once('?')
+        .unwrap_or((path_and_query, ""));
     if let Some(net) = location.strip_prefix("//") {
         return Some(format!("{scheme}://{net}"));
     }
-    if location.starts_with('/') {
-        return Some(format!("{scheme}://{authority}{location}"));
+    if location.is_empty() {
+        return Some(format!("{scheme}://{authority}{path_and_query}"));
     }
-    let path = strip_query(rest);
-    let dir = path.rfind('/').map_or(authority, |i| &path[..i]);
-    Some(format!("{scheme}://{dir}/{location}"))
+    if location.starts_with('?') {
+        let path = if base_path.is_empty() { "/" } else { base_path };
+        return Some(format!("{scheme}://{authority}{path}{location}"));
+    }
+    let (ref_path, ref_query) = match location.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (location, None),
+    };
+    let merged = if ref_path.starts_with('/') {
+        ref_path.to_owned()
+    } else {
+        match base_path.rfind('/') {
+            Some(i) => format!("{}{ref_path}", &base_path[..=i]),
+            None => format!("/{ref_path}"),
+        }
+    };
+    let path = remove_dot_segments(&merged);
+    Some(match ref_query {
+        Some(q) => format!("{scheme}://{authority}{path}?{q}"),
+        None => format!("{scheme}://{authority}{path}"),
+    })
+}
+
+/// RFC 3986 §5.2.4 on an absolute path.
+fn remove_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let last = segments.len().saturating_sub(1);
+    let mut trailing_slash = false;
+    for (i, segment) in segments.iter().enumerate() {
+        match *segment {
+            "." => trailing_slash = i == last,
+            ".." => {
+                out.pop();
+                trailing_slash = i == last;
+            }
+            s => {
+                out.push(s);
+                trailing_slash = false;
+            }
+        }
+    }
+    let mut joined = format!("/{}", out.join("/"));
+    if trailing_slash && !joined.ends_with('/') {
+        joined.push('/');
+    }
+    joined
+}
+
+/// An id as one path segment: percent-encoded, and refused when it is empty, blank,
+/// `.` or `..` (which a server would read as another path), or holds control
+/// characters. `what` names the id in the error (`"a post id"`).
+pub fn path_segment(what: &str, id: &str) -> Result<String> {
+    if id.trim().is_empty() {
+        return Err(Error::InvalidRequest(format!("{what} is empty")));
+    }
+    if id == "." || id == ".." {
+        return Err(Error::InvalidRequest(format!(
+            "{what} {id:?} would change the path it is put in"
+        )));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(Error::InvalidRequest(format!(
+            "{what} {id:?} holds control characters"
+        )));
+    }
+    Ok(encode(id))
 }
 
 #[cfg(test)]
@@ -250,5 +336,54 @@ mod tests {
             resolve("http://a:1/v1/x", "https://c/z").as_deref(),
             Some("https://c/z")
         );
+        // RFC 3986 §5.4's examples, on the base http://a/b/c/d;p?q.
+        let base = "http://a/b/c/d;p?q";
+        for (reference, want) in [
+            ("g", "http://a/b/c/g"),
+            ("./g", "http://a/b/c/g"),
+            ("g/", "http://a/b/c/g/"),
+            ("/g", "http://a/g"),
+            ("//g", "http://g"),
+            ("?y", "http://a/b/c/d;p?y"),
+            ("g?y", "http://a/b/c/g?y"),
+            ("#s", "http://a/b/c/d;p?q"),
+            ("g#s", "http://a/b/c/g"),
+            (";x", "http://a/b/c/;x"),
+            ("", "http://a/b/c/d;p?q"),
+            (".", "http://a/b/c/"),
+            ("./", "http://a/b/c/"),
+            ("..", "http://a/b/"),
+            ("../", "http://a/b/"),
+            ("../g", "http://a/b/g"),
+            ("../..", "http://a/"),
+            ("../../g", "http://a/g"),
+            ("../../../g", "http://a/g"),
+            ("/./g", "http://a/g"),
+            ("/../g", "http://a/g"),
+            ("g.", "http://a/b/c/g."),
+            ("..g", "http://a/b/c/..g"),
+            ("./../g", "http://a/b/g"),
+            ("g/./h", "http://a/b/c/g/h"),
+            ("g/../h", "http://a/b/c/h"),
+        ] {
+            assert_eq!(
+                resolve(base, reference).as_deref(),
+                Some(want),
+                "{reference:?}"
+            );
+        }
+        assert_eq!(
+            resolve("http://a:1/v1/projects?page=1", "?page=2").as_deref(),
+            Some("http://a:1/v1/projects?page=2")
+        );
+        assert_eq!(resolve("http://a/x", "bad location"), None);
+    }
+
+    #[test]
+    fn ids_become_one_safe_segment() {
+        assert_eq!(path_segment("an id", "a/b?c").unwrap(), "a%2Fb%3Fc");
+        for bad in ["", "  ", ".", "..", "a\nb"] {
+            assert!(path_segment("an id", bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -220,6 +220,127 @@ pub struct Envelope {
     pub data: serde_json::Value,
 }
 
+/// A service's webhook event type: what a verified [`Envelope`] becomes. Declare one
+/// with [`webhook_events!`](crate::webhook_events), which writes this impl and the
+/// `verify_and_parse` functions.
+pub trait WebhookEvent: Sized {
+    /// Types a verified envelope. A known type whose data does not decode is an error,
+    /// not an unknown event, so that a changed payload is noticed.
+    fn from_envelope(envelope: Envelope) -> Result<Self, WebhookError>;
+}
+
+/// Verifies a delivery's signature and timestamp (5 minutes' tolerance) with the
+/// endpoint's `whsec_...` secret as of `now`, then parses the event. Pass the raw body
+/// bytes, exactly as received.
+pub fn verify_and_parse_at<E: WebhookEvent, H: WebhookHeaders + ?Sized>(
+    secret: &str,
+    headers: &H,
+    body: &[u8],
+    now: SystemTime,
+) -> Result<E, WebhookError> {
+    E::from_envelope(verify_envelope_at(secret, headers, body, now)?)
+}
+
+/// Declares a service's webhook events: the enum (each known type with its payload, and
+/// `Unknown` keeping any other type whole), `event_type()`, the
+/// [`WebhookEvent`](crate::webhook::WebhookEvent) impl, and, in the module where it is
+/// invoked, `verify_and_parse` and `verify_and_parse_at` returning that enum.
+///
+/// ```
+/// #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+/// pub struct Post { pub id: String }
+///
+/// core_http::webhook_events! {
+///     /// An event delivered by webhook.
+///     pub enum Event {
+///         /// `post.published`: a post went live.
+///         PostPublished(Post) = "post.published",
+///     }
+/// }
+///
+/// let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+/// let body = br#"{"type":"post.published","data":{"id":"p1"}}"#;
+/// let headers = core_http::webhook::signed_headers(secret, "msg_1", body)?;
+/// let event = verify_and_parse(secret, &headers, body)?;
+/// assert_eq!(event, Event::PostPublished(Post { id: "p1".into() }));
+/// assert_eq!(event.event_type(), "post.published");
+/// # Ok::<(), core_http::webhook::WebhookError>(())
+/// ```
+#[macro_export]
+macro_rules! webhook_events {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident($payload:ty) = $wire:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant($payload), )+
+            /// An event type this version does not know, kept whole.
+            Unknown {
+                /// The event type as sent.
+                event_type: ::std::string::String,
+                /// The event's data as sent.
+                data: $crate::__private::serde_json::Value,
+            },
+        }
+
+        impl $name {
+            /// The event type on the wire.
+            pub fn event_type(&self) -> &str {
+                match self {
+                    $( $name::$variant(_) => $wire, )+
+                    $name::Unknown { event_type, .. } => event_type,
+                }
+            }
+        }
+
+        impl $crate::webhook::WebhookEvent for $name {
+            fn from_envelope(
+                envelope: $crate::webhook::Envelope,
+            ) -> ::std::result::Result<Self, $crate::webhook::WebhookError> {
+                let kind = envelope.event_type.to_ascii_lowercase();
+                $(
+                    if kind == $wire {
+                        return Ok($name::$variant(
+                            $crate::__private::serde_json::from_value(envelope.data)?,
+                        ));
+                    }
+                )+
+                Ok($name::Unknown {
+                    event_type: envelope.event_type,
+                    data: envelope.data,
+                })
+            }
+        }
+
+        /// Verifies a delivery's signature and timestamp (5 minutes' tolerance) with the
+        /// endpoint's `whsec_...` secret, then parses the event. Pass the raw body bytes,
+        /// exactly as received.
+        pub fn verify_and_parse<H: $crate::webhook::WebhookHeaders + ?Sized>(
+            secret: &str,
+            headers: &H,
+            body: &[u8],
+        ) -> ::std::result::Result<$name, $crate::webhook::WebhookError> {
+            verify_and_parse_at(secret, headers, body, ::std::time::SystemTime::now())
+        }
+
+        /// As [`verify_and_parse`], judging the timestamp against `now` (for replaying
+        /// stored deliveries in tests).
+        pub fn verify_and_parse_at<H: $crate::webhook::WebhookHeaders + ?Sized>(
+            secret: &str,
+            headers: &H,
+            body: &[u8],
+            now: ::std::time::SystemTime,
+        ) -> ::std::result::Result<$name, $crate::webhook::WebhookError> {
+            $crate::webhook::verify_and_parse_at(secret, headers, body, now)
+        }
+    };
+}
+
 /// A delivery of `body` signed now with `secret` as message `id`: the three Standard
 /// Webhooks headers, for documentation examples and tests of receivers.
 pub fn signed_headers(

@@ -268,7 +268,15 @@ fn post_with_key_is_retried_with_the_identical_key() {
         .expect(1)
         .create();
     let sleeper = RecordingSleeper::new();
-    let v: Value = client(&server.url(), &sleeper)
+    // A server declared to de-duplicate by the key.
+    let honouring = HttpClient::builder()
+        .base_url(server.url())
+        .api_key("sk_test_secret_value")
+        .idempotency_keys(true)
+        .sleeper(sleeper.clone())
+        .build()
+        .unwrap();
+    let v: Value = honouring
         .post("/v1/orders")
         .idempotency_key("order-42")
         .json(&json!({"symbol": "AAPL"}))
@@ -318,6 +326,29 @@ fn automatic_idempotency_keys_are_stable_across_attempts() {
     client.post("/v1/posts").json(&json!({})).send().unwrap();
     let all = server.requests();
     assert_ne!(header_of(&all[3], "idempotency-key").unwrap(), keys[0]);
+}
+
+#[test]
+fn a_key_on_a_service_that_does_not_honour_keys_is_sent_but_changes_no_retry() {
+    // The same call through a per-call option, as a user would write it: the key goes
+    // out, but the POST is not repeated after a dropped connection, because nothing
+    // says this server would discard the repeat.
+    let server = RawServer::start(vec![Reply::Drop, Reply::json(201, r#"{"id":"p1"}"#)]);
+    let sleeper = RecordingSleeper::new();
+    let err = client(&server.url, &sleeper)
+        .with_options(&RequestOptions::new().idempotency_key("k-1"))
+        .post("/v1/posts")
+        .json(&json!({"content": "hi"}))
+        .send()
+        .unwrap_err();
+    assert!(err.may_have_been_processed(), "{err:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "the POST was sent again");
+    assert_eq!(
+        header_of(&requests[0], "idempotency-key").as_deref(),
+        Some("k-1")
+    );
+    assert!(sleeper.slept().is_empty());
 }
 
 fn header_of(head: &str, name: &str) -> Option<String> {
@@ -587,7 +618,13 @@ fn body_over_the_cap_is_refused() {
         .unwrap();
     let err = c.get("/big").send().unwrap_err();
     assert!(
-        matches!(err, Error::ResponseTooLarge { limit: 1024 }),
+        matches!(
+            err,
+            Error::ResponseTooLarge {
+                limit: 1024,
+                status: 200
+            }
+        ),
         "{err:?}"
     );
     // Under the cap is fine.

@@ -1,20 +1,32 @@
 //! The e-signature client: configuration (API key or OAuth 2.0 client credentials), the
 //! plan's rate limit, and the documents handle.
 
-use core_http::{Auth, ClientBuilder, Error, OAuth2Config, RateLimit, Result};
+use core_http::{Auth, OAuth2Config, RateLimit, Result};
 
 use crate::documents::Documents;
 
-core_http::service_client! {
-    /// A client of the e-signature service. Cheap to clone; clones share the connection
-    /// pool, the OAuth token and the rate limiter.
-    ///
-    /// Build it with [`Client::new`] (API key), [`Client::with_oauth`] (client
-    /// credentials), [`Client::builder`] or [`Client::from_env`], then use
-    /// [`documents`](Client::documents).
-    pub struct Client;
-    env_prefix = "ESIGN";
+/// A client of the e-signature service. Cheap to clone; clones share the connection
+/// pool, the OAuth token and the rate limiter.
+///
+/// Build it with [`Client::new`] (API key), [`Client::with_oauth`] (client
+/// credentials), [`Client::builder`] or [`Client::from_env`] (`ESIGN_BASE_URL`, and
+/// `ESIGN_API_KEY` or `ESIGN_CLIENT_ID` + `ESIGN_CLIENT_SECRET` + `ESIGN_TOKEN_URL`
+/// (+ `ESIGN_SCOPE`), and `ESIGN_PLAN` = `business` or `enterprise`), then use
+/// [`documents`](Client::documents).
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: core_http::HttpClient,
 }
+
+// Sends carry an Idempotency-Key that the service de-duplicates by (our documented
+// choice, docs/esign.md), which makes a send safe to retry.
+core_http::service_client!(
+    Client,
+    env_prefix = "ESIGN",
+    plan = Plan,
+    oauth = true,
+    idempotency_keys = true,
+);
 
 impl Client {
     /// A client for `base_url` (with any version prefix inside it) authenticated by OAuth
@@ -34,53 +46,6 @@ impl Client {
                 client_secret,
             )))
             .build()
-    }
-
-    /// As [`Client::from_env`], reading variables through `lookup`.
-    ///
-    /// - `ESIGN_BASE_URL` (required);
-    /// - `ESIGN_API_KEY`, or else `ESIGN_CLIENT_ID` + `ESIGN_CLIENT_SECRET` +
-    ///   `ESIGN_TOKEN_URL` (and optionally `ESIGN_SCOPE`) for OAuth 2.0 client
-    ///   credentials;
-    /// - optionally `ESIGN_PLAN` (`business` or `enterprise`), `ESIGN_MAX_RETRIES`,
-    ///   `ESIGN_TIMEOUT_SECS`.
-    pub fn from_env_with(lookup: impl Fn(&str) -> Option<String>) -> Result<Client> {
-        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        let mut builder = ClientBuilder::<Client>::new().env_settings_with("ESIGN", &lookup)?;
-        builder = match (
-            var("ESIGN_API_KEY"),
-            var("ESIGN_CLIENT_ID"),
-            var("ESIGN_CLIENT_SECRET"),
-            var("ESIGN_TOKEN_URL"),
-        ) {
-            (Some(key), ..) => builder.api_key(key.trim()),
-            (None, Some(id), Some(secret), Some(url)) => {
-                let mut config = OAuth2Config::new(url.trim(), id.trim(), secret.trim());
-                if let Some(scope) = var("ESIGN_SCOPE") {
-                    config = config.with_scope(scope.trim());
-                }
-                builder.auth(Auth::oauth2(config))
-            }
-            (None, id, secret, url) => {
-                let missing: Vec<&str> = [
-                    ("ESIGN_CLIENT_ID", id.is_none()),
-                    ("ESIGN_CLIENT_SECRET", secret.is_none()),
-                    ("ESIGN_TOKEN_URL", url.is_none()),
-                ]
-                .iter()
-                .filter(|(_, m)| *m)
-                .map(|(n, _)| *n)
-                .collect();
-                return Err(Error::Config(format!(
-                    "set ESIGN_API_KEY, or ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET and ESIGN_TOKEN_URL for OAuth (missing: {})",
-                    missing.join(", ")
-                )));
-            }
-        };
-        if let Some(plan) = var("ESIGN_PLAN") {
-            builder = builder.rate_limit(plan.parse::<Plan>()?);
-        }
-        builder.build()
     }
 
     /// Documents: send, get, download.

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Try it without an account: the workspace's `sandbox` crate emulates the service
-//! (`cargo run -p esign-client --example quickstart`).
+//! (`cargo run -p esign-client --example esign_quickstart`).
 //!
 //! # Behaviour
 //! - **Never twice**: every send carries an `Idempotency-Key`, the same on each retry,
@@ -51,16 +51,20 @@
 
 mod client;
 mod documents;
+mod download;
 mod encode;
+mod models;
+mod send;
 pub mod webhooks;
 
 pub use client::{Client, Plan};
-pub use core_http::{ApiError, ClientBuilder, Error, ErrorKind, RequestOptions, Result};
-pub use documents::{
-    DEFAULT_MAX_DOCUMENT_SIZE, Document, DocumentId, DocumentSource, DocumentStatus, Documents,
-    Download, DownloadRequest, NewSigner, SendDocument, Signer, SignerStatus,
-};
+pub use documents::Documents;
+pub use download::{Download, DownloadRequest};
+pub use models::{Document, DocumentId, DocumentStatus, Signer, SignerStatus};
+pub use send::{DEFAULT_MAX_DOCUMENT_SIZE, DocumentSource, NewSigner, SendDocument};
 pub use time::OffsetDateTime;
+
+core_http::reexports!();
 
 /// This crate's README examples, compiled as doc tests.
 #[cfg(doctest)]

@@ -5,7 +5,7 @@
 
 use std::fmt::Debug;
 
-use esign_client::webhooks;
+use esign_client::webhooks::{self, WebhookEvent};
 use esign_client::{Client, DocumentId, DocumentSource, NewSigner, SendDocument};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");

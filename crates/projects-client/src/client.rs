@@ -4,18 +4,19 @@ use core_http::RateLimit;
 
 use crate::projects::Projects;
 
-core_http::service_client! {
-    /// A client of the developer project service. Cheap to clone; clones share the
-    /// connection pool and the rate limiter.
-    ///
-    /// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
-    /// (`PROJECTS_API_KEY`, `PROJECTS_BASE_URL`, and `PROJECTS_PLAN` = `free`, `pro` or
-    /// `enterprise` to pace calls under that plan's limit), then use
-    /// [`projects`](Client::projects).
-    pub struct Client;
-    env_prefix = "PROJECTS";
-    plan = Plan;
+/// A client of the developer project service. Cheap to clone; clones share the
+/// connection pool and the rate limiter.
+///
+/// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
+/// (`PROJECTS_API_KEY`, `PROJECTS_BASE_URL`, and `PROJECTS_PLAN` = `free`, `pro` or
+/// `enterprise` to pace calls under that plan's limit), then use
+/// [`projects`](Client::projects).
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: core_http::HttpClient,
 }
+
+core_http::service_client!(Client, env_prefix = "PROJECTS", plan = Plan);
 
 impl Client {
     /// Projects: list, iterate, create, delete.

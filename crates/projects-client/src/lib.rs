@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Try it without an account: the workspace's `sandbox` crate emulates the service
-//! (`cargo run -p projects-client --example quickstart`).
+//! (`cargo run -p projects-client --example projects_quickstart`).
 //!
 //! # Behaviour
 //! - **Pages**: [`Projects::list`] takes a limit of 1 to 100 (the service's default is
@@ -50,12 +50,13 @@ mod client;
 mod projects;
 
 pub use client::{Client, Plan};
-pub use core_http::{ApiError, ClientBuilder, Error, ErrorKind, PageMeta, RequestOptions, Result};
 pub use projects::{
     Environment, ListParams, MAX_PAGE_SIZE, NewProject, Project, ProjectId, ProjectPage,
     ProjectStatus, Projects,
 };
 pub use time::OffsetDateTime;
+
+core_http::reexports!();
 
 /// This crate's README examples, compiled as doc tests.
 #[cfg(doctest)]

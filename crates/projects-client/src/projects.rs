@@ -200,11 +200,7 @@ impl<'a> Projects<'a> {
     /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound), which a clean-up can
     /// treat as already deleted.
     pub fn delete(&self, id: impl Into<ProjectId>) -> Result<()> {
-        let id = id.into();
-        if id.as_str().trim().is_empty() {
-            return Err(Error::InvalidRequest("a project id is empty".into()));
-        }
-        let path = format!("/v1/projects/{}", core_http::url::encode(id.as_str()));
+        let path = format!("/v1/projects/{}", id.into().segment()?);
         self.client.http().delete(&path).send()?;
         Ok(())
     }

@@ -178,9 +178,7 @@ async fn add_receiver(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
     };
     let secret = match body.get("secret") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) if core_http::webhook::sign(s, "msg", 0, b"").is_ok() => {
-            Some(s.clone())
-        }
+        Some(Value::String(s)) if crate::signing::sign(s, "msg", 0, b"").is_ok() => Some(s.clone()),
         Some(_) => return bad_request("invalid_secret", "secret must look like whsec_<base64>"),
     };
     let events = match body.get("events") {

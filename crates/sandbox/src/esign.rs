@@ -404,7 +404,7 @@ fn parse_send(body: &Bytes) -> Result<Document, Response> {
             (filename, Some(bytes.len() as u64))
         }
         (None, Some(Value::String(url))) => {
-            if let Err(why) = core_http::url::check_absolute_http(url) {
+            if let Err(why) = crate::signing::check_http_url(url) {
                 return Err(bad_request("invalid_file_url", why));
             }
             let name = url

@@ -45,6 +45,7 @@ mod ids;
 mod plans;
 mod projects;
 mod server;
+mod signing;
 mod social;
 mod state;
 mod vision;

@@ -193,15 +193,11 @@ fn attempt(agent: &ureq::Agent, job: &Job) -> (Option<u16>, Option<String>) {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or_default();
-    let signature = match core_http::webhook::sign(
-        &job.secret,
-        &job.message_id,
-        timestamp,
-        job.body.as_bytes(),
-    ) {
-        Ok(signature) => signature,
-        Err(e) => return (None, Some(format!("cannot sign: {e}"))),
-    };
+    let signature =
+        match crate::signing::sign(&job.secret, &job.message_id, timestamp, job.body.as_bytes()) {
+            Ok(signature) => signature,
+            Err(e) => return (None, Some(format!("cannot sign: {e}"))),
+        };
     let result = agent
         .post(&job.url)
         .header("content-type", "application/json")
@@ -247,6 +243,6 @@ mod tests {
         let secret = make_secret(42);
         assert!(secret.starts_with("whsec_"));
         assert_eq!(secret, make_secret(42));
-        assert!(core_http::webhook::sign(&secret, "msg_1", 1, b"{}").is_ok());
+        assert!(crate::signing::sign(&secret, "msg_1", 1, b"{}").is_ok());
     }
 }

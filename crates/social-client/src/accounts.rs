@@ -73,8 +73,7 @@ impl<'a> Accounts<'a> {
     /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound): the account is not (or no
     /// longer) connected.
     pub fn disconnect(&self, id: impl Into<AccountId>) -> Result<()> {
-        let id = id.into();
-        let path = format!("/v1/accounts/{}", core_http::url::encode(id.as_str()));
+        let path = format!("/v1/accounts/{}", id.into().segment()?);
         self.client.http().delete(&path).send()?;
         Ok(())
     }

@@ -24,14 +24,19 @@ core_http::string_enum! {
 #[non_exhaustive]
 pub struct AnalyticsOverview {
     /// Followers across the connected accounts.
+    #[serde(default, deserialize_with = "core_http::de::u64")]
     pub followers: u64,
     /// Clicks divided by impressions (0.0 to 1.0).
+    #[serde(default, deserialize_with = "core_http::de::f64")]
     pub engagement_rate: f64,
     /// Times the posts were shown.
+    #[serde(default, deserialize_with = "core_http::de::u64")]
     pub impressions: u64,
     /// Clicks on the posts.
+    #[serde(default, deserialize_with = "core_http::de::u64")]
     pub clicks: u64,
-    /// The window the figures cover.
+    /// The window the figures cover (empty `Unknown` when the server gave none).
+    #[serde(default)]
     pub period: Period,
 }
 

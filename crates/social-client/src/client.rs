@@ -7,19 +7,20 @@ use crate::analytics::Analytics;
 use crate::posts::Posts;
 use crate::schedule::Schedule;
 
-core_http::service_client! {
-    /// A client of the social publishing service. Cheap to clone; clones share the
-    /// connection pool and the rate limiter.
-    ///
-    /// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
-    /// (`SOCIAL_API_KEY`, `SOCIAL_BASE_URL`, and `SOCIAL_PLAN` = `starter`, `pro` or
-    /// `enterprise` to turn on that plan's rate limit), then reach the resources:
-    /// [`posts`](Client::posts), [`schedule`](Client::schedule),
-    /// [`analytics`](Client::analytics), [`accounts`](Client::accounts).
-    pub struct Client;
-    env_prefix = "SOCIAL";
-    plan = Plan;
+/// A client of the social publishing service. Cheap to clone; clones share the
+/// connection pool and the rate limiter.
+///
+/// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
+/// (`SOCIAL_API_KEY`, `SOCIAL_BASE_URL`, and `SOCIAL_PLAN` = `starter`, `pro` or
+/// `enterprise` to turn on that plan's rate limit), then reach the resources:
+/// [`posts`](Client::posts), [`schedule`](Client::schedule),
+/// [`analytics`](Client::analytics), [`accounts`](Client::accounts).
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: core_http::HttpClient,
 }
+
+core_http::service_client!(Client, env_prefix = "SOCIAL", plan = Plan);
 
 impl Client {
     /// Posts: create, list, iterate.

@@ -17,7 +17,7 @@
 //! ```
 //!
 //! Try it without an account: the workspace's `sandbox` crate emulates the service
-//! (`cargo run -p social-client --example quickstart`).
+//! (`cargo run -p social-client --example social_quickstart`).
 //!
 //! # Behaviour
 //! - **Retries**: reads are retried on connection failures, 408, 429 (after
@@ -50,7 +50,7 @@ pub mod webhooks;
 pub use accounts::{Account, AccountId, AccountStatus, Accounts};
 pub use analytics::{Analytics, AnalyticsOverview, Period};
 pub use client::{Client, Plan};
-pub use core_http::{ApiError, ClientBuilder, Error, ErrorKind, PageMeta, RequestOptions, Result};
+core_http::reexports!();
 pub use posts::{
     ListPosts, MAX_PAGE_SIZE, NewPost, Platform, Post, PostId, PostPage, PostStatus, Posts,
 };

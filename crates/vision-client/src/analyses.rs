@@ -15,7 +15,7 @@ pub const DEFAULT_TOP_N: u32 = 5;
 pub const DEFAULT_TAXONOMY: &str = "imagenet";
 
 fn check_image_url(url: &str) -> Result<()> {
-    core_http::url::check_absolute_http(url)
+    core_http::check_absolute_http(url)
         .map_err(|why| Error::InvalidRequest(format!("image_url: {why}")))
 }
 
@@ -108,7 +108,11 @@ pub struct Detection {
     #[serde(default)]
     pub objects: Vec<DetectedObject>,
     /// How long the analysis took on the server, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub processing_time_ms: Option<u64>,
 }
 
@@ -119,6 +123,7 @@ pub struct DetectedObject {
     /// What it is.
     pub label: String,
     /// How sure the service is, 0 to 1.
+    #[serde(default, deserialize_with = "core_http::de::f64")]
     pub confidence: f64,
     /// Where it is.
     pub bbox: BBox,
@@ -176,7 +181,11 @@ pub struct Classification {
     #[serde(default)]
     pub predictions: Vec<Prediction>,
     /// How long the analysis took on the server, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub processing_time_ms: Option<u64>,
 }
 
@@ -187,15 +196,14 @@ pub struct Prediction {
     /// The label.
     pub label: String,
     /// How likely, 0 to 1.
+    #[serde(default, deserialize_with = "core_http::de::f64")]
     pub confidence: f64,
 }
 
 core_http::string_enum! {
     /// What the OCR answer holds: the text only, or the text and its blocks.
-    #[derive(Default)]
     pub enum OutputFormat {
-        /// The text (`blocks` empty). The default.
-        #[default]
+        /// The text (`blocks` empty). What [`OcrRequest`] sends unless told otherwise.
         Text = "text",
         /// The text and one block per line with its position.
         Structured = "structured",
@@ -260,7 +268,11 @@ pub struct OcrResult {
     #[serde(default)]
     pub blocks: Vec<TextBlock>,
     /// How long the analysis took on the server, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub processing_time_ms: Option<u64>,
 }
 
@@ -271,6 +283,7 @@ pub struct TextBlock {
     /// The text.
     pub text: String,
     /// How sure the service is, 0 to 1.
+    #[serde(default, deserialize_with = "core_http::de::f64")]
     pub confidence: f64,
     /// Where it is.
     pub bbox: BBox,
@@ -335,7 +348,11 @@ pub struct Faces {
     #[serde(default)]
     pub faces: Vec<Face>,
     /// How long the analysis took on the server, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub processing_time_ms: Option<u64>,
 }
 
@@ -346,6 +363,7 @@ pub struct Face {
     /// Where it is.
     pub bbox: BBox,
     /// How sure the service is that this is a face, 0 to 1.
+    #[serde(default, deserialize_with = "core_http::de::f64")]
     pub confidence: f64,
     /// The estimated attributes, when any were returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -355,12 +373,31 @@ pub struct Face {
     pub matches: Vec<FaceMatch>,
 }
 
+/// `[low, high]` read tolerantly: two numbers (negative ones read as 0), else `None`.
+fn age_range<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<[u32; 2]>, D::Error> {
+    let values: Option<Vec<core_http::de::Lenient<u32>>> =
+        Option::deserialize(d).unwrap_or_default();
+    Ok(match values.as_deref() {
+        Some(
+            [
+                core_http::de::Lenient(Some(low)),
+                core_http::de::Lenient(Some(high)),
+            ],
+        ) => Some([*low, *high]),
+        _ => None,
+    })
+}
+
 /// Estimated attributes of a face; each is optional.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct FaceAttributes {
     /// The estimated age range, `[low, high]` in years.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "age_range",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub age_range: Option<[u32; 2]>,
     /// The dominant emotion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -418,6 +455,7 @@ pub struct FaceMatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub person_id: Option<String>,
     /// How similar, 0 to 1.
+    #[serde(default, deserialize_with = "core_http::de::f64")]
     pub similarity: f64,
 }
 

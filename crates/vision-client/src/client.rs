@@ -1,6 +1,6 @@
 //! The vision client: configuration and the analyses.
 
-use core_http::{ClientBuilder, Result};
+use core_http::Result;
 
 use crate::analyses::{
     Classification, ClassifyRequest, DetectRequest, Detection, Faces, FacesRequest, OcrRequest,
@@ -8,25 +8,21 @@ use crate::analyses::{
 };
 use crate::status::Status;
 
-core_http::service_client! {
-    /// A client of the vision service. Cheap to clone; clones share the connection pool.
-    ///
-    /// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
-    /// (`VISION_API_KEY`, `VISION_BASE_URL`), then call [`detect`](Client::detect),
-    /// [`classify`](Client::classify), [`ocr`](Client::ocr), [`faces`](Client::faces)
-    /// or [`status`](Client::status).
-    pub struct Client;
-    env_prefix = "VISION";
+/// A client of the vision service. Cheap to clone; clones share the connection pool.
+///
+/// Build it with [`Client::new`], [`Client::builder`] or [`Client::from_env`]
+/// (`VISION_API_KEY`, `VISION_BASE_URL`), then call [`detect`](Client::detect),
+/// [`classify`](Client::classify), [`ocr`](Client::ocr), [`faces`](Client::faces)
+/// or [`status`](Client::status). The service documents no request-rate plans, so there
+/// is no `VISION_PLAN`; the usage quota is reported by [`Client::status`].
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: core_http::HttpClient,
 }
 
-impl Client {
-    /// As [`Client::from_env`], reading variables through `lookup` (for tests and
-    /// configuration files). The service documents no request-rate plans, so there is no
-    /// `VISION_PLAN`; the usage quota is reported by [`Client::status`].
-    pub fn from_env_with(lookup: impl Fn(&str) -> Option<String>) -> Result<Client> {
-        ClientBuilder::<Client>::from_env_with("VISION", &lookup)?.build()
-    }
+core_http::service_client!(Client, env_prefix = "VISION");
 
+impl Client {
     /// Detects objects. `POST /v2/detect`.
     pub fn detect(&self, request: &DetectRequest) -> Result<Detection> {
         request.validate()?;

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Try it without an account: the workspace's `sandbox` crate emulates the service
-//! (`cargo run -p vision-client --example quickstart`).
+//! (`cargo run -p vision-client --example vision_quickstart`).
 //!
 //! # Behaviour
 //! - **Defaults** are the document's and are always sent, so a request says exactly what
@@ -58,8 +58,9 @@ pub use analyses::{
 };
 pub use bbox::BBox;
 pub use client::Client;
-pub use core_http::{ApiError, ClientBuilder, Error, ErrorKind, RequestOptions, Result};
 pub use status::{ServiceStatus, Status, Usage, UsagePeriod};
+
+core_http::reexports!();
 
 /// This crate's README examples, compiled as doc tests.
 #[cfg(doctest)]

@@ -18,10 +18,15 @@ core_http::string_enum! {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Status {
-    /// The service's health.
+    /// The service's health (an empty `Unknown` when the server gave none).
+    #[serde(default)]
     pub status: ServiceStatus,
     /// The service's current latency, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub latency_ms: Option<u64>,
     /// The account's usage in the current period.
     pub usage: Usage,
@@ -32,8 +37,10 @@ pub struct Status {
 #[non_exhaustive]
 pub struct Usage {
     /// Calls made in the period.
+    #[serde(default, deserialize_with = "core_http::de::u64")]
     pub calls_used: u64,
     /// Calls allowed in the period.
+    #[serde(default, deserialize_with = "core_http::de::u64")]
     pub calls_limit: u64,
     /// The period, a calendar month.
     pub period: UsagePeriod,

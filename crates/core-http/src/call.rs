@@ -1,0 +1,218 @@
+//! One logical call: the request fixed once, then attempts until one succeeds or the
+//! retry policy says stop. Every wait reads the client's clock, so a test can drive a
+//! whole call, waits included, on fake time.
+
+use log::debug;
+
+use crate::HttpClient;
+use crate::attempt::{self, Answer, Call, Failure};
+use crate::auth::Auth;
+use crate::error::{Error, Result};
+use crate::request::{Method, RequestBuilder};
+use crate::response::{Response, StreamingResponse};
+use crate::retry::{Outcome, Replay, RetryDecision, StopReason};
+use crate::time::Deadline;
+use crate::url::{self, Origin};
+use crate::wire::Mode;
+
+pub(crate) fn send_buffered(rb: RequestBuilder<'_>) -> Result<Response> {
+    match execute(rb, Mode::Buffered)? {
+        Answer::Buffered(r) => Ok(r),
+        Answer::Streaming(_) => Err(Error::config("internal: unexpected streaming answer")),
+    }
+}
+
+pub(crate) fn send_streaming(rb: RequestBuilder<'_>) -> Result<StreamingResponse> {
+    match execute(rb, Mode::Streaming)? {
+        Answer::Streaming(r) => Ok(r),
+        Answer::Buffered(_) => Err(Error::config("internal: unexpected buffered answer")),
+    }
+}
+
+fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
+    if let Some(e) = rb.error {
+        return Err(e);
+    }
+    let client = rb.client;
+    let cfg = &client.inner.config;
+    let internal = rb.internal;
+    let opts = if internal.is_some() {
+        rb.options.clone()
+    } else {
+        client.defaults.merged(&rb.options)
+    };
+    let base = cfg.base_url.as_deref().unwrap_or_default();
+    let target = url::join(base, &rb.path, &rb.query);
+    let origin = Origin::parse(&target)?;
+    origin.check_secure(&target, cfg.allow_insecure_http)?;
+    for (name, value) in &opts.headers {
+        crate::wire::check_header(name, value)?;
+    }
+    let mut policy = cfg.retry.clone();
+    if let Some(n) = opts.max_retries {
+        policy.max_retries = n;
+    }
+    let timeout = opts.timeout.unwrap_or(cfg.timeout);
+    let idempotency_key = opts.idempotency_key.clone().or_else(|| {
+        (rb.method == Method::Post && cfg.idempotency_keys).then(crate::random::uuid_v4)
+    });
+    // A key makes a POST safe to repeat only where the service de-duplicates by it.
+    let key_honoured = idempotency_key.is_some() && cfg.honours_idempotency_keys;
+    let replay = match rb.replay_safe {
+        Some(true) => Replay::Safe,
+        Some(false) => Replay::Unsafe,
+        None if rb.method.is_idempotent() || key_honoured => Replay::Safe,
+        None => Replay::Unsafe,
+    };
+
+    let clock = cfg.clock.as_ref();
+    let deadline = match internal {
+        // A token request lives within the call that needed the token.
+        Some(parent) => parent,
+        None => {
+            // A client-side rate limit is a wait the caller asked for: the call's timeout
+            // starts once the first request is cleared to go.
+            wait_for_rate_limit(client, None)?;
+            Deadline::after(clock.now(), timeout)
+        }
+    };
+    let base_redact = cfg.redactor.clone();
+    let mut call = Call {
+        client,
+        method: rb.method,
+        url: target,
+        origin,
+        base_origin: Origin::parse(base).ok(),
+        body: rb.body,
+        headers: opts.headers,
+        client_headers: internal.is_none(),
+        idempotency_key,
+        connect_timeout: opts.connect_timeout.unwrap_or(cfg.connect_timeout),
+        per_read_timeout: timeout,
+        mode,
+        deadline,
+        same_origin_only: internal.is_some(),
+        redact: cfg.redactor.clone(),
+    };
+
+    let mut retries = 0u32;
+    let mut refreshed_token = false;
+    let mut stale = None;
+    loop {
+        let auth = if rb.authenticated {
+            match client.auth_header(stale.take().as_ref(), &deadline) {
+                Ok(auth) => auth,
+                // Once an attempt has been made, the request has reached the server.
+                Err(e) if retries > 0 || refreshed_token => return Err(e.after_delivery()),
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
+        };
+        call.redact = match &auth {
+            Some((_, token)) if matches!(cfg.auth, Auth::OAuth2ClientCredentials(_)) => base_redact
+                .with(
+                    token
+                        .expose()
+                        .strip_prefix("Bearer ")
+                        .unwrap_or(token.expose()),
+                ),
+            _ => base_redact.clone(),
+        };
+        let Failure {
+            error,
+            outcome,
+            hops,
+        } = match attempt::run(&call, auth.as_ref(), retries) {
+            Ok(answer) => {
+                match &answer {
+                    Answer::Buffered(r) => client.record_response(r.status(), r.headers()),
+                    Answer::Streaming(r) => client.record_response(r.status(), r.headers()),
+                }
+                return Ok(answer);
+            }
+            Err(failure) => failure,
+        };
+        // After a redirect the decision is made for the original request, which has
+        // reached the server: only a replay-safe request may be repeated.
+        let outcome = match outcome {
+            Outcome::Final => Outcome::Final,
+            _ if hops > 0 && replay == Replay::Unsafe => Outcome::MaybeSent,
+            other => other,
+        };
+        // An expired or revoked OAuth token is refreshed once, and the request repeated,
+        // when the 401 answered the original request itself (the server refused it) or
+        // the request is safe to repeat anyway.
+        if error.status() == Some(401)
+            && !refreshed_token
+            && (hops == 0 || replay == Replay::Safe)
+            && let (Auth::OAuth2ClientCredentials(_), Some((_, used))) = (&cfg.auth, &auth)
+        {
+            debug!(
+                "{} {}: 401 with an OAuth token; refreshing it once",
+                call.method,
+                url::strip_query(&call.url)
+            );
+            refreshed_token = true;
+            stale = Some(used.clone());
+            continue;
+        }
+        let decision = policy.decide(retries, &outcome, replay, crate::random::unit_f64());
+        let decision = match decision {
+            RetryDecision::Retry { delay } if delay >= deadline.remaining(clock.now()) => {
+                RetryDecision::Stop(StopReason::DeadlineExceeded)
+            }
+            d => d,
+        };
+        match decision {
+            RetryDecision::Retry { delay } => {
+                debug!(
+                    "{} {}: {error}; retry {} of {} in {delay:?}",
+                    call.method,
+                    url::strip_query(&call.url),
+                    retries + 1,
+                    policy.max_retries
+                );
+                cfg.sleeper.sleep(delay);
+                retries += 1;
+                if internal.is_none() && wait_for_rate_limit(client, Some(&deadline)).is_err() {
+                    debug!("the rate limit's wait would outlast the call's timeout");
+                    return Err(error);
+                }
+            }
+            RetryDecision::Stop(reason) => {
+                debug!(
+                    "{} {}: {error}; not retried ({reason})",
+                    call.method,
+                    url::strip_query(&call.url)
+                );
+                return Err(error);
+            }
+        }
+    }
+}
+
+/// Waits for the client-side rate limiter. With a deadline, a wait that would outlast it
+/// is not made.
+fn wait_for_rate_limit(client: &HttpClient, deadline: Option<&Deadline>) -> Result<()> {
+    let cfg = &client.inner.config;
+    let Some(bucket) = &client.inner.bucket else {
+        return Ok(());
+    };
+    let now = cfg.clock.now();
+    let wait = bucket.acquire(now);
+    if wait.is_zero() {
+        return Ok(());
+    }
+    if let Some(deadline) = deadline
+        && wait >= deadline.remaining(now)
+    {
+        return Err(Error::Timeout {
+            elapsed: deadline.elapsed(now),
+            may_have_been_processed: true,
+        });
+    }
+    debug!("client-side rate limit: waiting {wait:?}");
+    cfg.sleeper.sleep(wait);
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! Keeping secrets out of what is shown: header values that carry credentials are never
+//! logged, and credentials a server echoes back are blanked out of error texts.
+
+use std::sync::Arc;
+
+/// The value to log for a header: `***` for `authorization`, cookies, and any header whose
+/// name mentions a key, token, secret, signature, password or auth (except
+/// `Idempotency-Key`, which is no credential); the value otherwise.
+pub(crate) fn redact_header<'a>(name: &str, value: &'a str) -> &'a str {
+    if is_sensitive_header(name) {
+        "***"
+    } else {
+        value
+    }
+}
+
+/// `true` for header names whose values are credentials: they are never logged or shown,
+/// and never sent to another origin than the one they were configured for.
+pub(crate) fn is_sensitive_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    if n == "idempotency-key" {
+        return false;
+    }
+    n == "authorization"
+        || n == "proxy-authorization"
+        || n == "cookie"
+        || n == "set-cookie"
+        || ["key", "token", "secret", "signature", "password", "auth"]
+            .iter()
+            .any(|w| n.contains(w))
+}
+
+/// Headers formatted for a log line, sensitive values redacted.
+pub(crate) fn format_headers<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut out = String::new();
+    for (k, v) in headers {
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        out.push_str(k);
+        out.push_str(": ");
+        out.push_str(redact_header(k, v));
+    }
+    out
+}
+
+/// The shortest credential that is searched for in texts: shorter ones would match
+/// ordinary words and are not recognisable as credentials anyway.
+const MIN_SECRET_LEN: usize = 8;
+
+/// The credentials of one client (API key, client secret, credential headers, the
+/// current token), to blank out of any text built from what a server sent.
+#[derive(Clone, Default)]
+pub(crate) struct Redactor {
+    secrets: Arc<Vec<String>>,
+}
+
+impl Redactor {
+    pub(crate) fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut secrets: Vec<String> = secrets
+            .into_iter()
+            .filter(|s| s.len() >= MIN_SECRET_LEN)
+            .collect();
+        // Longest first, so a secret that contains another is blanked whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redactor {
+            secrets: Arc::new(secrets),
+        }
+    }
+
+    /// This redactor plus one more secret (a token fetched after the client was built).
+    pub(crate) fn with(&self, secret: &str) -> Redactor {
+        Redactor::new(self.secrets.iter().cloned().chain([secret.to_owned()]))
+    }
+
+    /// `text` with every known secret replaced by `***`.
+    pub(crate) fn apply(&self, text: String) -> String {
+        if !self.secrets.iter().any(|s| text.contains(s.as_str())) {
+            return text;
+        }
+        let mut out = text;
+        for secret in self.secrets.iter() {
+            out = out.replace(secret.as_str(), "***");
+        }
+        out
+    }
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} secrets)", self.secrets.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sensitive_headers_are_redacted() {
+        for name in [
+            "Authorization",
+            "X-API-Key",
+            "x-auth-token",
+            "Cookie",
+            "webhook-signature",
+            "X-Client-Secret",
+        ] {
+            assert_eq!(redact_header(name, "v"), "***", "{name}");
+        }
+        for name in [
+            "Content-Type",
+            "Idempotency-Key",
+            "X-Request-Id",
+            "User-Agent",
+        ] {
+            assert_eq!(redact_header(name, "v"), "v", "{name}");
+        }
+    }
+
+    #[test]
+    fn echoed_secrets_are_blanked() {
+        let r = Redactor::new(["sk_live_abcdef".to_owned(), "short".to_owned()]);
+        assert_eq!(
+            r.apply("bad key sk_live_abcdef, short".into()),
+            "bad key ***, short"
+        );
+        let r = r.with("tok_1234567890");
+        assert_eq!(r.apply("tok_1234567890".into()), "***");
+        assert_eq!(r.apply("nothing here".into()), "nothing here");
+    }
+}

@@ -1,0 +1,287 @@
+//! The glue to `ureq`: running one HTTP exchange with the call's timeouts, reading a
+//! body under a size cap and the call's deadline, sending a streamed body of an exact
+//! length, and turning `ureq`'s errors into ours with what they mean for a retry.
+
+use std::io::{self, Read};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::retry::Outcome;
+use crate::time::bounded;
+
+/// How a request's answer is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Read the whole body into memory, all within the call's timeout.
+    Buffered,
+    /// Hand the body back unread (downloads): the timeout bounds the wait for the answer,
+    /// then each read.
+    Streaming,
+}
+
+/// The timeouts of one exchange.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    /// For resolving and connecting.
+    pub(crate) connect: Duration,
+    /// What is left of the call's budget.
+    pub(crate) remaining: Duration,
+    /// For each read of a streamed body.
+    pub(crate) per_read: Duration,
+}
+
+/// Runs one exchange. In buffered mode the whole exchange, body included, must fit in
+/// `remaining`; in streaming mode everything up to the answer's headers must.
+pub(crate) fn run<S: ureq::AsSendBody>(
+    agent: &ureq::Agent,
+    request: ureq::http::Request<S>,
+    mode: Mode,
+    t: Timeouts,
+) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    let remaining = bounded(t.remaining);
+    let configured = agent
+        .configure_request(request)
+        .timeout_resolve(Some(bounded(t.connect.min(remaining))))
+        .timeout_connect(Some(bounded(t.connect.min(remaining))));
+    let configured = match mode {
+        Mode::Buffered => configured.timeout_global(Some(remaining)),
+        Mode::Streaming => configured
+            .timeout_send_request(Some(remaining))
+            .timeout_send_body(Some(remaining))
+            .timeout_recv_response(Some(remaining))
+            .timeout_per_read(Some(bounded(t.per_read))),
+    };
+    agent.run(configured.build())
+}
+
+/// Why reading a body stopped early.
+pub(crate) enum BodyError {
+    /// It is longer than the cap.
+    TooLarge,
+    /// The call's time ran out.
+    Timeout,
+    /// The connection failed.
+    Io(io::Error),
+}
+
+/// Reads a body that is bounded by the exchange's own global timeout (buffered mode),
+/// up to `cap` bytes.
+pub(crate) fn read_capped(body: ureq::Body, cap: u64) -> Result<Vec<u8>, BodyError> {
+    let mut body = body;
+    body.with_config()
+        .limit(cap)
+        .read_to_vec()
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => BodyError::TooLarge,
+            ureq::Error::Timeout(_) => BodyError::Timeout,
+            ureq::Error::Io(io) if is_timeout(&io) => BodyError::Timeout,
+            ureq::Error::Io(io) => BodyError::Io(io),
+            other => BodyError::Io(io::Error::other(other.to_string())),
+        })
+}
+
+/// Reads up to `cap` bytes of a body whose connection has only a per-read timeout
+/// (an error answer in streaming mode), giving up after `within`: the read runs on a
+/// helper thread, so a server trickling bytes cannot hold the call past its budget.
+/// On time-out the helper is left to end at its next per-read timeout.
+pub(crate) fn read_within(
+    body: ureq::Body,
+    cap: u64,
+    within: Duration,
+) -> Result<Vec<u8>, BodyError> {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("core-http-error-body".into())
+        .spawn(move || {
+            let mut out = Vec::new();
+            let result = body
+                .into_reader()
+                .take(cap.saturating_add(1))
+                .read_to_end(&mut out)
+                .map(|_| out);
+            let _ = tx.send(result);
+        });
+    if spawned.is_err() {
+        return Err(BodyError::Io(io::Error::other(
+            "could not start a thread to read the error body",
+        )));
+    }
+    match rx.recv_timeout(within) {
+        Ok(Ok(bytes)) if bytes.len() as u64 > cap => Err(BodyError::TooLarge),
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(e)) => {
+            let e = unwrap_stream_error(e);
+            if is_timeout(&e) {
+                Err(BodyError::Timeout)
+            } else {
+                Err(BodyError::Io(e))
+            }
+        }
+        Err(_) => Err(BodyError::Timeout),
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
+}
+
+/// A streamed request body that must be exactly as long as the `Content-Length` sent
+/// with it: a reader that ends early or runs long fails the attempt instead of sending a
+/// body that disagrees with its header.
+pub(crate) struct ExactLength {
+    pub(crate) inner: Box<dyn Read + Send>,
+    pub(crate) left: u64,
+}
+
+impl Read for ExactLength {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the request body is longer than its announced length",
+                )),
+            };
+        }
+        let cap = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..cap])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the request body ended {} bytes short of its announced length",
+                    self.left
+                ),
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// A failed exchange: our error, and what it means for the retry decision.
+pub(crate) struct Failed {
+    pub(crate) error: Error,
+    pub(crate) outcome: Outcome,
+}
+
+/// Maps a `ureq` error to ours. `elapsed` is the time spent on the call so far, `host`
+/// names the server in messages.
+pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed {
+    use ureq::Timeout as T;
+    let failed = |error, outcome| Failed { error, outcome };
+    let connect = |message: String| Error::Connect {
+        message,
+        may_have_been_processed: false,
+    };
+    match e {
+        ureq::Error::Timeout(T::Connect | T::Resolve) => failed(
+            Error::Timeout {
+                elapsed,
+                may_have_been_processed: false,
+            },
+            Outcome::NotSent,
+        ),
+        ureq::Error::Timeout(_) => failed(
+            Error::Timeout {
+                elapsed,
+                may_have_been_processed: true,
+            },
+            Outcome::MaybeSent,
+        ),
+        ureq::Error::HostNotFound => failed(
+            connect(format!("could not resolve the host {host}")),
+            Outcome::NotSent,
+        ),
+        ureq::Error::ConnectionFailed => failed(
+            connect(format!("could not connect to {host}")),
+            Outcome::NotSent,
+        ),
+        // A TLS failure (certificate, protocol) happens before the request is sent and
+        // will not heal on a retry.
+        ureq::Error::Tls(m) => failed(connect(format!("TLS with {host}: {m}")), Outcome::Final),
+        ureq::Error::Rustls(err) => {
+            failed(connect(format!("TLS with {host}: {err}")), Outcome::Final)
+        }
+        ureq::Error::RequireHttpsOnly(m) | ureq::Error::BadUri(m) => {
+            failed(Error::config(m), Outcome::Final)
+        }
+        ureq::Error::Http(err) => failed(Error::config(err.to_string()), Outcome::Final),
+        ureq::Error::Io(io) => map_io(io, elapsed, host),
+        other => failed(
+            Error::Io {
+                may_have_been_processed: true,
+                source: io::Error::other(other.to_string()),
+            },
+            Outcome::MaybeSent,
+        ),
+    }
+}
+
+fn map_io(io: io::Error, elapsed: Duration, host: &str) -> Failed {
+    match io.kind() {
+        io::ErrorKind::ConnectionRefused
+        | io::ErrorKind::AddrNotAvailable
+        | io::ErrorKind::HostUnreachable
+        | io::ErrorKind::NetworkUnreachable => Failed {
+            error: Error::Connect {
+                message: format!("{host}: {io}"),
+                may_have_been_processed: false,
+            },
+            outcome: Outcome::NotSent,
+        },
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Failed {
+            error: Error::Timeout {
+                elapsed,
+                may_have_been_processed: true,
+            },
+            outcome: Outcome::MaybeSent,
+        },
+        _ => Failed {
+            error: Error::Io {
+                may_have_been_processed: true,
+                source: io,
+            },
+            outcome: Outcome::MaybeSent,
+        },
+    }
+}
+
+/// Turns an error from a streamed body (ureq wraps its own errors in `io::Error`) into a
+/// plain `io::Error` with a clear kind.
+pub(crate) fn unwrap_stream_error(e: io::Error) -> io::Error {
+    let is_timeout = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+        .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
+    if is_timeout {
+        io::Error::new(io::ErrorKind::TimedOut, "timed out reading the body")
+    } else {
+        e
+    }
+}
+
+/// Checks a header name and value before they are sent.
+pub(crate) fn check_header(name: &str, value: &str) -> crate::Result<()> {
+    let name_ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !name_ok {
+        return Err(Error::config(format!("invalid header name {name:?}")));
+    }
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(Error::config(format!(
+            "the value of header {name:?} contains a line break"
+        )));
+    }
+    Ok(())
+}
