@@ -95,11 +95,14 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
         redact: cfg.redactor.clone(),
     };
 
+    // The client's credentials go only to its base URL's origin: a call to an absolute
+    // URL elsewhere carries none (and fetches no token).
+    let authenticated = rb.authenticated && call.base_origin.as_ref() == Some(&call.origin);
     let mut retries = 0u32;
     let mut refreshed_token = false;
     let mut stale = None;
     loop {
-        let auth = if rb.authenticated {
+        let auth = if authenticated {
             match client.auth_header(stale.take().as_ref(), &deadline) {
                 Ok(auth) => auth,
                 // Once an attempt has been made, the request has reached the server.

@@ -71,6 +71,12 @@ pub enum Reply {
     Stall(Duration),
     /// Read the request, then close the connection without answering.
     Drop,
+    /// Send `head`, then `body` one byte every `every`, then close.
+    Trickle {
+        head: String,
+        body: Vec<u8>,
+        every: Duration,
+    },
 }
 
 impl Reply {
@@ -80,6 +86,22 @@ impl Reply {
             body.len()
         ))
     }
+    /// A redirect with this status to `location`.
+    pub fn redirect(status: u16, location: &str) -> Reply {
+        Reply::Raw(format!(
+            "HTTP/1.1 {status} X\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n"
+        ))
+    }
+
+    /// A JSON answer with extra header lines (each `name: value`).
+    pub fn json_with(status: u16, headers: &[&str], body: &str) -> Reply {
+        let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
+        Reply::Raw(format!(
+            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n{body}",
+            body.len()
+        ))
+    }
+
     /// Announces `announced` bytes but sends only `body`, then closes.
     pub fn truncated(announced: usize, body: &str) -> Reply {
         Reply::Raw(format!(
@@ -123,6 +145,14 @@ impl RawServer {
         self.requests.lock().unwrap().clone()
     }
 
+    /// The request lines (`POST /x HTTP/1.1`) seen so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .map(|r| r.lines().next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
@@ -154,6 +184,19 @@ fn serve(stream: TcpStream, script: &[Reply], log: &Mutex<Vec<String>>, served: 
                 return;
             }
             Reply::Drop => return,
+            Reply::Trickle { head, body, every } => {
+                let stream = reader.get_mut();
+                if stream.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                for byte in body {
+                    thread::sleep(every);
+                    if stream.write_all(&[byte]).is_err() {
+                        return;
+                    }
+                }
+                return;
+            }
         }
     }
 }

@@ -1,0 +1,662 @@
+//! The promises a hostile server tests: nothing sent twice, no success reported as "not
+//! processed", no credential sent to another origin or shown in an error, no call past
+//! its timeout, no panic on absurd values. Each case counts what the server saw.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{ManualClock, RawServer, RecordingSleeper, Reply, closed_port_url};
+use core_http::{
+    Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPage, OffsetPaginator, RateLimit,
+    RequestOptions, RetryPolicy,
+};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk_test_hostile_key";
+
+fn client(url: &str, sleeper: &Arc<RecordingSleeper>) -> HttpClient {
+    HttpClient::builder()
+        .base_url(url)
+        .api_key(KEY)
+        .sleeper(sleeper.clone())
+        .build()
+        .unwrap()
+}
+
+fn count(server: &RawServer, line_start: &str) -> usize {
+    server
+        .lines()
+        .iter()
+        .filter(|l| l.starts_with(line_start))
+        .count()
+}
+
+fn token_json(token: &str) -> String {
+    json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600}).to_string()
+}
+
+/// Asserts that the call ended within `budget` plus one second.
+fn within(started: Instant, budget: Duration) {
+    let took = started.elapsed();
+    assert!(
+        took < budget + Duration::from_secs(1),
+        "took {took:?} for a budget of {budget:?}"
+    );
+}
+
+// ---- nothing twice ----
+
+#[test]
+fn a_post_answered_by_303_then_503_reaches_the_server_once() {
+    let server = RawServer::start(vec![
+        Reply::redirect(303, "/v1/orders/o1"),
+        Reply::json(503, r#"{"message":"busy"}"#),
+    ]);
+    let sleeper = RecordingSleeper::new();
+    let err = client(&server.url, &sleeper)
+        .post("/v1/orders")
+        .json(&json!({"qty": 1}))
+        .send()
+        .unwrap_err();
+    assert_eq!(count(&server, "POST"), 1, "{:?}", server.lines());
+    assert_eq!(count(&server, "GET /v1/orders/o1"), 1);
+    assert_eq!(err.status(), Some(503));
+    assert!(err.may_have_been_processed());
+    assert!(sleeper.slept().is_empty());
+}
+
+#[test]
+fn a_post_answered_by_303_to_a_refused_connection_reaches_the_server_once() {
+    let server = RawServer::start(vec![Reply::redirect(
+        303,
+        &format!("{}/status", closed_port_url()),
+    )]);
+    let sleeper = RecordingSleeper::new();
+    let err = client(&server.url, &sleeper)
+        .post("/v1/orders")
+        .json(&json!({"qty": 1}))
+        .send()
+        .unwrap_err();
+    assert_eq!(count(&server, "POST"), 1);
+    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert!(
+        err.may_have_been_processed(),
+        "the POST reached the server before the redirect: {err:?}"
+    );
+}
+
+#[test]
+fn an_oauth_401_after_a_redirect_does_not_replay_the_post() {
+    let api = RawServer::start(vec![
+        Reply::redirect(303, "/v1/orders/o1"),
+        Reply::json(401, r#"{"error":"invalid_token"}"#),
+    ]);
+    let tokens = RawServer::start(vec![Reply::json(200, &token_json("tok_abcdefgh1"))]);
+    let sleeper = RecordingSleeper::new();
+    let c = HttpClient::builder()
+        .base_url(&api.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_secret_value",
+        )))
+        .sleeper(sleeper.clone())
+        .build()
+        .unwrap();
+    let err = c
+        .post("/v1/orders")
+        .json(&json!({"qty": 1}))
+        .send()
+        .unwrap_err();
+    assert_eq!(err.status(), Some(401));
+    assert_eq!(count(&api, "POST"), 1, "{:?}", api.lines());
+    assert_eq!(tokens.requests().len(), 1, "no refresh-and-replay");
+}
+
+#[test]
+fn an_oauth_401_on_the_original_request_refreshes_and_repeats_it_once() {
+    let api = RawServer::start(vec![
+        Reply::json(401, r#"{"error":"invalid_token"}"#),
+        Reply::json(201, r#"{"id":"o1"}"#),
+    ]);
+    let tokens = RawServer::start(vec![
+        Reply::json(200, &token_json("tok_old_abcdef")),
+        Reply::json(200, &token_json("tok_new_abcdef")),
+    ]);
+    let c = HttpClient::builder()
+        .base_url(&api.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_secret_value",
+        )))
+        .build()
+        .unwrap();
+    let v: Value = c.post("/v1/orders").json(&json!({})).send_json().unwrap();
+    assert_eq!(v["id"], "o1");
+    let posts = api.requests();
+    assert!(posts[0].contains("Bearer tok_old_abcdef"));
+    assert!(posts[1].contains("Bearer tok_new_abcdef"));
+    assert_eq!(tokens.requests().len(), 2);
+}
+
+#[test]
+fn a_201_over_the_body_cap_says_it_may_have_been_processed() {
+    let big = "x".repeat(5000);
+    let server = RawServer::start(vec![Reply::json(201, &format!("\"{big}\""))]);
+    let c = HttpClient::builder()
+        .base_url(&server.url)
+        .max_body_size(1024)
+        .build()
+        .unwrap();
+    let err = c.post("/v1/posts").json(&json!({})).send().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ResponseTooLarge {
+                status: 201,
+                limit: 1024
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.may_have_been_processed());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_redirect_to_plain_http_is_refused_and_says_the_post_arrived() {
+    let server = RawServer::start(vec![Reply::redirect(307, "http://api.example.com/v1/x")]);
+    let sleeper = RecordingSleeper::new();
+    let err = client(&server.url, &sleeper)
+        .post("/v1/posts")
+        .json(&json!({}))
+        .send()
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Redirect { status: 307, .. }),
+        "{err:?}"
+    );
+    assert!(err.may_have_been_processed());
+    assert!(err.to_string().contains("plain http"), "{err}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn redirect_loops_and_chains_end_with_a_typed_error() {
+    let server = RawServer::start(vec![Reply::redirect(302, "/a"), Reply::redirect(302, "/b")]);
+    let sleeper = RecordingSleeper::new();
+    let err = client(&server.url, &sleeper)
+        .with_options(&RequestOptions::new().max_retries(0))
+        .get("/a")
+        .send()
+        .unwrap_err();
+    assert!(matches!(err, Error::Redirect { .. }), "{err:?}");
+    assert!(err.to_string().contains("loop"), "{err}");
+    assert!(server.requests().len() <= 3);
+}
+
+#[test]
+fn a_dns_failure_is_a_connection_error_that_was_not_processed() {
+    let c = HttpClient::builder()
+        .base_url("https://nonexistent-host.invalid")
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let err = c.post("/v1/posts").json(&json!({})).send().unwrap_err();
+    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert!(!err.may_have_been_processed(), "{err:?}");
+    assert!(
+        err.to_string().contains("nonexistent-host.invalid"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_created_record_that_does_not_decode_is_a_success_not_to_repeat() {
+    #[derive(Debug, serde::Deserialize)]
+    struct Created {
+        #[allow(dead_code)]
+        id: String,
+    }
+    let server = RawServer::start(vec![Reply::json(201, r#"{"identifier":"p1"}"#)]);
+    let sleeper = RecordingSleeper::new();
+    let err = client(&server.url, &sleeper)
+        .post("/v1/posts")
+        .json(&json!({}))
+        .send_json::<Created>()
+        .unwrap_err();
+    assert!(err.action_succeeded(), "{err:?}");
+    assert!(err.may_have_been_processed());
+    match &err {
+        Error::UndecodableSuccess { status, body, .. } => {
+            assert_eq!(*status, 201);
+            assert_eq!(body, r#"{"identifier":"p1"}"#);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("do not repeat"), "{err}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+// ---- secrets ----
+
+#[test]
+fn a_token_endpoint_redirecting_elsewhere_never_receives_the_secret_there() {
+    let elsewhere = RawServer::start(vec![Reply::json(200, &token_json("tok_stolen_123"))]);
+    let tokens = RawServer::start(vec![Reply::redirect(307, &format!("{}/t", elsewhere.url))]);
+    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let c = HttpClient::builder()
+        .base_url(&api.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_client_secret_value",
+        )))
+        .build()
+        .unwrap();
+    let err = c.get("/x").send().unwrap_err();
+    assert!(matches!(err, Error::Redirect { .. }), "{err:?}");
+    assert!(
+        elsewhere.requests().is_empty(),
+        "{:?}",
+        elsewhere.requests()
+    );
+    assert!(api.requests().is_empty());
+    assert!(!format!("{err} {err:?}").contains("cs_client_secret_value"));
+}
+
+#[test]
+fn a_token_answer_that_does_not_decode_never_shows_the_token() {
+    for body in [
+        r#"{"access_token":["tok_SECRET_ACCESS_1"],"expires_in":3600}"#,
+        r#"{"token":"tok_SECRET_ACCESS_1"}"#,
+        r#"<html>tok_SECRET_ACCESS_1</html>"#,
+    ] {
+        let tokens = RawServer::start(vec![Reply::json(200, body)]);
+        let c = HttpClient::builder()
+            .base_url(&tokens.url)
+            .auth(Auth::oauth2(OAuth2Config::new(
+                format!("{}/token", tokens.url),
+                "id",
+                "cs_secret_value",
+            )))
+            .build()
+            .unwrap();
+        let err = c.get("/x").send().unwrap_err();
+        let shown = format!("{err} {err:?}");
+        assert!(!shown.contains("tok_SECRET_ACCESS_1"), "{shown}");
+        assert!(matches!(err, Error::UnexpectedBody { .. }), "{err:?}");
+    }
+}
+
+#[test]
+fn a_numeric_string_expires_in_is_accepted() {
+    let tokens = RawServer::start(vec![Reply::json(
+        200,
+        r#"{"access_token":"tok_abcdefgh","expires_in":"3599"}"#,
+    )]);
+    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let c = HttpClient::builder()
+        .base_url(&api.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_secret_value",
+        )))
+        .build()
+        .unwrap();
+    c.get("/x").send().unwrap();
+    c.get("/x").send().unwrap();
+    assert_eq!(tokens.requests().len(), 1, "the token was cached");
+    assert!(api.requests()[1].contains("Bearer tok_abcdefgh"));
+}
+
+#[test]
+fn credential_headers_never_leave_the_configured_origin() {
+    let other = RawServer::start(vec![Reply::json(200, "{}")]);
+    let origin = RawServer::start(vec![Reply::redirect(
+        302,
+        &format!("{}/landing", other.url),
+    )]);
+    let tokens = RawServer::start(vec![Reply::json(200, &token_json("tok_abcdefgh2"))]);
+    let bearer = HttpClient::builder()
+        .base_url(&origin.url)
+        .api_key(KEY)
+        .header("X-Api-Key", "hdr_secret_value")
+        .header("X-Tenant", "t1")
+        .build()
+        .unwrap();
+    let custom = HttpClient::builder()
+        .base_url(&origin.url)
+        .auth(Auth::header("X-Service-Key", "custom_secret_value"))
+        .build()
+        .unwrap();
+    let oauth = HttpClient::builder()
+        .base_url(&origin.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_secret_value",
+        )))
+        .build()
+        .unwrap();
+    // An absolute URL to another origin, and a redirect to it.
+    for c in [&bearer, &custom, &oauth] {
+        c.raw()
+            .get::<Value>(&format!("{}/direct", other.url), &[])
+            .unwrap();
+        c.get("/start").send().unwrap();
+    }
+    let seen = other.requests().join("\n").to_ascii_lowercase();
+    for secret in [
+        "authorization",
+        "hdr_secret_value",
+        "custom_secret_value",
+        "tok_abcdefgh2",
+        "x-service-key",
+    ] {
+        assert!(
+            !seen.contains(secret),
+            "{secret} reached the other origin:\n{seen}"
+        );
+    }
+    assert!(
+        seen.contains("x-tenant: t1"),
+        "non-credential headers still go"
+    );
+    // The origin itself got the credentials; the token was fetched once, for it.
+    let at_origin = origin.requests().join("\n");
+    assert!(at_origin.contains(&format!("Bearer {KEY}")));
+    assert!(at_origin.contains("custom_secret_value"));
+    assert!(at_origin.contains("Bearer tok_abcdefgh2"));
+    assert_eq!(tokens.requests().len(), 1);
+}
+
+#[test]
+fn a_token_request_is_built_clean() {
+    let tokens = RawServer::start(vec![Reply::json(200, &token_json("tok_abcdefgh3"))]);
+    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let sleeper = RecordingSleeper::new();
+    let clock = ManualClock::new();
+    let c = HttpClient::builder()
+        .base_url(&api.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_secret_value",
+        )))
+        .header("X-Tenant", "t1")
+        .rate_limit(RateLimit::per_minute(1).with_burst(1))
+        .clock(clock)
+        .sleeper(sleeper.clone())
+        .build()
+        .unwrap();
+    c.with_options(
+        &RequestOptions::new()
+            .idempotency_key("call-key-1")
+            .header("X-Trace", "tr-1"),
+    )
+    .post("/v1/things")
+    .json(&json!({}))
+    .send()
+    .unwrap();
+    let token_request = tokens.requests()[0].to_ascii_lowercase();
+    for absent in ["x-tenant", "x-trace", "idempotency-key", "authorization"] {
+        assert!(
+            !token_request.contains(absent),
+            "{absent} on the token request:\n{token_request}"
+        );
+    }
+    let call = api.requests()[0].to_ascii_lowercase();
+    for present in [
+        "x-tenant: t1",
+        "x-trace: tr-1",
+        "idempotency-key: call-key-1",
+    ] {
+        assert!(call.contains(present), "{present} missing:\n{call}");
+    }
+    // The bucket holds one token: had the token request taken it, the call would wait.
+    assert!(sleeper.slept().is_empty(), "{:?}", sleeper.slept());
+}
+
+#[test]
+fn an_error_body_echoing_the_key_is_shown_redacted() {
+    let server = RawServer::start(vec![Reply::json(
+        401,
+        &format!(r#"{{"error":{{"code":"bad_key","message":"key {KEY} is revoked"}}}}"#),
+    )]);
+    let sleeper = RecordingSleeper::new();
+    let err = client(&server.url, &sleeper).get("/x").send().unwrap_err();
+    let shown = format!("{err} {err:?}");
+    assert!(!shown.contains(KEY), "{shown}");
+    assert!(shown.contains("key *** is revoked"), "{shown}");
+}
+
+// ---- time ----
+
+#[test]
+fn a_slow_redirect_hop_fits_in_the_call_budget() {
+    let slow = RawServer::start(vec![Reply::Stall(Duration::from_secs(10))]);
+    let origin = RawServer::start(vec![Reply::redirect(302, &format!("{}/x", slow.url))]);
+    let budget = Duration::from_millis(800);
+    let c = HttpClient::builder()
+        .base_url(&origin.url)
+        .timeout(budget)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = c.get("/start").send().unwrap_err();
+    within(started, budget);
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+}
+
+#[test]
+fn a_trickling_error_body_of_a_download_fits_in_the_call_budget() {
+    let server = RawServer::start(vec![Reply::Trickle {
+        head: "HTTP/1.1 500 X\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n"
+            .into(),
+        body: vec![b' '; 200],
+        every: Duration::from_millis(100),
+    }]);
+    let budget = Duration::from_millis(800);
+    let c = HttpClient::builder()
+        .base_url(&server.url)
+        .timeout(budget)
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = c.get("/doc").send_streaming().unwrap_err();
+    within(started, budget);
+    assert_eq!(err.status(), Some(500), "{err:?}");
+}
+
+#[test]
+fn a_stalled_token_endpoint_fits_in_the_call_budget() {
+    let tokens = RawServer::start(vec![Reply::Stall(Duration::from_secs(10))]);
+    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let budget = Duration::from_millis(800);
+    let c = HttpClient::builder()
+        .base_url(&api.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_secret_value",
+        )))
+        .timeout(budget)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = c.get("/x").send().unwrap_err();
+    within(started, budget);
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert!(api.requests().is_empty());
+}
+
+#[test]
+fn the_refresh_after_a_401_shares_the_call_budget() {
+    let tokens = RawServer::start(vec![
+        Reply::json(200, &token_json("tok_first_abcd")),
+        Reply::Stall(Duration::from_secs(10)),
+    ]);
+    let api = RawServer::start(vec![Reply::json(401, r#"{"error":"invalid_token"}"#)]);
+    let budget = Duration::from_millis(900);
+    let c = HttpClient::builder()
+        .base_url(&api.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_secret_value",
+        )))
+        .timeout(budget)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = c.get("/x").send().unwrap_err();
+    within(started, budget);
+    assert!(err.may_have_been_processed(), "{err:?}");
+}
+
+#[test]
+fn waiting_for_another_threads_token_fetch_fits_in_the_call_budget() {
+    let tokens = RawServer::start(vec![Reply::Stall(Duration::from_secs(2))]);
+    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let c = HttpClient::builder()
+        .base_url(&api.url)
+        .auth(Auth::oauth2(OAuth2Config::new(
+            format!("{}/token", tokens.url),
+            "id",
+            "cs_secret_value",
+        )))
+        .timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let slow = c.clone();
+    let fetcher = thread::spawn(move || slow.get("/x").send());
+    // Let the first caller start its fetch (it holds no lock while it waits).
+    while tokens.requests().is_empty() {
+        thread::sleep(Duration::from_millis(10));
+    }
+    let budget = Duration::from_millis(600);
+    let started = Instant::now();
+    let err = c
+        .with_options(&RequestOptions::new().timeout(budget))
+        .get("/x")
+        .send()
+        .unwrap_err();
+    within(started, budget);
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert!(fetcher.join().unwrap().is_err());
+}
+
+#[test]
+fn a_whole_call_runs_on_fake_time() {
+    // Two 503s asking for 20 s each, a 30 s budget: the first wait fits, the second
+    // would outlast the deadline, so the call stops after two attempts, having slept
+    // 20 s of fake time and no real time.
+    let server = RawServer::start(vec![Reply::json_with(503, &["retry-after: 20"], "{}")]);
+    let clock = ManualClock::new();
+    let sleeper = RecordingSleeper::with_clock(clock.clone());
+    let c = HttpClient::builder()
+        .base_url(&server.url)
+        .timeout(Duration::from_secs(30))
+        .max_retries(5)
+        .clock(clock)
+        .sleeper(sleeper.clone())
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = c.get("/x").send().unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(err.status(), Some(503));
+    assert_eq!(sleeper.slept(), vec![Duration::from_secs(20)]);
+    assert_eq!(server.requests().len(), 2);
+}
+
+// ---- panics and loops ----
+
+#[test]
+fn absurd_timeouts_and_waits_never_panic() {
+    let server = RawServer::start(vec![
+        Reply::json_with(429, &["retry-after: 1e19"], "{}"),
+        Reply::json(200, "{}"),
+    ]);
+    let sleeper = RecordingSleeper::new();
+    let c = HttpClient::builder()
+        .base_url(&server.url)
+        .timeout(Duration::MAX)
+        .connect_timeout(Duration::MAX)
+        .retry_policy(RetryPolicy::default().with_max_retry_after(Duration::MAX))
+        .sleeper(sleeper.clone())
+        .build()
+        .unwrap();
+    let err = c.get("/x").send().unwrap_err();
+    assert_eq!(err.kind(), Some(ErrorKind::RateLimited));
+    assert!(
+        sleeper.slept().is_empty(),
+        "a 300-billion-year wait is not slept"
+    );
+    c.get("/y").send().unwrap();
+}
+
+#[test]
+fn a_server_that_ignores_offset_does_not_loop() {
+    // Every page is the same full page, and `total` is huge.
+    let server = RawServer::start(vec![Reply::json(
+        200,
+        r#"{"data":[1,2],"meta":{"total":1000000000}}"#,
+    )]);
+    let c = HttpClient::builder().base_url(&server.url).build().unwrap();
+    let items: Vec<u32> = OffsetPaginator::new(2, |offset, limit| {
+        let page: core_http::Page<u32> = c
+            .get("/items")
+            .query("offset", offset)
+            .query("limit", limit)
+            .send_json()?;
+        Ok(OffsetPage::from(page))
+    })
+    .collect::<Result<_, _>>()
+    .unwrap();
+    assert_eq!(items, vec![1, 2]);
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn an_endless_list_stops_at_the_page_cap_with_an_error() {
+    let mut n = 0u32;
+    let results: Vec<_> = OffsetPaginator::new(2, |_, _| {
+        n += 2;
+        Ok(OffsetPage {
+            items: vec![n, n + 1],
+            total: None,
+        })
+    })
+    .max_pages(5)
+    .collect();
+    assert_eq!(results.len(), 11);
+    assert!(matches!(
+        results.last(),
+        Some(Err(Error::TooManyPages { pages: 5 }))
+    ));
+}
+
+#[test]
+fn a_query_only_location_keeps_the_path() {
+    let server = RawServer::start(vec![
+        Reply::redirect(302, "?page=2"),
+        Reply::json(200, r#"{"page":2}"#),
+    ]);
+    let sleeper = RecordingSleeper::new();
+    let v: Value = client(&server.url, &sleeper)
+        .get("/v1/projects")
+        .query("page", 1)
+        .send_json()
+        .unwrap();
+    assert_eq!(v["page"], 2);
+    assert_eq!(server.lines()[1], "GET /v1/projects?page=2 HTTP/1.1");
+}
