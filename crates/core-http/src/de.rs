@@ -10,6 +10,8 @@
 //! - anything that is not a number (`null`, a word, a list) reads as 0, or `None` for an
 //!   `opt_*` field.
 //!
+//! [`or_default`] reads `null` in any other field as its default.
+//!
 //! ```
 //! #[derive(serde::Deserialize)]
 //! struct Counts {
@@ -29,6 +31,16 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+/// Reads `null` as the type's default, like an absent field (pair it with
+/// `#[serde(default)]`): `#[serde(default, deserialize_with = "core_http::de::or_default")]`.
+pub fn or_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
 
 /// A number read tolerantly: `None` when the value is not a number at all.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -657,10 +657,21 @@ fn html_title(html: &str) -> Option<&str> {
 }
 
 /// The first `max` bytes of a body as text, cut on a character boundary.
+/// At most `max` bytes of text (plus the ellipsis): invalid UTF-8 shows as U+FFFD, and
+/// the text is cut on a character boundary.
 pub(crate) fn excerpt(body: &[u8], max: usize) -> String {
     let text = String::from_utf8_lossy(&body[..body.len().min(max)]);
     let mut s = text.into_owned();
-    if body.len() > max {
+    let mut cut = body.len() > max;
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        cut = true;
+    }
+    if cut {
         // Drop a replacement char produced by a multi-byte sequence cut in half.
         if s.ends_with('\u{FFFD}') {
             s.pop();

@@ -62,6 +62,8 @@ mod dns;
 mod error;
 mod macros;
 mod pagination;
+#[cfg(test)]
+mod properties;
 mod random;
 mod rate_limit;
 mod redact;

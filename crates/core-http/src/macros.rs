@@ -186,8 +186,9 @@ macro_rules! string_enum {
 
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
-                let raw = <::std::borrow::Cow<'de, str> as $crate::__private::serde::Deserialize>::deserialize(d)?;
-                Ok($name::from_wire(&raw))
+                // `null` reads as an empty `Unknown`, like an absent field.
+                let raw = <::std::option::Option<::std::borrow::Cow<'de, str>> as $crate::__private::serde::Deserialize>::deserialize(d)?;
+                Ok(raw.map(|raw| $name::from_wire(&raw)).unwrap_or_default())
             }
         }
     };

@@ -181,7 +181,25 @@ pub(crate) fn resolve(current: &str, location: &str) -> Option<String> {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
     });
     if has_scheme {
-        return Some(location.to_owned());
+        // An absolute reference: only its dot segments are resolved.
+        let Some((scheme, rest)) = location.split_once("://") else {
+            return Some(location.to_owned());
+        };
+        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, path_and_query) = rest.split_at(authority_end);
+        let (path, query) = match path_and_query.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (path_and_query, None),
+        };
+        let path = if path.is_empty() {
+            String::new()
+        } else {
+            remove_dot_segments(path)
+        };
+        return Some(match query {
+            Some(q) => format!("{scheme}://{authority}{path}?{q}"),
+            None => format!("{scheme}://{authority}{path}"),
+        });
     }
     let current = current.split('#').next().unwrap_or_default();
     let (scheme, rest) = current.split_once("://")?;

@@ -227,6 +227,20 @@ pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed
 }
 
 fn map_io(io: io::Error, elapsed: Duration, host: &str) -> Failed {
+    // A TLS failure (certificate, protocol) surfaces as an I/O error wrapping rustls's;
+    // it happens in the handshake, before the request is sent, and will not heal.
+    if let Some(tls) = io
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        return Failed {
+            error: Error::Connect {
+                message: format!("TLS with {host}: {tls}"),
+                may_have_been_processed: false,
+            },
+            outcome: Outcome::Final,
+        };
+    }
     match io.kind() {
         io::ErrorKind::ConnectionRefused
         | io::ErrorKind::AddrNotAvailable

@@ -65,13 +65,13 @@ pub struct Document {
     /// Its id.
     pub id: DocumentId,
     /// Its name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub name: String,
     /// Where it stands (an empty `Unknown` when the server gave none).
     #[serde(default)]
     pub status: DocumentStatus,
     /// The signers, with their progress.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub signers: Vec<Signer>,
     /// When it was created.
     #[serde(
@@ -105,10 +105,10 @@ pub struct Document {
 #[non_exhaustive]
 pub struct Signer {
     /// Their name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub name: String,
     /// Their email address.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub email: String,
     /// Where they stand.
     #[serde(default, skip_serializing_if = "Option::is_none")]

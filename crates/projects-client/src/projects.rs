@@ -42,10 +42,10 @@ pub struct Project {
     /// Its id.
     pub id: ProjectId,
     /// Its name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub name: String,
     /// Its description (empty when none was given).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub description: String,
     /// The environment it was created in. The document does not list it in the create
     /// answer, so it may be absent there.
@@ -58,7 +58,8 @@ pub struct Project {
         skip_serializing_if = "Option::is_none"
     )]
     pub created_at: Option<OffsetDateTime>,
-    /// Where it stands.
+    /// Where it stands (an empty `Unknown` when the server gave none).
+    #[serde(default)]
     pub status: ProjectStatus,
 }
 

@@ -56,12 +56,13 @@ pub struct Post {
     /// Its id.
     pub id: PostId,
     /// The text.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub content: String,
     /// The platform (the document gives it on listed posts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<Platform>,
-    /// Where it stands.
+    /// Where it stands (an empty `Unknown` when the server gave none).
+    #[serde(default)]
     pub status: PostStatus,
     /// When it was created.
     #[serde(

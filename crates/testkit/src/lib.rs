@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use core_http::{Error, ErrorKind};
+
+pub mod arb;
 use serde_json::{Value, json};
 
 /// The API key the clients under test are built with; it must never reach a snapshot.

@@ -105,7 +105,7 @@ impl DetectRequest {
 #[non_exhaustive]
 pub struct Detection {
     /// The objects, most confident first (as the service orders them).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub objects: Vec<DetectedObject>,
     /// How long the analysis took on the server, in milliseconds.
     #[serde(
@@ -178,7 +178,7 @@ impl ClassifyRequest {
 #[non_exhaustive]
 pub struct Classification {
     /// The predictions, most likely first.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub predictions: Vec<Prediction>,
     /// How long the analysis took on the server, in milliseconds.
     #[serde(
@@ -262,10 +262,10 @@ impl OcrRequest {
 #[non_exhaustive]
 pub struct OcrResult {
     /// All the text, lines separated by newlines.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub text: String,
     /// The blocks (empty unless [`OutputFormat::Structured`] was asked for).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub blocks: Vec<TextBlock>,
     /// How long the analysis took on the server, in milliseconds.
     #[serde(
@@ -345,7 +345,7 @@ impl FacesRequest {
 #[non_exhaustive]
 pub struct Faces {
     /// The faces.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub faces: Vec<Face>,
     /// How long the analysis took on the server, in milliseconds.
     #[serde(

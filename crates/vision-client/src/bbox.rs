@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 /// not give their order; this crate reads them as `[x, y, width, height]` (x and y of
 /// the top-left corner), the convention the sandbox serves.
 ///
-/// The raw numbers are kept: [`BBox::raw`] gives them back as sent. The document says
-/// integers; a number sent as a float (`12.0`, `12.6`) is rounded to the nearest pixel.
+/// The four numbers are kept as read: [`BBox::raw`] gives them back. The document says
+/// integers; a number sent as a float (`12.0`, `12.6`) is rounded to the nearest pixel,
+/// and one beyond the range of `i64` saturates at its bound.
 ///
 /// ```
 /// let bbox: vision_client::BBox = serde_json::from_str("[10, 20, 30, 40]").unwrap();
@@ -25,7 +26,7 @@ impl BBox {
         BBox(xywh)
     }
 
-    /// The four numbers as received.
+    /// The four numbers as read: integers as received, floats rounded.
     pub fn raw(&self) -> [i64; 4] {
         self.0
     }
@@ -87,15 +88,20 @@ impl<'de> Deserialize<'de> for BBox {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<BBox, A::Error> {
                 let mut out = [0i64; 4];
                 for (i, slot) in out.iter_mut().enumerate() {
-                    let n: f64 = seq.next_element()?.ok_or_else(|| {
+                    let n: serde_json::Number = seq.next_element()?.ok_or_else(|| {
                         de::Error::custom(format!("a bounding box has 4 numbers, got {i}"))
                     })?;
-                    if !n.is_finite() || n.abs() > 1e15 {
-                        return Err(de::Error::custom(format!(
-                            "bounding box number {n} is out of range"
-                        )));
-                    }
-                    *slot = n.round() as i64;
+                    // Integers exactly, floats rounded; beyond i64 saturates.
+                    *slot = match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                        (Some(v), _, _) => v,
+                        (None, Some(_), _) => i64::MAX,
+                        (None, None, Some(f)) if f.is_finite() => f.round() as i64,
+                        _ => {
+                            return Err(de::Error::custom(format!(
+                                "bounding box number {n} is not a finite number"
+                            )));
+                        }
+                    };
                 }
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
                     return Err(de::Error::custom("a bounding box has 4 numbers, got more"));
@@ -118,19 +124,17 @@ mod tests {
         let b: BBox = serde_json::from_str("[1.0, 2.4, 3.6, 4]").unwrap();
         assert_eq!(b.raw(), [1, 2, 4, 4]);
         assert_eq!(serde_json::to_string(&b).unwrap(), "[1,2,4,4]");
-        for bad in [
-            "[1,2,3]",
-            "[1,2,3,4,5]",
-            "\"1,2,3,4\"",
-            "[1,2,3,\"4\"]",
-            "[1e300,0,0,0]",
-        ] {
+        for bad in ["[1,2,3]", "[1,2,3,4,5]", "\"1,2,3,4\"", "[1,2,3,\"4\"]"] {
             let err = serde_json::from_str::<BBox>(bad).unwrap_err().to_string();
             assert!(
                 err.contains("box") || err.contains("number") || err.contains("f64"),
                 "{bad}: {err}"
             );
         }
+        // Any JSON number reads: integers exactly, the out-of-range saturated.
+        let b: BBox =
+            serde_json::from_str("[1e300,-9223372036854775808,18446744073709551615,-3]").unwrap();
+        assert_eq!(b.raw(), [i64::MAX, i64::MIN, i64::MAX, -3]);
         let b = BBox::from_xywh([10, 10, -5, 20]);
         assert_eq!(b.area(), 0);
         assert_eq!(b.xyxy(), [10, 10, 5, 30]);

@@ -1,0 +1,205 @@
+//! Property tests of the parsers that read what a server sends: error bodies, envelope
+//! decoding, lenient numbers, `Location` resolution, path segments and webhook
+//! verification. Thousands of cases run in `cargo xtask test`; `cargo xtask fuzz` runs
+//! them longer (`PROPTEST_CASES`).
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::error::{ApiError, Error, parse_error_body};
+use crate::redact::Redactor;
+use crate::request::Method;
+use crate::response::{Headers, Response};
+
+/// Any JSON value, a few levels deep, with the awkward numbers servers send.
+fn json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        "\\PC{0,24}".prop_map(Value::String),
+        Just(Value::String("about:blank".into())),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("error".to_owned()),
+                    Just("message".to_owned()),
+                    Just("code".to_owned()),
+                    Just("detail".to_owned()),
+                    Just("title".to_owned()),
+                    Just("type".to_owned()),
+                    Just("data".to_owned()),
+                    Just("error_description".to_owned()),
+                    "[a-z_]{1,10}",
+                ],
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Bytes a server might send: JSON, text, HTML or noise.
+fn body() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        json().prop_map(|v| v.to_string().into_bytes()),
+        "\\PC{0,200}".prop_map(String::into_bytes),
+        "<html><head><title>\\PC{0,30}</title></head></html>".prop_map(String::into_bytes),
+        prop::collection::vec(any::<u8>(), 0..300),
+    ]
+}
+
+fn response(method: Method, body: Vec<u8>) -> Response {
+    Response::new(200, Headers::default(), body, method, Redactor::default())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2000)
+    ))]
+
+    #[test]
+    fn error_bodies_always_give_a_bounded_message(status in 400u16..600, body in body(), problem in any::<bool>()) {
+        let ct = problem.then_some("application/problem+json");
+        let parsed = parse_error_body(status, ct, &body);
+        prop_assert!(!parsed.message.is_empty());
+        prop_assert!(parsed.message.len() <= 2004);
+        prop_assert!(parsed.code.as_ref().is_none_or(|c| c.len() <= 2004));
+        let api = ApiError::from_response(status, &Headers::default(), &body);
+        prop_assert!(api.body.len() <= 516);
+        prop_assert!(!api.to_string().is_empty());
+    }
+
+    #[test]
+    fn echoed_secrets_never_survive_an_error(prefix in "\\PC{0,20}", suffix in "\\PC{0,20}") {
+        let secret = "sk_live_property_secret";
+        let body = serde_json::json!({"error": {"code": format!("{prefix}{secret}"), "message": format!("{secret}{suffix}")}});
+        let api = ApiError::build(401, &Headers::default(), body.to_string().as_bytes(), &Redactor::new([secret.to_owned()]));
+        let shown = format!("{api} {api:?}");
+        prop_assert!(!shown.contains(secret), "{}", shown);
+    }
+
+    #[test]
+    fn envelope_decoding_never_panics(body in body(), action in any::<bool>()) {
+        let method = if action { Method::Post } else { Method::Get };
+        let r = response(method, body);
+        for result in [
+            r.json::<Value>().map(|_| ()),
+            r.json_data::<Value>().map(|_| ()),
+            r.json_list::<Value>().map(|_| ()),
+            r.json_list::<u32>().map(|_| ()),
+        ] {
+            if let Err(e) = result {
+                prop_assert_eq!(e.action_succeeded(), action);
+                prop_assert!(e.may_have_been_processed());
+            }
+        }
+    }
+
+    #[test]
+    fn any_list_shape_decodes_to_its_items(items in prop::collection::vec(any::<u32>(), 0..20), wrap in 0u8..3) {
+        let list = serde_json::to_value(&items).unwrap_or_default();
+        let body = match wrap {
+            0 => list,
+            1 => serde_json::json!({"data": list, "meta": {"total": items.len()}}),
+            _ => serde_json::json!({"meta": {}, "data": list, "extra": [1, {"a": null}]}),
+        };
+        let decoded: Vec<u32> = response(Method::Get, body.to_string().into_bytes()).json_list().unwrap_or_default();
+        prop_assert_eq!(decoded, items);
+    }
+
+    #[test]
+    fn lenient_numbers_never_fail(value in json()) {
+        let text = value.to_string();
+        prop_assert!(serde_json::from_str::<crate::de::Lenient<u64>>(&text).is_ok());
+        prop_assert!(serde_json::from_str::<crate::de::Lenient<i64>>(&text).is_ok());
+        prop_assert!(serde_json::from_str::<crate::de::Lenient<f64>>(&text).is_ok());
+    }
+
+    #[test]
+    fn integers_in_any_form_read_back(n in any::<i32>(), form in 0u8..3) {
+        let text = match form {
+            0 => n.to_string(),
+            1 => format!("{n}.0"),
+            _ => format!("\"{n}\""),
+        };
+        let read: crate::de::Lenient<i64> = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(read.0, Some(i64::from(n)));
+        let unsigned: crate::de::Lenient<u64> = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(unsigned.0, Some(u64::try_from(n).unwrap_or(0)));
+    }
+
+    #[test]
+    fn locations_resolve_to_http_urls_or_nothing(location in "\\PC{0,40}", path in "(/[a-z0-9]{1,6}){0,4}", query in "(\\?[a-z=0-9&]{0,10})?") {
+        let current = format!("https://api.example.com{path}{query}");
+        if let Some(next) = crate::url::resolve(&current, &location) {
+            prop_assert!(!next.contains(char::is_whitespace));
+            if !next.contains("://") {
+                // A reference with a scheme of its own (mailto:...) is refused later by
+                // the origin check.
+                prop_assert!(next.contains(':'));
+            }
+            if let Some(after) = next.strip_prefix("https://api.example.com") {
+                prop_assert!(after.is_empty() || after.starts_with('/') || after.starts_with('?'));
+                prop_assert!(!after.split(['?']).next().unwrap_or_default().split('/').any(|s| s == ".." || s == "."));
+            }
+        }
+    }
+
+    #[test]
+    fn ids_are_one_segment_or_refused(id in "\\PC{0,30}") {
+        match crate::url::path_segment("an id", &id) {
+            Ok(segment) => {
+                prop_assert!(!segment.is_empty());
+                prop_assert!(!segment.contains(['/', '?', '#', ' ']));
+                prop_assert!(segment != "." && segment != "..");
+            }
+            Err(e) => prop_assert!(matches!(e, Error::InvalidRequest(_))),
+        }
+    }
+}
+
+#[cfg(feature = "webhook")]
+mod webhooks {
+    use std::time::{Duration, SystemTime};
+
+    use proptest::prelude::*;
+
+    use crate::webhook::{sign, verify, verify_envelope_at};
+
+    const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2000)
+        ))]
+
+        #[test]
+        fn signed_bodies_verify_and_any_change_fails(body in prop::collection::vec(any::<u8>(), 0..200), flip in any::<prop::sample::Index>(), ts in 1_000_000_000i64..2_000_000_000) {
+            let now = SystemTime::UNIX_EPOCH + Duration::from_secs(ts as u64);
+            let signature = sign(SECRET, "msg_1", ts, &body).unwrap();
+            let headers = [("webhook-id", "msg_1".to_owned()), ("webhook-timestamp", ts.to_string()), ("webhook-signature", signature)];
+            let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            prop_assert!(verify(SECRET, &headers[..], &body, now).is_ok());
+            if !body.is_empty() {
+                let mut tampered = body.clone();
+                let i = flip.index(tampered.len());
+                tampered[i] ^= 0x01;
+                prop_assert!(verify(SECRET, &headers[..], &tampered, now).is_err());
+            }
+        }
+
+        #[test]
+        fn arbitrary_deliveries_never_panic(id in "\\PC{0,20}", ts in "\\PC{0,12}", sig in "\\PC{0,80}", body in prop::collection::vec(any::<u8>(), 0..100), secret in "\\PC{0,40}") {
+            let headers = [("webhook-id", id.as_str()), ("webhook-timestamp", ts.as_str()), ("webhook-signature", sig.as_str())];
+            let _ = verify_envelope_at(&secret, &headers[..], &body, SystemTime::now());
+            let _ = verify_envelope_at(SECRET, &headers[..], &body, SystemTime::now());
+        }
+    }
+}
