@@ -36,7 +36,7 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     println!("\n#### social-client");
     let receiver = WebhookReceiver::start(0)?;
     let endpoint = sandbox.add_webhook(receiver.url());
-    let client = Client::new(sandbox.social_url(), sandbox.api_key())?;
+    let client = Client::new(sandbox.social().url(), sandbox.api_key())?;
     println!("client: {client:?}");
     println!("(the key is shown as *** in Debug, errors and logs)");
 
@@ -176,7 +176,7 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     use projects_client::{Client, Environment, ListParams, NewProject, Plan};
 
     println!("\n#### projects-client");
-    let client = Client::new(sandbox.projects_url(), sandbox.api_key())?;
+    let client = Client::new(sandbox.projects().url(), sandbox.api_key())?;
 
     step("create 120 projects, read the first page, iterate them all (100 a page)");
     for i in 0..120 {
@@ -236,7 +236,7 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
 
     println!("\n#### vision-client");
     let image = "https://images.example.com/street.jpg";
-    let client = Client::new(sandbox.vision_url(), sandbox.api_key())?;
+    let client = Client::new(sandbox.vision().url(), sandbox.api_key())?;
 
     step("detect with the defaults (threshold 0.5, at most 100), then with threshold 0.9");
     let all = client.detect(&DetectRequest::new(image))?;
@@ -277,7 +277,7 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     }
 
     step("a Free key's monthly quota (25 calls): used up, reported, not retried");
-    let free = Client::new(sandbox.vision_url(), "sk_test_free")?;
+    let free = Client::new(sandbox.vision().url(), "sk_test_free")?;
     let mut calls = 0;
     let err = loop {
         match free.classify(&ClassifyRequest::new(image).top_n(1)) {
@@ -305,8 +305,8 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     let receiver = WebhookReceiver::start(0)?;
     let endpoint = sandbox.add_webhook(receiver.url());
     let client = Client::with_oauth(
-        sandbox.esign_url(),
-        sandbox.esign_token_url(),
+        sandbox.esign().url(),
+        sandbox.esign().token_url(),
         sandbox::ESIGN_CLIENT_ID,
         sandbox::ESIGN_CLIENT_SECRET,
     )?;
@@ -329,8 +329,8 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         "  {} is {:?}; the connection dropped once, documents on the server: {}; token requests: {}",
         document.id,
         document.status,
-        sandbox.esign_documents().len(),
-        sandbox.esign_token_requests()
+        sandbox.esign().documents().len(),
+        sandbox.esign().token_requests()
     );
 
     step("download before completion: 409, and no file left behind");
@@ -343,7 +343,8 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     step("both sign (sandbox control endpoint); the webhooks arrive signed");
     for signer in &document.signers {
         sandbox
-            .esign_sign(document.id.as_str(), Some(&signer.email))
+            .esign()
+            .sign(document.id.as_str(), Some(&signer.email))
             .map_err(|e| anyhow::anyhow!(e))?;
     }
     sandbox.wait_for_deliveries(Duration::from_secs(10));
@@ -389,7 +390,7 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     println!(
         "  get -> {:?}; token requests now {}",
         again.status,
-        sandbox.esign_token_requests()
+        sandbox.esign().token_requests()
     );
     std::fs::remove_dir_all(&dir)?;
     Ok(())

@@ -497,7 +497,7 @@ pub fn vision(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
         None,
     )?;
     // The Free key's monthly quota (25 calls), used up.
-    let limit = recorder.sandbox().vision_quota("free");
+    let limit = recorder.sandbox().vision().quota("free");
     for _ in 0..limit {
         s.send(
             "sk_test_free",
@@ -580,7 +580,8 @@ pub fn esign(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
     for email in ["ada@example.com", "charles@example.com"] {
         recorder
             .sandbox()
-            .esign_sign(&id, Some(email))
+            .esign()
+            .sign(&id, Some(email))
             .map_err(|e| anyhow!("signing for {email}: {e}"))?;
     }
     s.record(

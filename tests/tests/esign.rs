@@ -20,13 +20,13 @@ use sandbox::{Fault, Sandbox};
 const CONTRACT: &[u8] = b"%PDF-1.4\n% a two-party contract\n%%EOF\n";
 
 fn api_key_client(sandbox: &Sandbox) -> Client {
-    Client::new(sandbox.esign_url(), sandbox.api_key()).unwrap()
+    Client::new(sandbox.esign().url(), sandbox.api_key()).unwrap()
 }
 
 fn oauth_client(sandbox: &Sandbox) -> Client {
     Client::with_oauth(
-        sandbox.esign_url(),
-        sandbox.esign_token_url(),
+        sandbox.esign().url(),
+        sandbox.esign().token_url(),
         sandbox::ESIGN_CLIENT_ID,
         sandbox::ESIGN_CLIENT_SECRET,
     )
@@ -45,7 +45,8 @@ fn two_party_contract() -> SendDocument {
 fn sign_all(sandbox: &Sandbox, document: &Document) {
     for signer in &document.signers {
         sandbox
-            .esign_sign(document.id.as_str(), Some(&signer.email))
+            .esign()
+            .sign(document.id.as_str(), Some(&signer.email))
             .unwrap();
     }
 }
@@ -63,7 +64,7 @@ fn entries(dir: &Path) -> Vec<String> {
 
 /// The download's bytes fetched with plain ureq (and a token of its own), as a reference.
 fn raw_download(sandbox: &Sandbox, id: &str) -> Vec<u8> {
-    let token = ureq::post(sandbox.esign_token_url())
+    let token = ureq::post(sandbox.esign().token_url())
         .send_form([
             ("grant_type", "client_credentials"),
             ("client_id", sandbox::ESIGN_CLIENT_ID),
@@ -75,7 +76,7 @@ fn raw_download(sandbox: &Sandbox, id: &str) -> Vec<u8> {
         .unwrap();
     let token: serde_json::Value = serde_json::from_str(&token).unwrap();
     let token = token["access_token"].as_str().unwrap();
-    let mut response = ureq::get(format!("{}/documents/{id}/download", sandbox.esign_url()))
+    let mut response = ureq::get(format!("{}/documents/{id}/download", sandbox.esign().url()))
         .header("authorization", format!("Bearer {token}"))
         .call()
         .unwrap();
@@ -106,11 +107,14 @@ fn the_whole_life_of_a_document() {
     );
 
     // Charles signs second: the sandbox refuses him before Ada.
-    let early = sandbox.esign_sign(sent.id.as_str(), Some("charles@example.com"));
+    let early = sandbox
+        .esign()
+        .sign(sent.id.as_str(), Some("charles@example.com"));
     assert!(early.unwrap_err().contains("not_your_turn"));
 
     sandbox
-        .esign_sign(sent.id.as_str(), Some("ada@example.com"))
+        .esign()
+        .sign(sent.id.as_str(), Some("ada@example.com"))
         .unwrap();
     let halfway = client.documents().get(&sent.id).unwrap();
     assert_eq!(halfway.status, DocumentStatus::Sent);
@@ -119,7 +123,8 @@ fn the_whole_life_of_a_document() {
     assert_eq!(halfway.signers[1].status, Some(SignerStatus::Pending));
 
     sandbox
-        .esign_sign(sent.id.as_str(), Some("charles@example.com"))
+        .esign()
+        .sign(sent.id.as_str(), Some("charles@example.com"))
         .unwrap();
     let done = client.documents().get(&sent.id).unwrap();
     assert_eq!(done.status, DocumentStatus::Completed);
@@ -209,7 +214,7 @@ fn the_whole_life_of_a_document() {
     assert_eq!(memory, bytes);
 
     // Exactly one document was created.
-    assert_eq!(sandbox.esign_documents().len(), 1);
+    assert_eq!(sandbox.esign().documents().len(), 1);
 }
 
 #[test]
@@ -218,7 +223,7 @@ fn a_body_cut_mid_download_leaves_no_file() {
     let client = api_key_client(&sandbox);
     let document = client.documents().send(&two_party_contract()).unwrap();
     sign_all(&sandbox, &document);
-    sandbox.esign_set_pdf_size(document.id.as_str(), 4 << 20);
+    sandbox.esign().set_pdf_size(document.id.as_str(), 4 << 20);
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("signed.pdf");
@@ -267,7 +272,8 @@ fn a_download_before_completion_is_409_and_leaves_no_file() {
     let client = api_key_client(&sandbox);
     let document = client.documents().send(&two_party_contract()).unwrap();
     sandbox
-        .esign_sign(document.id.as_str(), Some("ada@example.com"))
+        .esign()
+        .sign(document.id.as_str(), Some("ada@example.com"))
         .unwrap();
 
     let dir = tempfile::tempdir().unwrap();
@@ -305,7 +311,7 @@ fn an_expired_token_is_refreshed_once_on_401() {
     let sandbox = Sandbox::start().unwrap();
     let client = oauth_client(&sandbox);
     let document = client.documents().send(&two_party_contract()).unwrap();
-    assert_eq!(sandbox.esign_token_requests(), 1);
+    assert_eq!(sandbox.esign().token_requests(), 1);
 
     // The sandbox's token expires; the client, on real time, still believes in it: the
     // 401 makes it fetch a new token and repeat the call, once.
@@ -314,9 +320,13 @@ fn an_expired_token_is_refreshed_once_on_401() {
     ));
     let again = client.documents().get(&document.id).unwrap();
     assert_eq!(again.id, document.id);
-    assert_eq!(sandbox.esign_token_requests(), 2);
+    assert_eq!(sandbox.esign().token_requests(), 2);
     client.documents().get(&document.id).unwrap();
-    assert_eq!(sandbox.esign_token_requests(), 2, "the new token is reused");
+    assert_eq!(
+        sandbox.esign().token_requests(),
+        2,
+        "the new token is reused"
+    );
 }
 
 #[test]
@@ -324,9 +334,9 @@ fn a_token_near_expiry_is_refreshed_before_use() {
     let sandbox = Arc::new(Sandbox::start().unwrap());
     // This client reads the sandbox clock, so it sees its token age.
     let client: Client = Client::builder()
-        .base_url(sandbox.esign_url())
+        .base_url(sandbox.esign().url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            sandbox.esign_token_url(),
+            sandbox.esign().token_url(),
             sandbox::ESIGN_CLIENT_ID,
             sandbox::ESIGN_CLIENT_SECRET,
         )))
@@ -339,7 +349,7 @@ fn a_token_near_expiry_is_refreshed_before_use() {
     // The sandbox would still take the old token for 5 s, but it is inside the client's
     // refresh margin (5 minutes): a new one is fetched before the call, with no 401.
     client.documents().get(&document.id).unwrap();
-    assert_eq!(sandbox.esign_token_requests(), 2);
+    assert_eq!(sandbox.esign().token_requests(), 2);
 }
 
 #[test]
@@ -351,7 +361,7 @@ fn fifty_calls_from_four_threads_make_one_token_request() {
         .documents()
         .send(&two_party_contract())
         .unwrap();
-    assert_eq!(sandbox.esign_token_requests(), 1);
+    assert_eq!(sandbox.esign().token_requests(), 1);
     let client = oauth_client(&sandbox);
     let start = Arc::new(Barrier::new(4));
     let threads: Vec<_> = (0..4)
@@ -372,7 +382,7 @@ fn fifty_calls_from_four_threads_make_one_token_request() {
     let calls: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
     assert_eq!(calls, 50);
     assert_eq!(
-        sandbox.esign_token_requests(),
+        sandbox.esign().token_requests(),
         2,
         "one token for the new client, shared by its four threads"
     );
@@ -386,7 +396,7 @@ fn a_send_whose_connection_drops_creates_exactly_one_document() {
     // client resends with the same Idempotency-Key and gets the same document back.
     sandbox.inject(Fault::on("POST", "/esign/documents").drop_connection());
     let document = client.documents().send(&two_party_contract()).unwrap();
-    let all = sandbox.esign_documents();
+    let all = sandbox.esign().documents();
     assert_eq!(all.len(), 1, "exactly one document: {all:#?}");
     assert_eq!(all[0]["id"], document.id.as_str());
     let sent_events = sandbox
@@ -403,14 +413,14 @@ fn a_send_whose_connection_drops_creates_exactly_one_document() {
             .retry_after(0),
     );
     client.documents().send(&two_party_contract()).unwrap();
-    assert_eq!(sandbox.esign_documents().len(), 2);
+    assert_eq!(sandbox.esign().documents().len(), 2);
 
     // A caller's own key makes a resend after a restart safe too.
     let keyed = two_party_contract().idempotency_key("contract-D-42");
     let first = client.documents().send(&keyed).unwrap();
     let second = client.documents().send(&keyed).unwrap();
     assert_eq!(first.id, second.id);
-    assert_eq!(sandbox.esign_documents().len(), 3);
+    assert_eq!(sandbox.esign().documents().len(), 3);
 }
 
 #[test]
@@ -464,7 +474,7 @@ fn bad_inputs_are_refused_before_sending() {
     );
     assert!(why.contains("25 MiB") || why.contains("26214400"), "{why}");
 
-    assert!(sandbox.esign_documents().is_empty(), "nothing was sent");
+    assert!(sandbox.esign().documents().is_empty(), "nothing was sent");
 }
 
 #[test]
@@ -492,8 +502,8 @@ fn a_large_file_is_streamed_and_arrives_intact() {
 fn credentials_never_show() {
     let sandbox = Sandbox::start().unwrap();
     let client = Client::with_oauth(
-        sandbox.esign_url(),
-        sandbox.esign_token_url(),
+        sandbox.esign().url(),
+        sandbox.esign().token_url(),
         sandbox::ESIGN_CLIENT_ID,
         "wrong_secret_value",
     )
@@ -501,7 +511,7 @@ fn credentials_never_show() {
     let err = client.documents().get("doc_1").unwrap_err();
     let shown = format!("{err} {err:?} {client:?}");
     assert!(!shown.contains("wrong_secret_value"), "{shown}");
-    let keyed = Client::new(sandbox.esign_url(), "sk_test_secret_value_42").unwrap();
+    let keyed = Client::new(sandbox.esign().url(), "sk_test_secret_value_42").unwrap();
     let err = keyed.documents().get("doc_1").unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::Unauthorized));
     let shown = format!("{err} {err:?} {keyed:?}");

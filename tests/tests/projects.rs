@@ -14,7 +14,7 @@ use projects_client::{
 use sandbox::{Fault, Sandbox, Service};
 
 fn client(sandbox: &Sandbox) -> Client {
-    Client::new(sandbox.projects_url(), sandbox.api_key()).unwrap()
+    Client::new(sandbox.projects().url(), sandbox.api_key()).unwrap()
 }
 
 fn all(client: &Client) -> Vec<Project> {
@@ -123,7 +123,7 @@ fn free_key_bursts_150_then_is_limited() {
             .unwrap(),
     );
     let client = Client::builder()
-        .base_url(sandbox.projects_url())
+        .base_url(sandbox.projects().url())
         .api_key("sk_test_free")
         .max_retries(0)
         .build()
@@ -202,7 +202,7 @@ fn server_validation_comes_back_typed() {
     assert!(api.message.contains("development"), "{}", api.message);
     assert!(api.request_id.is_some());
 
-    let err = Client::new(sandbox.projects_url(), "sk_test_wrong")
+    let err = Client::new(sandbox.projects().url(), "sk_test_wrong")
         .unwrap()
         .projects()
         .list(&ListParams::new())

@@ -13,7 +13,7 @@ use social_client::{
 };
 
 fn client(sandbox: &Sandbox) -> Client {
-    Client::new(sandbox.social_url(), sandbox.api_key()).unwrap()
+    Client::new(sandbox.social().url(), sandbox.api_key()).unwrap()
 }
 
 /// How many posts the sandbox holds for this client's key.
@@ -197,7 +197,7 @@ fn the_service_validates_input_with_clear_errors() {
             .as_deref(),
         Some("invalid_period")
     );
-    let wrong_key = Client::new(sandbox.social_url(), "sk_test_nope").unwrap();
+    let wrong_key = Client::new(sandbox.social().url(), "sk_test_nope").unwrap();
     let err = wrong_key.accounts().list().unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::Unauthorized));
     assert!(!format!("{err:?}{err}").contains("sk_test_nope"));
@@ -300,7 +300,7 @@ fn a_starter_key_hits_its_limit_and_the_client_waits_it_out() {
     let sandbox = Sandbox::start().unwrap();
     // No client-side limiter: the server's 429 is what the client must handle.
     let client = Client::builder()
-        .base_url(sandbox.social_url())
+        .base_url(sandbox.social().url())
         .api_key("sk_test_starter")
         .build()
         .unwrap();

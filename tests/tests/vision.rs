@@ -15,7 +15,7 @@ use vision_client::{
 const IMAGE: &str = "https://images.example.com/street.jpg";
 
 fn client(sandbox: &Sandbox) -> Client {
-    Client::new(sandbox.vision_url(), sandbox.api_key()).unwrap()
+    Client::new(sandbox.vision().url(), sandbox.api_key()).unwrap()
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn the_quota_is_reached_reported_and_reset_next_month() {
     let (builder, sleeper) =
         sandbox_time_builder::<Client>(&sandbox, Service::Vision, "sk_test_free");
     let client = builder.build().unwrap();
-    let limit = sandbox.vision_quota("free");
+    let limit = sandbox.vision().quota("free");
     for i in 0..limit {
         client
             .classify(&ClassifyRequest::new(IMAGE).top_n(1))

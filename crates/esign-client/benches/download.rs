@@ -136,7 +136,7 @@ whatever the size: {verdict}.\n",
 /// `<base url> <document id> <api key>` and serves until its stdin closes.
 fn serve(size: u64) {
     let sandbox = sandbox::Sandbox::start().unwrap();
-    let client = Client::new(sandbox.esign_url(), sandbox.api_key()).unwrap();
+    let client = Client::new(sandbox.esign().url(), sandbox.api_key()).unwrap();
     let document = client
         .documents()
         .send(
@@ -147,11 +147,11 @@ fn serve(size: u64) {
             .signer(NewSigner::new("Ada Lovelace", "ada@example.com")),
         )
         .unwrap();
-    sandbox.esign_sign(document.id.as_str(), None).unwrap();
-    assert!(sandbox.esign_set_pdf_size(document.id.as_str(), size));
+    sandbox.esign().sign(document.id.as_str(), None).unwrap();
+    assert!(sandbox.esign().set_pdf_size(document.id.as_str(), size));
     println!(
         "{} {} {}",
-        sandbox.esign_url(),
+        sandbox.esign().url(),
         document.id,
         sandbox.api_key()
     );

@@ -24,7 +24,9 @@ fn main() -> anyhow::Result<()> {
                 .signer(NewSigner::new("Ada Lovelace", "ada@example.com")),
             )?;
             common::sign_all(&client, Some(sandbox), &document)?;
-            sandbox.esign_set_pdf_size(document.id.as_str(), 256 << 20);
+            sandbox
+                .esign()
+                .set_pdf_size(document.id.as_str(), 256 << 20);
             document.id.to_string()
         }
         (None, None) => anyhow::bail!("usage: download_progress <document-id> [destination]"),

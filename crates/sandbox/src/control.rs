@@ -1,5 +1,6 @@
 //! The control endpoints under `/_sandbox/` (no key needed): the clock, webhook
-//! receivers and their deliveries, the event log, fault injection and reset.
+//! receivers and their deliveries, the event log, fault injection, open streams and
+//! reset; each service's own control routes are mounted under `/_sandbox/<service>/`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 use crate::clock::rfc3339;
 use crate::faults::Fault;
 use crate::http::{bad_request, error, json, object_body};
-use crate::plans::Service;
+use crate::registry::Service;
 use crate::state::Shared;
 use crate::webhooks::{WebhookReceiver, make_secret};
 
@@ -31,76 +32,18 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/events", get(events))
         .route("/faults", post(add_fault).delete(clear_faults))
         .route("/reset", post(reset))
-        .route("/esign/documents/{id}/sign", post(esign_sign))
-        .route("/esign/documents/{id}/decline", post(esign_decline))
-        .route("/esign/documents/{id}/pdf_size", post(esign_pdf_size))
+        .route("/streams", get(streams))
+        .route("/streams/drop", post(drop_streams))
 }
 
-/// The optional `email` of a sign or decline request (an empty body is fine).
-fn signer_email(body: &Bytes) -> Result<Option<String>, Response> {
-    if body.is_empty() {
-        return Ok(None);
-    }
-    let body = object_body(body)?;
-    match body.get("email") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(email)) => Ok(Some(email.clone())),
-        Some(_) => Err(bad_request("invalid_email", "email must be a string")),
-    }
-}
-
-async fn esign_sign(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
-    signer_action(&shared, &id, &body, crate::esign::sign)
-}
-
-async fn esign_decline(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
-    signer_action(&shared, &id, &body, crate::esign::decline)
-}
-
-/// Runs a signer's action (`{"email"?}` in the body) on document `id`; answers the
-/// document or why it was refused.
-fn signer_action(
-    shared: &Shared,
-    id: &str,
-    body: &Bytes,
-    action: fn(
-        &mut crate::state::World,
-        &str,
-        Option<&str>,
-    ) -> Result<Value, crate::esign::Refusal>,
-) -> Response {
-    let email = match signer_email(body) {
-        Ok(email) => email,
-        Err(e) => return e,
-    };
-    shared
-        .with_world(|w| action(w, id, email.as_deref()))
-        .map(|doc| json(StatusCode::OK, &doc))
-        .unwrap_or_else(IntoResponse::into_response)
-}
-
-async fn esign_pdf_size(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
-    let bytes = match object_body(&body).map(|b| b.get("bytes").and_then(Value::as_u64)) {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => return bad_request("invalid_bytes", "bytes must be a whole number"),
-        Err(e) => return e,
-    };
-    shared
-        .with_world(|w| crate::esign::set_pdf_size(w, &id, bytes))
-        .map(|()| StatusCode::NO_CONTENT.into_response())
-        .unwrap_or_else(IntoResponse::into_response)
+/// The control routes of every service, each under its prefix.
+pub(crate) fn service_routers() -> Router<Arc<Shared>> {
+    Service::ALL.iter().fold(Router::new(), |router, service| {
+        router.nest(
+            &format!("/{}", service.prefix()),
+            service.def().control_router(),
+        )
+    })
 }
 
 async fn info(State(shared): State<Arc<Shared>>) -> Response {
@@ -246,4 +189,37 @@ async fn clear_faults(State(shared): State<Arc<Shared>>) -> Response {
 async fn reset(State(shared): State<Arc<Shared>>) -> Response {
     shared.with_world(|w| w.reset());
     StatusCode::NO_CONTENT.into_response()
+}
+
+async fn streams(State(shared): State<Arc<Shared>>) -> Response {
+    let open: serde_json::Map<String, Value> = Service::ALL
+        .iter()
+        .map(|s| (s.prefix().to_owned(), json!(shared.streams.count(Some(*s)))))
+        .collect();
+    json(StatusCode::OK, &json!({ "open": open }))
+}
+
+/// `POST /_sandbox/streams/drop {"service"?}`: closes every open stream connection (of
+/// one service), without a close frame, as a network failure would.
+async fn drop_streams(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let service = if body.is_empty() {
+        None
+    } else {
+        let body = match object_body(&body) {
+            Ok(body) => body,
+            Err(e) => return e,
+        };
+        match body.get("service") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name)) => match Service::from_prefix(name) {
+                Some(service) => Some(service),
+                None => {
+                    return bad_request("invalid_service", format!("no service {name:?}"));
+                }
+            },
+            Some(_) => return bad_request("invalid_service", "service must be a string"),
+        }
+    };
+    let dropped = shared.streams.drop_all(service);
+    json(StatusCode::OK, &json!({ "dropped": dropped }))
 }

@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! let sandbox = sandbox::Sandbox::start()?;
-//! println!("social service at {} with key {}", sandbox.social_url(), sandbox.api_key());
+//! println!("social service at {} with key {}", sandbox.social().url(), sandbox.api_key());
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
@@ -38,17 +38,17 @@
 
 mod clock;
 mod control;
-mod esign;
 mod faults;
 mod http;
 mod ids;
+mod outbox;
 mod plans;
-mod projects;
+mod registry;
 mod server;
+mod services;
 mod signing;
-mod social;
 mod state;
-mod vision;
+mod streams;
 mod webhooks;
 
 use std::net::{SocketAddr, TcpListener};
@@ -60,15 +60,16 @@ use axum::Router;
 use time::OffsetDateTime;
 use tokio::sync::oneshot;
 
-pub use esign::{
-    AUTO_SIGN_AFTER_SECS, ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET, MAX_DOCUMENT_BYTES,
+pub use faults::{Fault, FaultAction};
+pub use plans::{DEFAULT_KEY, DEFAULT_KEYS};
+pub use registry::Service;
+pub use services::esign::{
+    AUTO_SIGN_AFTER_SECS, ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET, Esign, MAX_DOCUMENT_BYTES,
     TOKEN_LIFETIME_SECS,
 };
-pub use faults::{Fault, FaultAction};
-pub use plans::{DEFAULT_KEY, DEFAULT_KEYS, Service};
-pub use projects::ENVIRONMENTS;
-pub use social::PLATFORMS;
-pub use vision::{FACE_ATTRIBUTES, MODELS, TAXONOMIES};
+pub use services::projects::{ENVIRONMENTS, Projects};
+pub use services::social::{PLATFORMS, Social};
+pub use services::vision::{FACE_ATTRIBUTES, MODELS, TAXONOMIES, Vision};
 pub use webhooks::{Delivery, DeliveryStatus, EventRecord, MAX_ATTEMPTS, WebhookReceiver};
 
 use state::{Settings, Shared};
@@ -188,20 +189,26 @@ impl SandboxBuilder {
 }
 
 fn app(shared: Arc<Shared>) -> Router {
-    let services = Router::new()
-        .nest("/social", social::router())
-        .nest("/projects", projects::router())
-        .nest("/vision", vision::router())
-        .nest("/esign", esign::router())
+    let mut gated = Router::new();
+    let mut public = Router::new();
+    for service in Service::ALL {
+        let prefix = format!("/{}", service.prefix());
+        gated = gated.nest(&prefix, service.def().router());
+        public = public.nest(&prefix, service.def().public_router());
+    }
+    let gated = gated
         .fallback(server::not_found)
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             server::gate,
         ));
     Router::new()
-        .nest("/_sandbox", control::router())
-        .route("/esign/oauth/token", axum::routing::post(esign::token))
-        .merge(services)
+        .nest(
+            "/_sandbox",
+            control::router().merge(control::service_routers()),
+        )
+        .merge(public)
+        .merge(gated)
         .with_state(shared)
 }
 
@@ -249,64 +256,26 @@ impl Sandbox {
         format!("{}/{}", self.root, service.prefix())
     }
 
-    /// The social service's base URL (paths such as `/v1/posts` go after it).
-    pub fn social_url(&self) -> String {
-        self.service_url(Service::Social)
+    /// One line on how to try `service` against this sandbox.
+    pub fn hint(&self, service: Service) -> String {
+        let base = self.service_url(service);
+        let env = service.prefix().to_ascii_uppercase();
+        format!(
+            "{env}_BASE_URL={base} {env}_API_KEY={} {}",
+            self.api_key(),
+            service.def().hint()
+        )
     }
 
-    /// The project service's base URL (paths such as `/v1/projects` go after it).
-    pub fn projects_url(&self) -> String {
-        self.service_url(Service::Projects)
+    /// Closes every open stream (WebSocket) connection, or those of one service, without
+    /// a close frame, as a network failure would; returns how many were closed.
+    pub fn drop_streams(&self, service: Option<Service>) -> usize {
+        self.shared.streams.drop_all(service)
     }
 
-    /// The vision service's base URL (paths such as `/v2/detect` go after it).
-    pub fn vision_url(&self) -> String {
-        self.service_url(Service::Vision)
-    }
-
-    /// The e-signature service's base URL (paths such as `/documents` go after it).
-    pub fn esign_url(&self) -> String {
-        self.service_url(Service::Esign)
-    }
-
-    /// The e-signature service's OAuth 2.0 token URL (client credentials
-    /// [`ESIGN_CLIENT_ID`] and [`ESIGN_CLIENT_SECRET`]).
-    pub fn esign_token_url(&self) -> String {
-        format!("{}/oauth/token", self.esign_url())
-    }
-
-    /// How many requests the e-signature token endpoint has answered.
-    pub fn esign_token_requests(&self) -> u64 {
-        self.shared.with_world(|w| esign::token_requests(w))
-    }
-
-    /// Every e-signature document the sandbox holds (all keys), oldest first, as
-    /// `GET /documents/{id}` shows them: lets a test count what was really created.
-    pub fn esign_documents(&self) -> Vec<serde_json::Value> {
-        self.shared.with_world(|w| esign::documents(w))
-    }
-
-    /// Signs e-signature document `id` for the signer with `email` (or the next signer
-    /// whose turn it is), as the control endpoint
-    /// `POST /_sandbox/esign/documents/{id}/sign` does. Returns the document's JSON, or
-    /// why it was refused (`409 not_your_turn: ...`).
-    pub fn esign_sign(&self, id: &str, email: Option<&str>) -> Result<serde_json::Value, String> {
-        self.shared
-            .with_world(|w| esign::sign(w, id, email))
-            .map_err(|refusal| refusal.to_string())
-    }
-
-    /// Pads document `id`'s signed PDF to `bytes` (for download benchmarks); the sandbox
-    /// streams it without holding it in memory.
-    pub fn esign_set_pdf_size(&self, id: &str, bytes: u64) -> bool {
-        self.shared
-            .with_world(|w| esign::set_pdf_size(w, id, bytes))
-            .is_ok()
-    }
-
-    /// The vision service's monthly call quota for a plan (`free`, `pro`, ...).
-    pub fn vision_quota(&self, plan: &str) -> u64 {
-        vision::calls_limit(plan)
+    /// How many stream connections are open (of one service, when given).
+    pub fn open_streams(&self, service: Option<Service>) -> usize {
+        self.shared.streams.count(service)
     }
 
     /// The default API key, on every service's most generous plan.

@@ -37,6 +37,10 @@ fn main() -> ExitCode {
             sandbox.service_url(*service)
         );
     }
+    println!("try a service (in another terminal):");
+    for service in sandbox::Service::ALL {
+        println!("  {:<8} {}", service.prefix(), sandbox.hint(*service));
+    }
     println!("  control  {}/_sandbox", sandbox.url());
     println!("keys:");
     for (key, plan) in sandbox::DEFAULT_KEYS {

@@ -1,5 +1,6 @@
-//! API keys, the plan each key is on, and the per-plan rate limits the sandbox applies
-//! (a token bucket per key and service, measured on the sandbox clock).
+//! API keys, the plan each key is on, and the token bucket that applies a plan's rate
+//! limit (per key and service, measured on the sandbox clock). Each service states its
+//! plans' limits in its own module.
 
 use std::time::Duration;
 
@@ -18,45 +19,6 @@ pub const DEFAULT_KEYS: &[(&str, &str)] = &[
     ("sk_test_business", "business"),
 ];
 
-/// The services the sandbox emulates, each under its own path prefix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Service {
-    /// The social publishing service, under `/social`.
-    Social,
-    /// The developer project service, under `/projects`.
-    Projects,
-    /// The vision service, under `/vision`.
-    Vision,
-    /// The e-signature service, under `/esign`.
-    Esign,
-}
-
-impl Service {
-    /// Every service.
-    pub const ALL: &'static [Service] = &[
-        Service::Social,
-        Service::Projects,
-        Service::Vision,
-        Service::Esign,
-    ];
-
-    /// The path segment the service lives under.
-    pub fn prefix(self) -> &'static str {
-        match self {
-            Service::Social => "social",
-            Service::Projects => "projects",
-            Service::Vision => "vision",
-            Service::Esign => "esign",
-        }
-    }
-
-    /// The service whose prefix starts this path, if any.
-    pub(crate) fn from_path(path: &str) -> Option<Service> {
-        let first = path.trim_start_matches('/').split('/').next()?;
-        Service::ALL.iter().copied().find(|s| s.prefix() == first)
-    }
-}
-
 /// A rate limit: `count` requests per `window`, with bursts up to `burst`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Limit {
@@ -66,7 +28,8 @@ pub(crate) struct Limit {
 }
 
 impl Limit {
-    const fn per_minute(count: u32) -> Limit {
+    /// `count` requests a minute, bursts of the same size.
+    pub(crate) const fn per_minute(count: u32) -> Limit {
         Limit {
             count,
             window: Duration::from_secs(60),
@@ -74,33 +37,18 @@ impl Limit {
         }
     }
 
-    const fn with_burst(self, burst: u32) -> Limit {
+    /// The same rate with another burst.
+    pub(crate) const fn with_burst(self, burst: u32) -> Limit {
         Limit { burst, ..self }
     }
 
-    const fn per_hour(count: u32) -> Limit {
+    /// `count` requests an hour, bursts of the same size.
+    pub(crate) const fn per_hour(count: u32) -> Limit {
         Limit {
             count,
             window: Duration::from_secs(3600),
             burst: count,
         }
-    }
-}
-
-/// The limit of `plan` on `service`; `None` is unlimited. A plan name the service does
-/// not know (such as `default`) gets the service's most generous plan.
-pub(crate) fn limit_for(service: Service, plan: &str) -> Option<Limit> {
-    match (service, plan) {
-        (Service::Social, "starter") => Some(Limit::per_minute(100)),
-        (Service::Social, "pro") => Some(Limit::per_minute(1000)),
-        (Service::Social, _) => Some(Limit::per_minute(10_000)),
-        (Service::Projects, "free") => Some(Limit::per_minute(100).with_burst(150)),
-        (Service::Projects, "pro") => Some(Limit::per_minute(1000).with_burst(1500)),
-        (Service::Projects, _) => None,
-        // The vision service documents a monthly call quota, not a request rate.
-        (Service::Vision, _) => None,
-        (Service::Esign, "business") => Some(Limit::per_hour(10_000)),
-        (Service::Esign, _) => None,
     }
 }
 
@@ -198,25 +146,9 @@ mod tests {
     }
 
     #[test]
-    fn unknown_plans_get_the_most_generous_limit() {
-        assert_eq!(
-            limit_for(Service::Social, "default").map(|l| l.count),
-            Some(10_000)
-        );
-        assert_eq!(
-            Service::from_path("/social/v1/posts"),
-            Some(Service::Social)
-        );
-        assert_eq!(Service::from_path("/nope/v1"), None);
-        assert_eq!(limit_for(Service::Projects, "default"), None);
-        let free = limit_for(Service::Projects, "free").unwrap();
-        assert_eq!((free.count, free.burst), (100, 150));
-    }
-
-    #[test]
     fn free_projects_burst_150_then_refill_at_100_a_minute() {
         let start = time::macros::datetime!(2026-01-01 00:00 UTC);
-        let mut bucket = Bucket::new(limit_for(Service::Projects, "free").unwrap(), start);
+        let mut bucket = Bucket::new(Limit::per_minute(100).with_burst(150), start);
         for i in 0..150 {
             assert!(
                 matches!(bucket.admit(start), Admission::Allowed { .. }),

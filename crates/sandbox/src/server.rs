@@ -16,10 +16,10 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::{Notify, oneshot};
 use tower::ServiceExt as _;
 
-use crate::esign::TokenCheck;
 use crate::faults::FaultAction;
 use crate::http::{Caller, error};
-use crate::plans::{Admission, Service};
+use crate::plans::Admission;
+use crate::registry::{Credential, Service};
 use crate::state::Shared;
 
 /// Closes the connection a request came on, without an answer.
@@ -127,14 +127,12 @@ pub(crate) async fn gate(
             if let Some(plan) = w.plan_of(key).map(str::to_owned) {
                 return Ok((key.to_owned(), w.admit(key, &plan, service)));
             }
-            if service == Service::Esign {
-                match crate::esign::check_token(w, key) {
-                    TokenCheck::Valid(tenant) => {
-                        return Ok((tenant.clone(), w.admit(&tenant, "default", service)));
-                    }
-                    TokenCheck::Expired => return Err("token_expired"),
-                    TokenCheck::Unknown => {}
+            match service.def().authenticate(w, key) {
+                Credential::Tenant(tenant) => {
+                    return Ok((tenant.clone(), w.admit(&tenant, "default", service)));
                 }
+                Credential::Expired => return Err("token_expired"),
+                Credential::Unknown => {}
             }
             Err("unauthorized")
         });

@@ -1,19 +1,24 @@
 //! The sandbox's state: one `World` behind a mutex, shared by the request handlers, the
-//! clock ticker and the webhook worker.
+//! clock ticker and the webhook worker. Each service keeps its own state in the world's
+//! [`Services`] map, keyed by type, so the core names no service.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use time::OffsetDateTime;
+use tokio::sync::broadcast;
 
-use crate::clock::{Clock, rfc3339};
+use crate::clock::Clock;
 use crate::faults::Faults;
 use crate::ids::Ids;
-use crate::plans::{Admission, Bucket, Service, limit_for};
+use crate::outbox::{Outbox, STREAM_BACKLOG, StreamEvent};
+use crate::plans::{Admission, Bucket};
+use crate::registry::Service;
+use crate::streams::Streams;
 use crate::webhooks::{
     Delivery, DeliveryStatus, EventRecord, Job, WebhookReceiver, WorkerMsg, WorkerSender,
 };
-use crate::{esign, projects, social, vision};
 
 /// What the sandbox was started with, kept so that a reset can go back to it.
 #[derive(Debug, Clone)]
@@ -27,13 +32,21 @@ pub(crate) struct Settings {
 pub(crate) struct Shared {
     world: Mutex<World>,
     worker: Mutex<WorkerSender>,
+    /// The open stream sessions (outside the world's lock: sessions come and go
+    /// without touching the data).
+    pub(crate) streams: Arc<Streams>,
+    #[allow(dead_code)] // read by the stream services
+    broadcast: broadcast::Sender<Arc<StreamEvent>>,
 }
 
 impl Shared {
     pub(crate) fn new(settings: Settings, worker: WorkerSender) -> Self {
+        let (broadcast, _) = broadcast::channel(STREAM_BACKLOG);
         Shared {
-            world: Mutex::new(World::new(settings)),
+            world: Mutex::new(World::new(settings, broadcast.clone())),
             worker: Mutex::new(worker),
+            streams: Arc::default(),
+            broadcast,
         }
     }
 
@@ -42,17 +55,23 @@ impl Shared {
         self.world.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs `f` on the world, then hands the events it emitted to the webhook worker.
+    /// Runs `f` on the world, then hands the webhook events it emitted to the worker.
     pub(crate) fn with_world<T>(&self, f: impl FnOnce(&mut World) -> T) -> T {
         let (result, jobs) = {
             let mut world = self.world();
             world.tick();
             let result = f(&mut world);
             world.tick();
-            (result, std::mem::take(&mut world.jobs))
+            (result, std::mem::take(&mut world.outbox.jobs))
         };
         self.dispatch(jobs);
         result
+    }
+
+    /// A receiver of every stream event from now on.
+    #[allow(dead_code)] // used by the stream services
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<StreamEvent>> {
+        self.broadcast.subscribe()
     }
 
     fn dispatch(&self, jobs: Vec<Job>) {
@@ -102,6 +121,32 @@ impl Shared {
     }
 }
 
+/// Each service's own state, keyed by its type; created empty on first use.
+#[derive(Default)]
+pub(crate) struct Services(HashMap<TypeId, Box<dyn Any + Send>>);
+
+impl Services {
+    /// The state of type `S`, created with `S::default()` on first use.
+    pub(crate) fn get_mut<S: Default + Send + 'static>(&mut self) -> &mut S {
+        let slot = self
+            .0
+            .entry(TypeId::of::<S>())
+            .or_insert_with(|| Box::new(S::default()));
+        if !slot.is::<S>() {
+            *slot = Box::new(S::default());
+        }
+        match slot.downcast_mut::<S>() {
+            Some(state) => state,
+            None => unreachable!("the slot was just given an S"),
+        }
+    }
+
+    /// The state of type `S`, if it was ever used.
+    pub(crate) fn get<S: 'static>(&self) -> Option<&S> {
+        self.0.get(&TypeId::of::<S>())?.downcast_ref::<S>()
+    }
+}
+
 /// Everything the sandbox remembers.
 pub(crate) struct World {
     pub settings: Settings,
@@ -114,15 +159,12 @@ pub(crate) struct World {
     pub receivers: Vec<WebhookReceiver>,
     pub deliveries: Vec<Delivery>,
     pub events: Vec<EventRecord>,
-    jobs: Vec<Job>,
-    pub social: social::SocialState,
-    pub projects: projects::ProjectsState,
-    pub vision: vision::VisionState,
-    pub esign: esign::EsignState,
+    pub outbox: Outbox,
+    pub services: Services,
 }
 
 impl World {
-    fn new(settings: Settings) -> Self {
+    fn new(settings: Settings, broadcast: broadcast::Sender<Arc<StreamEvent>>) -> Self {
         World {
             generation: 0,
             clock: Clock::new(settings.start, settings.running),
@@ -133,11 +175,8 @@ impl World {
             receivers: Vec::new(),
             deliveries: Vec::new(),
             events: Vec::new(),
-            jobs: Vec::new(),
-            social: social::SocialState::default(),
-            projects: projects::ProjectsState::default(),
-            vision: vision::VisionState::default(),
-            esign: esign::EsignState::default(),
+            outbox: Outbox::new(broadcast),
+            services: Services::default(),
             settings,
         }
     }
@@ -146,7 +185,8 @@ impl World {
     /// over, so a reset sandbox answers exactly as a fresh one.
     pub(crate) fn reset(&mut self) {
         let generation = self.generation + 1;
-        *self = World::new(self.settings.clone());
+        let broadcast = self.outbox.sender();
+        *self = World::new(self.settings.clone(), broadcast);
         self.generation = generation;
     }
 
@@ -161,7 +201,7 @@ impl World {
 
     /// Admits (or not) one request of `key` to `service`; `None` means unlimited.
     pub(crate) fn admit(&mut self, key: &str, plan: &str, service: Service) -> Option<Admission> {
-        let limit = limit_for(service, plan)?;
+        let limit = service.def().limit(plan)?;
         let now = self.now();
         let bucket = self
             .buckets
@@ -170,45 +210,13 @@ impl World {
         Some(bucket.admit(now))
     }
 
-    /// Emits an event: logs it and queues a delivery to every receiver that wants it.
-    pub(crate) fn emit(&mut self, event_type: &str, data: serde_json::Value) {
-        let event = EventRecord {
-            id: self.ids.next("msg"),
-            event_type: event_type.to_owned(),
-            timestamp: rfc3339(self.now()),
-            data,
-        };
-        let body = event.body();
-        for receiver in self.receivers.iter().filter(|r| r.wants(event_type)) {
-            self.deliveries.push(Delivery {
-                receiver_id: receiver.id.clone(),
-                message_id: event.id.clone(),
-                event_type: event.event_type.clone(),
-                attempts: 0,
-                status: DeliveryStatus::Pending,
-                last_status: None,
-                last_error: None,
-            });
-            self.jobs.push(Job {
-                delivery: self.deliveries.len() - 1,
-                generation: self.generation,
-                url: receiver.url.clone(),
-                secret: receiver.secret.clone(),
-                message_id: event.id.clone(),
-                body: body.clone(),
-                attempt: 0,
-            });
-        }
-        self.events.push(event);
-    }
-
-    /// Lets time-driven things happen: scheduled posts publish, daily analytics refresh.
+    /// Lets time-driven things happen in every service.
     pub(crate) fn tick(&mut self) {
         let now = self.now();
-        let mut events = social::tick(self, now);
-        events.extend(esign::tick(self, now));
-        for (event_type, data) in events {
-            self.emit(event_type, data);
+        for service in Service::ALL {
+            for (event_type, data) in service.def().tick(self, now) {
+                self.emit(event_type, data);
+            }
         }
     }
 }

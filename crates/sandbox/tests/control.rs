@@ -76,7 +76,7 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
 #[test]
 fn keys_are_checked_and_answers_carry_request_ids() {
     let sandbox = Sandbox::start().unwrap();
-    let url = format!("{}/v1/accounts", sandbox.social_url());
+    let url = format!("{}/v1/accounts", sandbox.social().url());
     let (status, body, headers) = call("GET", &url, None, None);
     assert_eq!(status, 401);
     assert_eq!(body["error"]["code"], "unauthorized");
@@ -113,7 +113,7 @@ fn the_clock_advances_and_publishes_due_posts() {
     let control = format!("{}/_sandbox", sandbox.url());
     let (_, clock, _) = call("GET", &format!("{control}/clock"), None, None);
     assert_eq!(clock["now"], "2026-02-01T08:00:00Z");
-    let posts = format!("{}/v1/posts", sandbox.social_url());
+    let posts = format!("{}/v1/posts", sandbox.social().url());
     let body =
         json!({"content": "at nine", "platforms": ["x"], "scheduled_at": "2026-02-01T09:00:00Z"});
     assert_eq!(
@@ -158,7 +158,7 @@ fn faults_apply_to_the_next_matching_requests_only() {
         call("POST", &format!("{control}/faults"), None, Some(fault)).0,
         201
     );
-    let url = format!("{}/v1/schedule", sandbox.social_url());
+    let url = format!("{}/v1/schedule", sandbox.social().url());
     for _ in 0..2 {
         let (status, body, headers) = call("GET", &url, Some(sandbox.api_key()), None);
         assert_eq!((status, header(&headers, "retry-after")), (503, Some("7")));
@@ -197,7 +197,7 @@ fn webhook_receivers_are_registered_and_reset_forgets_everything() {
     );
     assert_eq!(status, 201);
     assert!(receiver["secret"].as_str().unwrap().starts_with("whsec_"));
-    let posts = format!("{}/v1/posts", sandbox.social_url());
+    let posts = format!("{}/v1/posts", sandbox.social().url());
     call(
         "POST",
         &posts,
@@ -239,7 +239,7 @@ fn the_same_requests_give_the_same_ids() {
             .frozen_at(time::macros::datetime!(2026-01-01 00:00 UTC))
             .start()
             .unwrap();
-        let posts = format!("{}/v1/posts", sandbox.social_url());
+        let posts = format!("{}/v1/posts", sandbox.social().url());
         call(
             "POST",
             &posts,
@@ -255,7 +255,7 @@ fn the_same_requests_give_the_same_ids() {
 fn esign_control_endpoints_sign_decline_and_pad_documents() {
     let sandbox = Sandbox::start().unwrap();
     let key = Some(sandbox.api_key());
-    let docs = format!("{}/documents", sandbox.esign_url());
+    let docs = format!("{}/documents", sandbox.esign().url());
     let control = |id: &str, action: &str| {
         format!("{}/_sandbox/esign/documents/{id}/{action}", sandbox.url())
     };

@@ -38,7 +38,7 @@ fn main() -> anyhow::Result<()> {
         "registered with the sandbox; secret {}...",
         &endpoint.secret[..12]
     );
-    let client = Client::new(sandbox.social_url(), sandbox.api_key())?;
+    let client = Client::new(sandbox.social().url(), sandbox.api_key())?;
     let at = sandbox.now() + time::Duration::minutes(5);
     client
         .posts()

@@ -14,11 +14,11 @@ pub fn client() -> anyhow::Result<(Client, Option<Sandbox>)> {
     let sandbox = Sandbox::start()?;
     println!(
         "no ESIGN_BASE_URL set: using a local sandbox at {} (OAuth client credentials)",
-        sandbox.esign_url()
+        sandbox.esign().url()
     );
     let client = Client::with_oauth(
-        sandbox.esign_url(),
-        sandbox.esign_token_url(),
+        sandbox.esign().url(),
+        sandbox.esign().token_url(),
         sandbox::ESIGN_CLIENT_ID,
         sandbox::ESIGN_CLIENT_SECRET,
     )?;
@@ -37,7 +37,8 @@ pub fn sign_all(
         Some(sandbox) => {
             for signer in &document.signers {
                 sandbox
-                    .esign_sign(document.id.as_str(), Some(&signer.email))
+                    .esign()
+                    .sign(document.id.as_str(), Some(&signer.email))
                     .map_err(|e| anyhow::anyhow!("sandbox refused to sign: {e}"))?;
                 println!("  {} signed (sandbox control endpoint)", signer.email);
             }

@@ -13,8 +13,8 @@ pub fn client() -> anyhow::Result<(Client, Option<Sandbox>)> {
     let sandbox = Sandbox::start()?;
     println!(
         "no PROJECTS_BASE_URL set: using a local sandbox at {}",
-        sandbox.projects_url()
+        sandbox.projects().url()
     );
-    let client = Client::new(sandbox.projects_url(), sandbox.api_key())?;
+    let client = Client::new(sandbox.projects().url(), sandbox.api_key())?;
     Ok((client, Some(sandbox)))
 }

@@ -13,8 +13,8 @@ pub fn client() -> anyhow::Result<(Client, Option<Sandbox>)> {
     let sandbox = Sandbox::start()?;
     println!(
         "no SOCIAL_BASE_URL set: using a local sandbox at {}",
-        sandbox.social_url()
+        sandbox.social().url()
     );
-    let client = Client::new(sandbox.social_url(), sandbox.api_key())?;
+    let client = Client::new(sandbox.social().url(), sandbox.api_key())?;
     Ok((client, Some(sandbox)))
 }

@@ -13,8 +13,8 @@ pub fn client() -> anyhow::Result<(Client, Option<Sandbox>)> {
     let sandbox = Sandbox::start()?;
     println!(
         "no VISION_BASE_URL set: using a local sandbox at {}",
-        sandbox.vision_url()
+        sandbox.vision().url()
     );
-    let client = Client::new(sandbox.vision_url(), sandbox.api_key())?;
+    let client = Client::new(sandbox.vision().url(), sandbox.api_key())?;
     Ok((client, Some(sandbox)))
 }

@@ -14,8 +14,11 @@ use axum::{Extension, Router};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
+use crate::Sandbox;
 use crate::clock::rfc3339;
 use crate::http::{Caller, PageQuery, bad_request, error, json, object_body};
+use crate::plans::Limit;
+use crate::registry::{Service, ServiceDef};
 use crate::state::Shared;
 
 /// The environments a project can be created in; the first is the default.
@@ -25,6 +28,51 @@ pub const ENVIRONMENTS: &[&str] = &["development", "staging", "production"];
 const MAX_NAME: usize = 200;
 
 /// The projects of every tenant.
+/// The service, as the registry sees it.
+pub(crate) struct Def;
+
+impl ServiceDef for Def {
+    fn prefix(&self) -> &'static str {
+        "projects"
+    }
+
+    fn hint(&self) -> &'static str {
+        "cargo run -p projects-client --example projects_quickstart"
+    }
+
+    fn router(&self) -> Router<Arc<Shared>> {
+        router()
+    }
+
+    fn limit(&self, plan: &str) -> Option<Limit> {
+        match plan {
+            "free" => Some(Limit::per_minute(100).with_burst(150)),
+            "pro" => Some(Limit::per_minute(1000).with_burst(1500)),
+            _ => None,
+        }
+    }
+}
+
+/// The project service of a running sandbox: `sandbox.projects()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Projects<'a> {
+    sandbox: &'a Sandbox,
+}
+
+impl Sandbox {
+    /// The developer project service.
+    pub fn projects(&self) -> Projects<'_> {
+        Projects { sandbox: self }
+    }
+}
+
+impl Projects<'_> {
+    /// The base URL a client uses (paths such as `/v1/projects` go after it).
+    pub fn url(&self) -> String {
+        self.sandbox.service_url(Service::Projects)
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct ProjectsState {
     tenants: BTreeMap<String, Vec<Project>>,
@@ -53,7 +101,7 @@ impl Project {
 }
 
 /// The routes, relative to `/projects`.
-pub(crate) fn router() -> Router<Arc<Shared>> {
+fn router() -> Router<Arc<Shared>> {
     Router::new()
         .route("/v1/projects", get(list).post(create))
         .route("/v1/projects/{id}", delete(remove))
@@ -69,7 +117,12 @@ async fn list(
         Err(e) => return e,
     };
     shared.with_world(|w| {
-        let projects = w.projects.tenants.entry(caller.key.clone()).or_default();
+        let projects = w
+            .services
+            .get_mut::<ProjectsState>()
+            .tenants
+            .entry(caller.key.clone())
+            .or_default();
         page.answer(projects, Project::to_json)
     })
 }
@@ -93,7 +146,8 @@ async fn create(
             created_at: w.now(),
         };
         let answer = project.to_json();
-        w.projects
+        w.services
+            .get_mut::<ProjectsState>()
             .tenants
             .entry(caller.key.clone())
             .or_default()
@@ -157,7 +211,12 @@ async fn remove(
     Path(id): Path<String>,
 ) -> Response {
     shared.with_world(|w| {
-        let projects = w.projects.tenants.entry(caller.key.clone()).or_default();
+        let projects = w
+            .services
+            .get_mut::<ProjectsState>()
+            .tenants
+            .entry(caller.key.clone())
+            .or_default();
         let Some(index) = projects.iter().position(|p| p.id == id) else {
             return error(
                 StatusCode::NOT_FOUND,

@@ -14,9 +14,12 @@ use axum::{Extension, Router};
 use serde_json::{Value, json};
 use time::{Date, OffsetDateTime};
 
+use crate::Sandbox;
 use crate::clock::{parse_rfc3339, rfc3339};
 use crate::http::{Caller, PageQuery, bad_request, error, json, object_body, query_pairs};
 use crate::ids::{Ids, stable_hash};
+use crate::plans::Limit;
+use crate::registry::{Service, ServiceDef};
 use crate::state::{Shared, World};
 
 /// The platform identifiers the sandbox knows, with the name shown on accounts.
@@ -36,6 +39,55 @@ const DEFAULT_PERIOD: &str = "month";
 
 /// How many missed daily `analytics.updated` events one clock jump may emit.
 const MAX_DAILY_CATCH_UP: usize = 31;
+
+/// The service, as the registry sees it.
+pub(crate) struct Def;
+
+impl ServiceDef for Def {
+    fn prefix(&self) -> &'static str {
+        "social"
+    }
+
+    fn hint(&self) -> &'static str {
+        "cargo run -p social-client --example social_quickstart"
+    }
+
+    fn router(&self) -> Router<Arc<Shared>> {
+        router()
+    }
+
+    fn limit(&self, plan: &str) -> Option<Limit> {
+        Some(match plan {
+            "starter" => Limit::per_minute(100),
+            "pro" => Limit::per_minute(1000),
+            _ => Limit::per_minute(10_000),
+        })
+    }
+
+    fn tick(&self, world: &mut World, now: OffsetDateTime) -> Vec<(&'static str, Value)> {
+        tick(world, now)
+    }
+}
+
+/// The social service of a running sandbox: `sandbox.social()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Social<'a> {
+    sandbox: &'a Sandbox,
+}
+
+impl Sandbox {
+    /// The social publishing service.
+    pub fn social(&self) -> Social<'_> {
+        Social { sandbox: self }
+    }
+}
+
+impl Social<'_> {
+    /// The base URL a client uses (paths such as `/v1/posts` go after it).
+    pub fn url(&self) -> String {
+        self.sandbox.service_url(Service::Social)
+    }
+}
 
 /// The social service's state: one tenant per API key.
 #[derive(Debug, Default)]
@@ -174,15 +226,16 @@ impl Tenant {
 
 fn tenant<'w>(world: &'w mut World, key: &str) -> &'w mut Tenant {
     let now = world.clock.now();
-    let World { social, ids, .. } = world;
-    social
+    let World { services, ids, .. } = world;
+    services
+        .get_mut::<SocialState>()
         .tenants
         .entry(key.to_owned())
         .or_insert_with(|| Tenant::new(key, ids, now))
 }
 
 /// The routes, relative to `/social`.
-pub(crate) fn router() -> Router<Arc<Shared>> {
+fn router() -> Router<Arc<Shared>> {
     Router::new()
         .route("/v1/posts", get(list_posts).post(create_posts))
         .route("/v1/schedule", get(schedule))
@@ -442,9 +495,9 @@ async fn disconnect(
 }
 
 /// Publishes the posts whose time has come and emits the daily analytics refreshes.
-pub(crate) fn tick(world: &mut World, now: OffsetDateTime) -> Vec<(&'static str, Value)> {
+fn tick(world: &mut World, now: OffsetDateTime) -> Vec<(&'static str, Value)> {
     let mut events = Vec::new();
-    for tenant in world.social.tenants.values_mut() {
+    for tenant in world.services.get_mut::<SocialState>().tenants.values_mut() {
         let mut due: Vec<usize> = (0..tenant.posts.len())
             .filter(|&i| {
                 let p = &tenant.posts[i];

@@ -15,8 +15,11 @@ use axum::routing::{get, post};
 use axum::{Extension, Router};
 use serde_json::{Map, Value, json};
 
+use crate::Sandbox;
 use crate::http::{Caller, bad_request, error, json, object_body};
 use crate::ids::{splitmix, stable_hash};
+use crate::plans::Limit;
+use crate::registry::{Service, ServiceDef};
 use crate::state::{Shared, World};
 
 /// The detection models the sandbox knows; the first is used when none is given.
@@ -93,13 +96,60 @@ const EMOTIONS: &[&str] = &["happy", "neutral", "surprised", "sad", "angry", "ca
 const GENDERS: &[&str] = &["female", "male"];
 
 /// The usage of every key: the month it counts for and the calls made in it.
+/// The service, as the registry sees it.
+pub(crate) struct Def;
+
+impl ServiceDef for Def {
+    fn prefix(&self) -> &'static str {
+        "vision"
+    }
+
+    fn hint(&self) -> &'static str {
+        "cargo run -p vision-client --example vision_quickstart"
+    }
+
+    fn router(&self) -> Router<Arc<Shared>> {
+        router()
+    }
+
+    /// The service documents a monthly call quota, not a request rate.
+    fn limit(&self, _plan: &str) -> Option<Limit> {
+        None
+    }
+}
+
+/// The vision service of a running sandbox: `sandbox.vision()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Vision<'a> {
+    sandbox: &'a Sandbox,
+}
+
+impl Sandbox {
+    /// The vision service.
+    pub fn vision(&self) -> Vision<'_> {
+        Vision { sandbox: self }
+    }
+}
+
+impl Vision<'_> {
+    /// The base URL a client uses (paths such as `/v2/detect` go after it).
+    pub fn url(&self) -> String {
+        self.sandbox.service_url(Service::Vision)
+    }
+
+    /// The monthly call quota of a plan (`free`, `pro`, ...).
+    pub fn quota(&self, plan: &str) -> u64 {
+        calls_limit(plan)
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct VisionState {
     usage: BTreeMap<String, (String, u64)>,
 }
 
 /// The routes, relative to `/vision`.
-pub(crate) fn router() -> Router<Arc<Shared>> {
+fn router() -> Router<Arc<Shared>> {
     Router::new()
         .route("/v2/detect", post(detect))
         .route("/v2/classify", post(classify))
@@ -150,7 +200,8 @@ fn usage(world: &mut World, key: &str) -> (u64, u64, String) {
     let period = period(world);
     let limit = calls_limit(world.plan_of(key).unwrap_or_default());
     let entry = world
-        .vision
+        .services
+        .get_mut::<VisionState>()
         .usage
         .entry(key.to_owned())
         .or_insert_with(|| (period.clone(), 0));
@@ -184,7 +235,7 @@ fn analyse(
                     ),
                 ));
             }
-            if let Some(entry) = w.vision.usage.get_mut(&caller.key) {
+            if let Some(entry) = w.services.get_mut::<VisionState>().usage.get_mut(&caller.key) {
                 entry.1 += 1;
             }
             Ok(())

@@ -1,0 +1,7 @@
+//! The services, one folder each. Each registers itself through
+//! [`ServiceDef`](crate::registry::ServiceDef) in [`crate::registry`].
+
+pub(crate) mod esign;
+pub(crate) mod projects;
+pub(crate) mod social;
+pub(crate) mod vision;
