@@ -8,7 +8,32 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use sandbox::Sandbox;
+use sandbox::{Sandbox, SandboxBuilder};
+use time::OffsetDateTime;
+
+/// The instant every end-to-end sandbox starts at, so that no test depends on the date
+/// or the hour it runs at: 2026-03-02T09:00:00Z, or the RFC 3339 instant in
+/// `E2E_SANDBOX_START` (`cargo xtask test` runs the suite a second time starting just
+/// before midnight, where day-boundary mistakes show).
+pub fn sandbox_start() -> OffsetDateTime {
+    std::env::var("E2E_SANDBOX_START")
+        .ok()
+        .and_then(|s| {
+            OffsetDateTime::parse(&s, &time::format_description::well_known::Rfc3339).ok()
+        })
+        .unwrap_or(time::macros::datetime!(2026-03-02 09:00 UTC))
+}
+
+/// A sandbox builder whose clock is frozen at [`sandbox_start`]: it moves only when a
+/// test advances it.
+pub fn sandbox_builder() -> SandboxBuilder {
+    Sandbox::builder().frozen_at(sandbox_start())
+}
+
+/// A sandbox started at [`sandbox_start`], its clock frozen.
+pub fn sandbox() -> anyhow::Result<Sandbox> {
+    Ok(sandbox_builder().start()?)
+}
 
 /// One delivery a [`WebhookReceiver`] got.
 #[derive(Debug, Clone)]

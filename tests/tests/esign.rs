@@ -90,7 +90,7 @@ fn raw_download(sandbox: &Sandbox, id: &str) -> Vec<u8> {
 
 #[test]
 fn the_whole_life_of_a_document() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let receiver = WebhookReceiver::start(0).unwrap();
     let endpoint = sandbox.add_webhook(receiver.url());
     let client = oauth_client(&sandbox);
@@ -219,7 +219,7 @@ fn the_whole_life_of_a_document() {
 
 #[test]
 fn a_body_cut_mid_download_leaves_no_file() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = api_key_client(&sandbox);
     let document = client.documents().send(&two_party_contract()).unwrap();
     sign_all(&sandbox, &document);
@@ -268,7 +268,7 @@ fn a_body_cut_mid_download_leaves_no_file() {
 
 #[test]
 fn a_download_before_completion_is_409_and_leaves_no_file() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = api_key_client(&sandbox);
     let document = client.documents().send(&two_party_contract()).unwrap();
     sandbox
@@ -308,7 +308,7 @@ fn a_download_before_completion_is_409_and_leaves_no_file() {
 
 #[test]
 fn an_expired_token_is_refreshed_once_on_401() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = oauth_client(&sandbox);
     let document = client.documents().send(&two_party_contract()).unwrap();
     assert_eq!(sandbox.esign().token_requests(), 1);
@@ -331,7 +331,7 @@ fn an_expired_token_is_refreshed_once_on_401() {
 
 #[test]
 fn a_token_near_expiry_is_refreshed_before_use() {
-    let sandbox = Arc::new(Sandbox::start().unwrap());
+    let sandbox = Arc::new(e2e::sandbox().unwrap());
     // This client reads the sandbox clock, so it sees its token age.
     let client: Client = Client::builder()
         .base_url(sandbox.esign().url())
@@ -354,7 +354,7 @@ fn a_token_near_expiry_is_refreshed_before_use() {
 
 #[test]
 fn fifty_calls_from_four_threads_make_one_token_request() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     // Documents belong to the credentials that sent them: send with these, then start a
     // new client (an empty token cache) on the same credentials.
     let document = oauth_client(&sandbox)
@@ -390,7 +390,7 @@ fn fifty_calls_from_four_threads_make_one_token_request() {
 
 #[test]
 fn a_send_whose_connection_drops_creates_exactly_one_document() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = api_key_client(&sandbox);
     // The sandbox creates the document, then drops the connection before answering: the
     // client resends with the same Idempotency-Key and gets the same document back.
@@ -425,7 +425,7 @@ fn a_send_whose_connection_drops_creates_exactly_one_document() {
 
 #[test]
 fn bad_inputs_are_refused_before_sending() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = api_key_client(&sandbox);
     let refused = |send: SendDocument| -> String {
         match client.documents().send(&send) {
@@ -479,7 +479,7 @@ fn bad_inputs_are_refused_before_sending() {
 
 #[test]
 fn a_large_file_is_streamed_and_arrives_intact() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = api_key_client(&sandbox);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("scan.pdf");
@@ -500,7 +500,7 @@ fn a_large_file_is_streamed_and_arrives_intact() {
 
 #[test]
 fn credentials_never_show() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = Client::with_oauth(
         sandbox.esign().url(),
         sandbox.esign().token_url(),

@@ -27,7 +27,7 @@ fn all(client: &Client) -> Vec<Project> {
 
 #[test]
 fn create_250_iterate_delete_some_iterate_again() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     let environments = [
         Environment::Development,
@@ -92,7 +92,7 @@ fn create_250_iterate_delete_some_iterate_again() {
 
 #[test]
 fn iteration_stays_consistent_while_projects_are_created() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     for i in 0..150 {
         client
@@ -165,7 +165,7 @@ fn free_key_bursts_150_then_is_limited() {
 
 #[test]
 fn bad_page_size_is_refused_without_a_request() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox).with_options(&RequestOptions::new().max_retries(0));
     // A fault armed for the next list request: had the client sent anything, the fault
     // would have been used up.
@@ -190,7 +190,7 @@ fn bad_page_size_is_refused_without_a_request() {
 
 #[test]
 fn server_validation_comes_back_typed() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     let err = client
         .projects()
@@ -213,7 +213,7 @@ fn server_validation_comes_back_typed() {
 
 #[test]
 fn a_dropped_create_is_not_sent_twice() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     sandbox.inject(Fault::on("POST", "/projects/v1/projects").drop_connection());
     let err = client

@@ -103,7 +103,7 @@ fn every_endpoint_with_its_defaults() {
 
 #[test]
 fn a_threshold_filters_objects() {
-    let sandbox = Sandbox::start().unwrap();
+    let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     let all = client
         .detect(&DetectRequest::new(IMAGE).confidence_threshold(0.0))

@@ -14,10 +14,15 @@ use std::time::Instant;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  test       every check CI runs: fmt, clippy, tests, doc tests, docs
+  test       every check CI runs, in order, failing on any cargo warning:
+               fmt --check; clippy -D warnings; core-http with no features, each
+               feature alone (its tests), all features; every test of the workspace
+               (property tests included); the end-to-end suite again starting just
+               before midnight; doc tests; docs -D warnings; fixtures --check
   bench      release-mode benchmarks; writes docs/benchmarks.md
   demo       a tour of the clients against the local sandbox (no key, no network)
-  fixtures   re-record the fixtures from the sandbox (--check: fail when stale)";
+  fixtures   re-record the fixtures from the sandbox (--check: fail when stale)
+  fuzz       the property tests with many more cases, for --secs N seconds (default 60)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -26,6 +31,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(),
         Some("demo") => demo(),
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
+        Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -61,14 +67,10 @@ fn has_nextest() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Runs one named step, prints a summary line, and stops at the first failure.
-fn step(name: &str, mut cmd: Command) -> Result<(), String> {
-    println!("==> {name}");
-    let started = Instant::now();
-    let status = cmd
-        .status()
-        .map_err(|e| format!("step '{name}' could not start: {e}"))?;
-    report(name, started, status)
+/// Runs one named step, prints a summary line, and stops at the first failure (or at
+/// any cargo warning).
+fn step(name: &str, cmd: Command) -> Result<(), String> {
+    run_step(name, cmd, None)
 }
 
 /// Prints a step's summary line and turns its exit status into the step's result.
@@ -90,23 +92,47 @@ struct Tally {
     failed: u64,
 }
 
+/// Which summary line a step's runner closes with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runner {
+    /// nextest: one `Summary [..] N tests run: N passed, N failed` line for the run.
+    /// (The libtest lines it echoes from failed tests' output are not counted again.)
+    Nextest,
+    /// libtest: one `test result: ok. N passed; N failed` line per test binary.
+    Libtest,
+}
+
 impl Tally {
-    /// Reads nextest's `N tests run: N passed, N failed` and libtest's
-    /// `test result: ok. N passed; N failed`.
-    fn read(&mut self, line: &str) {
+    fn read(&mut self, runner: Runner, line: &str) {
+        let counted = match runner {
+            Runner::Nextest => line.contains("Summary [") && line.contains("tests run:"),
+            Runner::Libtest => line.trim_start().starts_with("test result:"),
+        };
+        if !counted {
+            return;
+        }
         let number_before = |word: &str| -> Option<u64> {
             let i = line.find(word)?;
             line[..i].split_whitespace().last()?.parse().ok()
         };
-        if line.contains("tests run:") || line.contains("test result:") {
-            self.passed += number_before(" passed").unwrap_or(0);
-            self.failed += number_before(" failed").unwrap_or(0);
-        }
+        self.passed += number_before(" passed").unwrap_or(0);
+        self.failed += number_before(" failed").unwrap_or(0);
     }
 }
 
-/// Like [`step`], echoing the output while counting the tests it reports.
-fn counted_step(name: &str, mut cmd: Command, tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
+/// A line of cargo's own output that is a warning (`warning: ...`), which fails the
+/// step: an unnoticed warning today is an error tomorrow.
+fn is_cargo_warning(line: &str) -> bool {
+    line.starts_with("warning:") && !line.contains("tests were not run")
+}
+
+/// Runs a step, echoing its output, failing on a cargo warning and, with a runner,
+/// counting the tests it reports.
+fn run_step(
+    name: &str,
+    mut cmd: Command,
+    count: Option<(Runner, &Arc<Mutex<Tally>>)>,
+) -> Result<(), String> {
     println!("==> {name}");
     let started = Instant::now();
     let mut child = cmd
@@ -114,6 +140,7 @@ fn counted_step(name: &str, mut cmd: Command, tally: &Arc<Mutex<Tally>>) -> Resu
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("step '{name}' could not start: {e}"))?;
+    let warnings = Arc::new(Mutex::new(Vec::<String>::new()));
     let mut readers = Vec::new();
     for (pipe, to_stderr) in [
         (
@@ -132,7 +159,8 @@ fn counted_step(name: &str, mut cmd: Command, tally: &Arc<Mutex<Tally>>) -> Resu
         ),
     ] {
         let Some(pipe) = pipe else { continue };
-        let tally = Arc::clone(tally);
+        let tally = count.map(|(runner, tally)| (runner, Arc::clone(tally)));
+        let warnings = Arc::clone(&warnings);
         readers.push(thread::spawn(move || {
             for line in BufReader::new(pipe).lines().map_while(Result::ok) {
                 if to_stderr {
@@ -140,8 +168,15 @@ fn counted_step(name: &str, mut cmd: Command, tally: &Arc<Mutex<Tally>>) -> Resu
                 } else {
                     println!("{line}");
                 }
-                if let Ok(mut t) = tally.lock() {
-                    t.read(&line);
+                if let Some((runner, tally)) = &tally
+                    && let Ok(mut t) = tally.lock()
+                {
+                    t.read(*runner, &line);
+                }
+                if is_cargo_warning(&line)
+                    && let Ok(mut w) = warnings.lock()
+                {
+                    w.push(line);
                 }
             }
         }));
@@ -152,7 +187,19 @@ fn counted_step(name: &str, mut cmd: Command, tally: &Arc<Mutex<Tally>>) -> Resu
     for r in readers {
         let _ = r.join();
     }
-    report(name, started, status)
+    let result = report(name, started, status);
+    let warnings = warnings.lock().map(|w| w.clone()).unwrap_or_default();
+    if result.is_ok() && !warnings.is_empty() {
+        println!(
+            "FAILED: {name}: cargo printed {} warning(s)",
+            warnings.len()
+        );
+        for w in &warnings {
+            println!("  {w}");
+        }
+        return Err(format!("step '{name}' printed cargo warnings"));
+    }
+    result
 }
 
 fn test() -> Result<(), String> {
@@ -182,8 +229,41 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     ]);
     step("clippy -D warnings", clippy)?;
 
+    // core-http with no features and with each feature alone: a feature can never break
+    // the others unseen (all features together are the workspace run below).
+    let nextest = has_nextest();
+    let mut variants = vec![(
+        "no features".to_owned(),
+        vec!["--no-default-features".to_owned()],
+    )];
+    for feature in core_http_features()? {
+        variants.push((
+            format!("feature {feature}"),
+            vec![
+                "--no-default-features".to_owned(),
+                "--features".to_owned(),
+                feature,
+            ],
+        ));
+    }
+    for (label, flags) in variants {
+        let mut cmd = cargo();
+        if nextest {
+            cmd.args(["nextest", "run", "-p", "core-http", "--no-fail-fast"]);
+        } else {
+            cmd.args(["test", "-p", "core-http", "--lib", "--tests"]);
+        }
+        cmd.args(&flags);
+        let runner = if nextest {
+            Runner::Nextest
+        } else {
+            Runner::Libtest
+        };
+        run_step(&format!("core-http, {label}"), cmd, Some((runner, tally)))?;
+    }
+
     let mut tests = cargo();
-    if has_nextest() {
+    let runner = if nextest {
         tests.args([
             "nextest",
             "run",
@@ -191,6 +271,7 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
             "--all-features",
             "--no-fail-fast",
         ]);
+        Runner::Nextest
     } else {
         tests.args([
             "test",
@@ -201,12 +282,28 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
             "--tests",
             "--examples",
         ]);
+        Runner::Libtest
+    };
+    run_step("tests", tests, Some((runner, tally)))?;
+
+    // The end-to-end suite again, its sandboxes starting 30 s before midnight: a test
+    // that assumes the day does not change fails here, not at 23:59 on someone's machine.
+    let mut midnight = cargo();
+    if nextest {
+        midnight.args(["nextest", "run", "-p", "e2e", "--no-fail-fast"]);
+    } else {
+        midnight.args(["test", "-p", "e2e", "--tests"]);
     }
-    counted_step("tests", tests, tally)?;
+    midnight.env("E2E_SANDBOX_START", "2026-03-02T23:59:30Z");
+    run_step(
+        "e2e starting before midnight",
+        midnight,
+        Some((runner, tally)),
+    )?;
 
     let mut doctests = cargo();
     doctests.args(["test", "--workspace", "--all-features", "--doc"]);
-    counted_step("doc tests", doctests, tally)?;
+    run_step("doc tests", doctests, Some((Runner::Libtest, tally)))?;
 
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps", "--all-features"])
@@ -217,6 +314,62 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
 
     println!(
         "all checks passed in {:.0}s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The features core-http declares, read from its Cargo.toml.
+fn core_http_features() -> Result<Vec<String>, String> {
+    let path = root().join("crates/core-http/Cargo.toml");
+    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
+    let mut in_features = false;
+    let mut features = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_features = line == "[features]";
+            continue;
+        }
+        if in_features && let Some((name, _)) = line.split_once('=') {
+            let name = name.trim();
+            if !name.is_empty() && !name.starts_with('#') && name != "default" {
+                features.push(name.to_owned());
+            }
+        }
+    }
+    Ok(features)
+}
+
+/// Runs the property tests with many more cases until `--secs N` (default 60) have
+/// passed; each round draws new random cases.
+fn fuzz(args: &[String]) -> Result<(), String> {
+    let secs: u64 = match args.iter().position(|a| a == "--secs") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .ok_or("--secs needs a whole number of seconds")?,
+        None => 60,
+    };
+    let started = Instant::now();
+    let mut round = 0;
+    while started.elapsed().as_secs() < secs {
+        round += 1;
+        // The decoders' property tests of every client, and core-http's own.
+        let mut clients = cargo();
+        clients
+            .args(["test", "--release", "--workspace", "--all-features"])
+            .args(["--test", "properties"])
+            .env("PROPTEST_CASES", "20000");
+        step(&format!("fuzz round {round}: clients"), clients)?;
+        let mut core = cargo();
+        core.args(["test", "--release", "-p", "core-http", "--all-features"])
+            .args(["--lib", "properties"])
+            .env("PROPTEST_CASES", "20000");
+        step(&format!("fuzz round {round}: core-http"), core)?;
+    }
+    println!(
+        "fuzzed for {:.0}s in {round} rounds",
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -253,9 +406,25 @@ fn bench() -> Result<(), String> {
 }
 
 fn demo() -> Result<(), String> {
+    println!("building the demo (the first run takes a minute or two)...");
+    let mut build = cargo();
+    build.args(["build", "-p", "e2e", "--example", "demo"]);
+    let status = build
+        .status()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("the demo did not build ({status})"));
+    }
     let mut cmd = cargo();
     cmd.args(["run", "--quiet", "-p", "e2e", "--example", "demo"]);
-    step("demo", cmd)
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot start the demo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the demo failed ({status})"))
+    }
 }
 
 /// Re-records the client crates' fixtures from an in-process sandbox (the recorder is a
