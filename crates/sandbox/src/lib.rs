@@ -8,29 +8,26 @@
 //! ```
 //!
 //! - Every service lives under its own prefix of one address (`/social`, `/projects`,
-//!   `/vision`, `/esign`); see [`Sandbox::service_url`] and [`Service`].
+//!   `/vision`, `/esign`), in its own folder; see [`Service`] and the handles
+//!   ([`Sandbox::social`], [`Sandbox::esign`], ...).
 //! - Requests need `Authorization: Bearer <key>` (for e-signature also an access token
 //!   from `/esign/oauth/token`, client [`ESIGN_CLIENT_ID`] / [`ESIGN_CLIENT_SECRET`],
 //!   valid [`TOKEN_LIFETIME_SECS`] sandbox seconds). [`DEFAULT_KEY`] is on each
-//!   service's most generous plan; the other [`DEFAULT_KEYS`] select plans by name
-//!   (`sk_test_starter`, `sk_test_pro`, `sk_test_enterprise`, `sk_test_free`,
-//!   `sk_test_business`). Each key is a separate tenant. Limits are token buckets on the sandbox clock, answered with 429,
-//!   `Retry-After` and `X-RateLimit-Limit/Remaining/Reset`.
+//!   service's most generous plan; the other [`DEFAULT_KEYS`] select plans by name. Each
+//!   key is a separate tenant. Limits are token buckets on the sandbox clock, answered
+//!   with 429, `Retry-After` and `X-RateLimit-Limit/Remaining/Reset`.
 //! - Every answer carries an `X-Request-Id`; errors are `{"error": {"code", "message"}}`.
-//! - Control endpoints under `/_sandbox/` (no key): `GET /clock`, `POST /clock/advance
-//!   {"seconds"}`, `POST /webhooks {"url", "secret"?, "events"?}`, `GET /webhooks`,
-//!   `DELETE /webhooks/{id}`, `GET /webhooks/deliveries`, `GET /events`, `POST /faults`
-//!   (a [`Fault`]), `DELETE /faults`, `POST /reset`; for e-signature `POST
-//!   /esign/documents/{id}/sign`, `/decline` (each `{"email"?}`) and `/pdf_size
-//!   {"bytes"}`. The same operations are methods of [`Sandbox`] for in-process use.
+//! - Control endpoints under `/_sandbox/` (no key): the clock, webhook receivers and
+//!   deliveries, the event log, faults ([`Fault`]), open streams, reset, and each
+//!   service's own; the crate README lists them as HTTP, with a curl line each. The same
+//!   operations are methods of [`Sandbox`] and its handles for in-process use.
 //! - Deterministic: ids come from a seeded generator; with
 //!   [`SandboxBuilder::frozen_at`] the clock moves only when advanced, so recorded
 //!   answers are identical run after run. By default the clock starts at the real time
 //!   and runs with it, like a real service.
-//! - Webhook deliveries are signed with the Standard Webhooks scheme (`webhook-id`,
-//!   `webhook-timestamp` = real Unix time of the attempt, `webhook-signature`), posted by
-//!   a background thread, and retried up to 6 attempts (250 ms doubling) until the
-//!   receiver answers 2xx. The body is `{"type", "timestamp" (sandbox time), "data"}`.
+//! - Webhook deliveries are signed with the Standard Webhooks scheme by the sandbox's
+//!   own code, posted by a background thread, and retried up to 6 attempts (250 ms
+//!   doubling) until the receiver answers 2xx.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 // Handlers return an early `Response` as their error; boxing it would only add noise.
