@@ -292,6 +292,15 @@ pub(crate) fn run(
         }
 
         if (200..300).contains(&status) {
+            // A body announced beyond the cap is refused before a byte of it is read.
+            if call.mode == Mode::Buffered
+                && headers
+                    .content_length()
+                    .is_some_and(|len| len > cfg.max_body_size)
+            {
+                let error = body_error(BodyError::TooLarge, call, status);
+                return Err(fail(error, Outcome::Final, hops));
+            }
             return match call.mode {
                 Mode::Buffered => match wire::read_capped(response_body, cfg.max_body_size) {
                     Ok(bytes) => Ok(Answer::Buffered(Response::new(

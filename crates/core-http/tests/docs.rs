@@ -17,11 +17,8 @@ fn the_architecture_doc_lists_every_error_variant() {
         .filter_map(|l| l.split('`').next())
         .map(str::to_owned)
         .collect();
-    let source = std::fs::read_to_string(format!(
-        "{}/src/error.rs",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
+    let source =
+        std::fs::read_to_string(format!("{}/src/error.rs", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let body = source
         .split("pub enum Error {")
         .nth(1)
@@ -32,8 +29,12 @@ fn the_architecture_doc_lists_every_error_variant() {
         .map(str::trim)
         .filter(|l| !l.starts_with("///") && !l.starts_with('#') && !l.is_empty())
         .filter_map(|l| {
-            let name: String = l.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
-            (!name.is_empty() && name.starts_with(|c: char| c.is_ascii_uppercase())
+            let name: String = l
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            (!name.is_empty()
+                && name.starts_with(|c: char| c.is_ascii_uppercase())
                 && (l[name.len()..].starts_with(['(', ' ', '{']) || l.len() == name.len() + 1))
                 .then_some(name)
         })
@@ -42,5 +43,8 @@ fn the_architecture_doc_lists_every_error_variant() {
     documented.dedup();
     variants.sort();
     variants.dedup();
-    assert_eq!(documented, variants, "docs/architecture.md's error list is stale");
+    assert_eq!(
+        documented, variants,
+        "docs/architecture.md's error list is stale"
+    );
 }

@@ -1,0 +1,734 @@
+//! Every client against a hostile server (raw sockets, every byte chosen): resets, stalls,
+//! truncated, oversized, malformed and hostile answers, 429 and 503 in every Retry-After
+//! form, redirect chains, and an OAuth token endpoint misbehaving in each of those ways.
+//!
+//! For every case and every client call it asserts: no panic; the call ends within its
+//! timeout plus one second; what the server saw (never an action sent again after the
+//! server may have acted on it, unless the service de-duplicates it); the error and its
+//! `may_have_been_processed`; and that no secret appears in the error's `Display` or
+//! `Debug`, or in any log record of the project's own crates.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex, Once};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use core_http::{Auth, ClientBuilder, Error, OAuth2Config, ServiceClient, Sleeper};
+use e2e::hostile::{Act, Hostile, raw, refused_url};
+
+/// The key every client is built with; it must never show.
+const KEY: &str = "sk_test_HOSTILE_SECRET_KEY";
+/// The OAuth client secret; it must never show, nor reach another origin.
+const CLIENT_SECRET: &str = "cs_HOSTILE_CLIENT_SECRET";
+/// Every call's whole-call timeout.
+const BUDGET: Duration = Duration::from_millis(1500);
+/// How long a stalling server stalls: far longer than the budget.
+const STALL: Duration = Duration::from_secs(8);
+
+// ---- what is captured ----
+
+struct Capture(Mutex<Vec<String>>);
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        let target = record.target();
+        let ours = [
+            "core_http",
+            "social_client",
+            "esign_client",
+            "vision_client",
+        ]
+        .iter()
+        .chain(["projects_client", "trading_client", "worlds_client"].iter())
+        .any(|t| target.starts_with(t));
+        if ours && let Ok(mut logs) = self.0.lock() {
+            logs.push(format!("{} {target} {}", record.level(), record.args()));
+        }
+    }
+    fn flush(&self) {}
+}
+
+static LOGS: Capture = Capture(Mutex::new(Vec::new()));
+static LOGGER: Once = Once::new();
+
+fn capture_logs() {
+    LOGGER.call_once(|| {
+        if log::set_logger(&LOGS).is_ok() {
+            log::set_max_level(log::LevelFilter::Trace);
+        }
+    });
+}
+
+/// A sleeper that records and returns at once: waits the server asks for cost no time.
+#[derive(Debug, Default)]
+struct NoSleep;
+
+impl Sleeper for NoSleep {
+    fn sleep(&self, _: Duration) {}
+}
+
+// ---- the calls ----
+
+/// How repeating a call is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A read: may be repeated freely.
+    Read,
+    /// An action the service does not de-duplicate: never sent again once the server
+    /// may have acted on it.
+    Action,
+    /// An action that is safe to repeat (idempotent method, a key the service honours,
+    /// or a pure query).
+    Repeatable,
+}
+
+type Run = fn(&str, Auth) -> core_http::Result<()>;
+
+struct Call {
+    name: &'static str,
+    method: &'static str,
+    kind: Kind,
+    /// Whether the call reads the answer's body (a DELETE answered 2xx succeeds whatever
+    /// the body holds).
+    decodes: bool,
+    run: Run,
+}
+
+fn builder<C: ServiceClient>(base: &str, auth: Auth) -> ClientBuilder<C> {
+    ClientBuilder::<C>::new()
+        .base_url(base)
+        .auth(auth)
+        .timeout(BUDGET)
+        .sleeper(Arc::new(NoSleep))
+}
+
+fn calls() -> Vec<Call> {
+    vec![
+        Call {
+            name: "social posts list",
+            method: "GET",
+            kind: Kind::Read,
+            decodes: true,
+            run: |base, auth| {
+                let c: social_client::Client = builder(base, auth).build()?;
+                c.posts().list(&social_client::ListPosts::new()).map(drop)
+            },
+        },
+        Call {
+            name: "social posts create",
+            method: "POST",
+            kind: Kind::Action,
+            decodes: true,
+            run: |base, auth| {
+                let c: social_client::Client = builder(base, auth).build()?;
+                let post = social_client::NewPost::new("hi", [social_client::Platform::X]);
+                c.posts().create(&post).map(drop)
+            },
+        },
+        Call {
+            name: "social accounts disconnect",
+            method: "DELETE",
+            kind: Kind::Repeatable,
+            decodes: false,
+            run: |base, auth| {
+                let c: social_client::Client = builder(base, auth).build()?;
+                c.accounts().disconnect("acct_1")
+            },
+        },
+        Call {
+            name: "projects list",
+            method: "GET",
+            kind: Kind::Read,
+            decodes: true,
+            run: |base, auth| {
+                let c: projects_client::Client = builder(base, auth).build()?;
+                c.projects()
+                    .list(&projects_client::ListParams::new())
+                    .map(drop)
+            },
+        },
+        Call {
+            name: "projects create",
+            method: "POST",
+            kind: Kind::Action,
+            decodes: true,
+            run: |base, auth| {
+                let c: projects_client::Client = builder(base, auth).build()?;
+                c.projects()
+                    .create(&projects_client::NewProject::new("p"))
+                    .map(drop)
+            },
+        },
+        Call {
+            name: "vision detect",
+            method: "POST",
+            kind: Kind::Repeatable,
+            decodes: true,
+            run: |base, auth| {
+                let c: vision_client::Client = builder(base, auth).build()?;
+                c.detect(&vision_client::DetectRequest::new(
+                    "https://img.example/a.png",
+                ))
+                .map(drop)
+            },
+        },
+        Call {
+            name: "vision status",
+            method: "GET",
+            kind: Kind::Read,
+            decodes: true,
+            run: |base, auth| {
+                let c: vision_client::Client = builder(base, auth).build()?;
+                c.status().map(drop)
+            },
+        },
+        Call {
+            name: "esign get",
+            method: "GET",
+            kind: Kind::Read,
+            decodes: true,
+            run: |base, auth| {
+                let c: esign_client::Client = builder(base, auth).build()?;
+                c.documents().get("doc_1").map(drop)
+            },
+        },
+        Call {
+            name: "esign send",
+            method: "POST",
+            kind: Kind::Repeatable,
+            decodes: true,
+            run: |base, auth| {
+                let c: esign_client::Client = builder(base, auth).build()?;
+                let send = esign_client::SendDocument::new(esign_client::DocumentSource::bytes(
+                    "a.pdf",
+                    b"%PDF-1.4 x %%EOF".to_vec(),
+                ))
+                .signer(esign_client::NewSigner::new("Ada", "ada@example.com"));
+                c.documents().send(&send).map(drop)
+            },
+        },
+        Call {
+            name: "esign download",
+            method: "GET",
+            kind: Kind::Read,
+            decodes: true,
+            run: |base, auth| {
+                let c: esign_client::Client = builder(base, auth).build()?;
+                let mut sink = Vec::new();
+                c.documents().download_to("doc_1", &mut sink).map(drop)
+            },
+        },
+    ]
+}
+
+// ---- the checks ----
+
+/// What one case expects of every call's error.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// Any error (or success) is fine; only the general rules apply.
+    Anything,
+    /// An error that says the request may have been processed.
+    Processed,
+    /// A timeout.
+    Timeout,
+    /// An error other than a timeout, that says the request may have been processed.
+    ProcessedNotTimeout,
+}
+
+/// Runs every call against its own server made by `server`, all at once, and checks the
+/// general rules and `expect`. Returns how many calls were checked.
+fn check_all(case: &str, expect: Expect, server: impl Fn() -> Hostile + Sync) -> usize {
+    capture_logs();
+    let calls = calls();
+    thread::scope(|scope| {
+        let handles: Vec<_> = calls
+            .iter()
+            .map(|call| {
+                let server = &server;
+                scope.spawn(move || {
+                    let hostile = server();
+                    let started = Instant::now();
+                    let result = (call.run)(hostile.url(), Auth::bearer(KEY));
+                    (call, hostile, started.elapsed(), result)
+                })
+            })
+            .collect();
+        for handle in handles {
+            let (call, hostile, took, result) = handle.join().expect("no panic");
+            let what = format!("{case} / {}", call.name);
+            assert!(
+                took < BUDGET + Duration::from_secs(1),
+                "{what}: took {took:?}"
+            );
+            check_repeats(&what, call, &hostile);
+            if let Err(err) = &result {
+                check_secrets(&what, err);
+                match expect {
+                    Expect::Anything => {}
+                    Expect::Processed => {
+                        assert!(err.may_have_been_processed(), "{what}: {err:?}")
+                    }
+                    Expect::Timeout => {
+                        assert!(matches!(err, Error::Timeout { .. }), "{what}: {err:?}");
+                        assert!(err.may_have_been_processed(), "{what}: {err:?}");
+                    }
+                    Expect::ProcessedNotTimeout => {
+                        assert!(!matches!(err, Error::Timeout { .. }), "{what}: {err:?}");
+                        assert!(err.may_have_been_processed(), "{what}: {err:?}");
+                    }
+                }
+            } else {
+                assert!(
+                    matches!(expect, Expect::Anything) || !call.decodes,
+                    "{what}: succeeded against a hostile server"
+                );
+            }
+        }
+    });
+    check_logs(case);
+    eprintln!("adversarial {case}: {} calls checked", calls.len());
+    calls.len()
+}
+
+/// Paths the cases redirect to: requests there are hops, not attempts.
+const HOPS: [&str; 3] = ["/after-redirect", "/loop", "/elsewhere"];
+
+fn check_repeats(what: &str, call: &Call, hostile: &Hostile) {
+    let attempts = hostile
+        .seen()
+        .iter()
+        .filter(|s| !HOPS.iter().any(|h| s.path.starts_with(h)))
+        .count();
+    assert!(attempts <= 3, "{what}: {attempts} attempts for one call");
+    if call.kind == Kind::Action {
+        // Attempts of the action after one the server may have acted on (an answer
+        // other than 429/503, a redirect, or none at all). A 307/308 hop re-sending the
+        // body is the redirect itself, not a new attempt.
+        let originals: Vec<_> = hostile
+            .seen()
+            .into_iter()
+            .filter(|s| s.method == call.method && !HOPS.iter().any(|h| s.path.starts_with(h)))
+            .collect();
+        let repeated = originals
+            .iter()
+            .position(|s| s.may_have_acted)
+            .map_or(0, |first| originals.len() - first - 1);
+        assert_eq!(
+            repeated,
+            0,
+            "{what}: sent again after the server may have acted: {:#?}",
+            hostile.seen()
+        );
+    }
+}
+
+fn check_secrets(what: &str, err: &Error) {
+    let shown = format!("{err} {err:?}");
+    for secret in [KEY, CLIENT_SECRET, "tok_HOSTILE_ACCESS_TOKEN"] {
+        assert!(!shown.contains(secret), "{what}: {secret} in {shown}");
+    }
+}
+
+fn check_logs(case: &str) {
+    let logs = LOGS.0.lock().map(|l| l.join("\n")).unwrap_or_default();
+    for secret in [KEY, CLIENT_SECRET, "tok_HOSTILE_ACCESS_TOKEN"] {
+        assert!(!logs.contains(secret), "{case}: {secret} in the logs");
+    }
+}
+
+fn always(act: Act) -> impl Fn() -> Hostile + Sync {
+    move || {
+        let act = act.clone();
+        Hostile::start(move |_| act.clone())
+    }
+}
+
+fn head(status: u16, extra: &str, length: u64) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status} Hostile\r\ncontent-type: application/json\r\n{extra}content-length: {length}\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+// ---- connections ----
+
+#[test]
+fn refused_connections() {
+    // Nothing listens: nothing was sent, and the error says so.
+    for call in calls() {
+        let err = (call.run)(&refused_url(), Auth::bearer(KEY)).unwrap_err();
+        assert!(
+            matches!(err, Error::Connect { .. }),
+            "{}: {err:?}",
+            call.name
+        );
+        assert!(!err.may_have_been_processed(), "{}: {err:?}", call.name);
+        check_secrets(call.name, &err);
+    }
+}
+
+#[test]
+fn reset_before_the_request_is_read() {
+    check_all(
+        "reset before read",
+        Expect::Processed,
+        always(Act::CloseBeforeRead),
+    );
+}
+
+#[test]
+fn reset_after_the_request_is_read() {
+    check_all(
+        "reset after read",
+        Expect::Processed,
+        always(Act::CloseAfterRead),
+    );
+}
+
+// ---- bodies ----
+
+#[test]
+fn truncated_bodies() {
+    let mut bytes = head(200, "", 100);
+    bytes.extend_from_slice(br#"{"data": ["#);
+    check_all(
+        "truncated",
+        Expect::Processed,
+        always(Act::SendThenStall(bytes, Duration::ZERO)),
+    );
+}
+
+#[test]
+fn oversized_bodies() {
+    check_all(
+        "oversized",
+        Expect::ProcessedNotTimeout,
+        always(Act::Flood {
+            head: head(200, "", 40 * 1024 * 1024),
+            len: 40 * 1024 * 1024,
+            fill: b' ',
+        }),
+    );
+}
+
+#[test]
+fn malformed_json() {
+    check_all(
+        "malformed json",
+        Expect::ProcessedNotTimeout,
+        always(Act::answer(
+            200,
+            &[("content-type", "application/json")],
+            r#"{"data": [{"id": "p"#,
+        )),
+    );
+}
+
+#[test]
+fn hostile_json() {
+    // Nesting far beyond any decoder's stack, and numbers beyond any type.
+    let deep = format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000));
+    check_all(
+        "deeply nested json",
+        Expect::ProcessedNotTimeout,
+        always(Act::answer(200, &[], &deep)),
+    );
+    check_all(
+        "absurd numbers",
+        Expect::Anything,
+        always(Act::answer(
+            200,
+            &[],
+            r#"{"data":[{"id":"x","total":1e999,"followers":-1e400}],"meta":{"total":99999999999999999999999}}"#,
+        )),
+    );
+}
+
+#[test]
+fn html_instead_of_json() {
+    check_all(
+        "html 200",
+        Expect::ProcessedNotTimeout,
+        always(Act::answer(
+            200,
+            &[("content-type", "text/html")],
+            "<html><head><title>Captive portal</title></head></html>",
+        )),
+    );
+    check_all(
+        "html 502",
+        Expect::ProcessedNotTimeout,
+        always(Act::answer(
+            502,
+            &[("content-type", "text/html")],
+            "<html><title>502 Bad Gateway</title></html>",
+        )),
+    );
+}
+
+// ---- time ----
+
+#[test]
+fn stalls_in_the_headers() {
+    check_all(
+        "stall in headers",
+        Expect::Timeout,
+        always(Act::SendThenStall(
+            b"HTTP/1.1 200 OK\r\ncontent-".to_vec(),
+            STALL,
+        )),
+    );
+}
+
+#[test]
+fn stalls_in_the_body() {
+    let mut bytes = head(200, "content-type: application/pdf\r\n", 1000);
+    bytes.extend_from_slice(b"%PDF-1.4 and then nothing");
+    check_all(
+        "stall in body",
+        Expect::Processed,
+        always(Act::SendThenStall(bytes, STALL)),
+    );
+}
+
+#[test]
+fn trickling_error_bodies() {
+    check_all(
+        "trickling error body",
+        Expect::Processed,
+        always(Act::Trickle {
+            head: head(500, "", 400),
+            body: vec![b' '; 400],
+            every: Duration::from_millis(50),
+        }),
+    );
+}
+
+// ---- 429 and 503 in every Retry-After form ----
+
+#[test]
+fn rate_limits_and_unavailability_in_every_retry_after_form() {
+    let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3));
+    let forms: Vec<(&str, String)> = vec![
+        ("retry-after", "1".into()),
+        ("retry-after", "0.5".into()),
+        ("retry-after", date),
+        ("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".into()),
+        ("retry-after", "1e19".into()),
+        ("retry-after", "-5".into()),
+        ("retry-after", "soon".into()),
+        ("retry-after-ms", "250".into()),
+        ("x-ratelimit-reset", "2".into()),
+        ("x-ratelimit-reset", "99999999999999".into()),
+    ];
+    for status in [429, 503] {
+        for (name, value) in &forms {
+            let act = Act::answer(status, &[(name, value.as_str())], r#"{"error":"busy"}"#);
+            check_all(
+                &format!("{status} with {name}: {value}"),
+                Expect::ProcessedNotTimeout,
+                always(act),
+            );
+        }
+    }
+}
+
+// ---- redirects ----
+
+#[test]
+fn redirect_loops() {
+    check_all(
+        "redirect loop",
+        Expect::ProcessedNotTimeout,
+        always(Act::redirect(302, "/loop")),
+    );
+    check_all(
+        "redirect to itself",
+        Expect::ProcessedNotTimeout,
+        always(Act::redirect(308, "")),
+    );
+}
+
+#[test]
+fn redirects_of_actions_never_resend_them() {
+    for status in [301, 302, 303, 307, 308] {
+        let checked = check_all(
+            &format!("{status} then 503"),
+            Expect::Processed,
+            move || {
+                Hostile::start(move |r| {
+                    if r.index == 0 {
+                        Act::redirect(status, "/after-redirect")
+                    } else {
+                        Act::answer(503, &[], "{}")
+                    }
+                })
+            },
+        );
+        assert!(checked > 0);
+    }
+    // Each call: the original request reached the server once.
+    for status in [303, 307] {
+        for call in calls() {
+            let hostile = Hostile::start(move |r| {
+                if r.path.starts_with("/after-redirect") {
+                    Act::answer(503, &[], "{}")
+                } else {
+                    Act::redirect(status, "/after-redirect")
+                }
+            });
+            let _ = (call.run)(hostile.url(), Auth::bearer(KEY));
+            let originals = hostile
+                .seen()
+                .iter()
+                .filter(|s| !s.path.starts_with("/after-redirect"))
+                .count();
+            if call.kind == Kind::Action {
+                assert_eq!(originals, 1, "{status} / {}", call.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn redirects_to_another_origin_carry_no_credentials() {
+    let other = Arc::new(Hostile::start(|_| Act::answer(503, &[], "{}")));
+    let target = other.url().to_owned();
+    check_all("cross-origin redirect", Expect::Processed, move || {
+        let target = target.clone();
+        Hostile::start(move |_| Act::redirect(307, &format!("{target}/elsewhere")))
+    });
+    for seen in other.seen() {
+        assert!(!seen.head.contains(KEY), "{}", seen.head);
+        assert!(
+            !seen.head.to_ascii_lowercase().contains("authorization"),
+            "{}",
+            seen.head
+        );
+    }
+}
+
+#[test]
+fn slow_redirect_hops() {
+    let slow = Arc::new(Hostile::start(|_| {
+        Act::SendThenStall(b"HTTP/1.1 200".to_vec(), STALL)
+    }));
+    let target = slow.url().to_owned();
+    check_all("slow redirect hop", Expect::Timeout, move || {
+        let target = target.clone();
+        Hostile::start(move |_| Act::redirect(302, &format!("{target}/slow")))
+    });
+}
+
+// ---- an OAuth token endpoint misbehaving ----
+
+#[test]
+fn a_misbehaving_token_endpoint() {
+    capture_logs();
+    let elsewhere = Arc::new(Hostile::start(|_| {
+        Act::answer(200, &[], r#"{"access_token":"tok_HOSTILE_ACCESS_TOKEN"}"#)
+    }));
+    let token_body = |body: &str| Act::answer(200, &[("content-type", "application/json")], body);
+    let cases: Vec<(&str, Act)> = vec![
+        ("reset before read", Act::CloseBeforeRead),
+        ("reset after read", Act::CloseAfterRead),
+        (
+            "stall",
+            Act::SendThenStall(b"HTTP/1.1 200 OK\r\n".to_vec(), STALL),
+        ),
+        (
+            "trickle",
+            Act::Trickle {
+                head: head(200, "", 300),
+                body: vec![b' '; 300],
+                every: Duration::from_millis(50),
+            },
+        ),
+        (
+            "malformed",
+            token_body(r#"{"access_token": "tok_HOSTILE_ACCESS_TOKEN""#),
+        ),
+        (
+            "token of the wrong type",
+            token_body(r#"{"access_token": ["tok_HOSTILE_ACCESS_TOKEN"]}"#),
+        ),
+        ("no token", token_body(r#"{"token_type": "Bearer"}"#)),
+        (
+            "html",
+            Act::answer(200, &[("content-type", "text/html")], "<html>x</html>"),
+        ),
+        (
+            "error echoing the secret",
+            Act::answer(
+                401,
+                &[],
+                &format!(
+                    r#"{{"error":"invalid_client","error_description":"{CLIENT_SECRET} is wrong"}}"#
+                ),
+            ),
+        ),
+        ("500", Act::answer(500, &[], "{}")),
+        (
+            "redirect elsewhere",
+            Act::redirect(307, &format!("{}/token", elsewhere.url())),
+        ),
+        ("redirect loop", Act::redirect(302, "/token")),
+    ];
+    let esign_calls: Vec<Call> = calls()
+        .into_iter()
+        .filter(|c| c.name.starts_with("esign"))
+        .collect();
+    let checked = thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (name, act) in &cases {
+            for call in &esign_calls {
+                handles.push(scope.spawn(move || {
+                    let token_server = Hostile::start({
+                        let act = act.clone();
+                        move |_| act.clone()
+                    });
+                    let api = Hostile::start(|_| Act::answer(200, &[], "{}"));
+                    let auth = Auth::oauth2(OAuth2Config::new(
+                        format!("{}/token", token_server.url()),
+                        "client_1",
+                        CLIENT_SECRET,
+                    ));
+                    let started = Instant::now();
+                    let err = (call.run)(api.url(), auth).unwrap_err();
+                    let what = format!("token endpoint {name} / {}", call.name);
+                    assert!(
+                        started.elapsed() < BUDGET + Duration::from_secs(1),
+                        "{what}"
+                    );
+                    assert!(
+                        api.seen().is_empty(),
+                        "{what}: the API was called without a token"
+                    );
+                    assert!(token_server.seen().len() <= 3, "{what}");
+                    check_secrets(&what, &err);
+                }));
+            }
+        }
+        let n = handles.len();
+        for h in handles {
+            h.join().expect("no panic");
+        }
+        n
+    });
+    // The secret never followed the redirect to the other origin.
+    assert!(elsewhere.seen().is_empty(), "{:#?}", elsewhere.seen());
+    check_logs("token endpoint");
+    eprintln!("adversarial token endpoint: {checked} calls checked");
+}
+
+#[test]
+fn raw_answers_build() {
+    // The server helper itself: a length is added unless given.
+    let bytes = raw(201, &[("x-a", "1")], b"{}");
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.starts_with("HTTP/1.1 201 Hostile\r\nx-a: 1\r\ncontent-length: 2\r\n\r\n{}"));
+}
