@@ -139,6 +139,11 @@ pub enum Error {
     #[error("configuration error: {0}")]
     Config(String),
 
+    /// A WebSocket stream failed.
+    #[cfg(feature = "ws")]
+    #[error(transparent)]
+    WebSocket(#[from] crate::ws::WsError),
+
     /// A webhook delivery failed verification or could not be parsed.
     #[cfg(feature = "webhook")]
     #[error(transparent)]
@@ -229,6 +234,8 @@ impl Error {
             | Error::ResponseTooLarge { .. }
             | Error::Redirect { .. } => true,
             Error::TooManyPages { .. } | Error::InvalidRequest(_) | Error::Config(_) => false,
+            #[cfg(feature = "ws")]
+            Error::WebSocket(_) => false,
             #[cfg(feature = "webhook")]
             Error::Webhook(_) => false,
         }

@@ -1,6 +1,7 @@
 //! Blocking HTTP plumbing shared by the service clients: transport on `ureq`,
 //! authentication, retries that never repeat an action, typed errors, pagination,
-//! client-side rate limiting, and (behind a feature) webhook verification.
+//! client-side rate limiting, and (behind features) webhook verification and
+//! reconnecting WebSocket streams.
 //!
 //! Service crates wrap an [`HttpClient`] and re-export what their users meet (through
 //! [`reexports!`]); users mostly see this crate through [`Error`] and the builder every
@@ -49,6 +50,7 @@
 //!
 //! # Features
 //! - `webhook`: Standard Webhooks signature verification ([`webhook`]).
+//! - `ws`: reconnecting blocking WebSocket streams ([`ws`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -77,6 +79,8 @@ mod url;
 #[cfg(feature = "webhook")]
 pub mod webhook;
 mod wire;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,0 +1,506 @@
+//! Reconnecting blocking WebSocket streams (feature `ws`), for services that push events.
+//!
+//! A [`Stream`] owns one connection through a background thread, so a slow caller never
+//! stalls the protocol: the thread answers pings and sends its own after 20 s of quiet,
+//! declares the connection dead after 60 s without any inbound frame, reconnects with
+//! capped exponential backoff and full jitter (1 s doubling to 30 s, reset after 60 s
+//! healthy; a 90 s cool-down after an upgrade refused with 429 or 406), replays the
+//! subscriptions and checks they are acknowledged, then yields
+//! [`StreamItem::Reconnected`]. The caller reads from a queue: events on the lossless
+//! lane are all kept; events on the lossy lane (market quotes) go through a bounded queue
+//! (10,000 by default) that drops the oldest and counts the drops.
+//!
+//! What the service says on the wire is the service crate's: it implements [`Protocol`]
+//! (the subscription messages, decoding frames into its events, recognising
+//! acknowledgements). This module knows no service.
+//!
+//! - **Connect**: the TCP connection within the connect timeout (never
+//!   `tungstenite::connect`, which has none), read and write timeouts on the socket, TLS
+//!   with one rustls configuration built with the ring provider and the client's roots
+//!   (no process-wide provider), then the handshake with the auth header.
+//! - **Limits**: messages up to 16 MiB, a bounded write buffer, the close handshake
+//!   bounded at 5 s.
+//! - **Close codes and upgrade answers**: 401/403 and policy or protocol close codes
+//!   (1002, 1003, 1007, 1008, 1009, 1010, 1015) end the stream with an error; 1000, 1001,
+//!   1006, 1011, 1012, 1013, other codes and 5xx answers reconnect; 429 and 406 reconnect
+//!   after the cool-down.
+//! - **Secrets**: the auth header is never logged; frame payloads are logged only at
+//!   `trace`.
+
+mod conn;
+mod inbox;
+mod worker;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::backoff::Backoff;
+use crate::redact::Redactor;
+use crate::tls::RootCertificates;
+use crate::{Result, Secret};
+
+pub use inbox::StreamStats;
+
+/// Which queue an event goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Lane {
+    /// Never dropped (orders, fills, account changes, world events).
+    Lossless,
+    /// Bounded; the oldest is dropped when the caller falls behind (market quotes).
+    Lossy,
+}
+
+/// What a frame from the server held.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Inbound<E> {
+    /// An event for the caller.
+    Event {
+        /// The event.
+        event: E,
+        /// Its queue.
+        lane: Lane,
+        /// The channel it belongs to, for the optional staleness timers.
+        channel: Option<String>,
+    },
+    /// The server acknowledged one subscription message.
+    Ack,
+    /// The server refused a subscription (or said something else is wrong): given to
+    /// the caller as an error item; the stream goes on.
+    Refused(String),
+}
+
+impl<E> Inbound<E> {
+    /// An event on the lossless lane.
+    pub fn lossless(event: E) -> Self {
+        Inbound::Event {
+            event,
+            lane: Lane::Lossless,
+            channel: None,
+        }
+    }
+
+    /// An event on the lossy lane.
+    pub fn lossy(event: E) -> Self {
+        Inbound::Event {
+            event,
+            lane: Lane::Lossy,
+            channel: None,
+        }
+    }
+
+    /// The same event, belonging to `channel` (for staleness timers).
+    pub fn on_channel(self, name: impl Into<String>) -> Self {
+        match self {
+            Inbound::Event { event, lane, .. } => Inbound::Event {
+                event,
+                lane,
+                channel: Some(name.into()),
+            },
+            other => other,
+        }
+    }
+}
+
+/// A service's stream protocol: how to subscribe, and what frames mean. It lives on the
+/// connection's thread and keeps the subscription state, which is replayed after every
+/// reconnect.
+pub trait Protocol: Send + 'static {
+    /// The service's events.
+    type Event: Send + 'static;
+    /// What a caller subscribes to.
+    type Subscription: Send + 'static;
+
+    /// Records a subscription; returns the messages that ask the server for it now.
+    fn subscribe(&mut self, subscription: &Self::Subscription) -> Vec<String>;
+
+    /// Forgets a subscription; returns the messages that tell the server.
+    fn unsubscribe(&mut self, subscription: &Self::Subscription) -> Vec<String>;
+
+    /// The messages that re-create every current subscription on a new connection. Each
+    /// is expected to be acknowledged once ([`Inbound::Ack`]).
+    fn replay(&self) -> Vec<String>;
+
+    /// Decodes one text (or UTF-8 binary) frame.
+    fn decode(&mut self, frame: &str) -> Vec<Inbound<Self::Event>>;
+}
+
+/// What a stream yields besides errors.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StreamItem<E> {
+    /// An event from the server.
+    Event(E),
+    /// The connection was lost and is back, its subscriptions replayed and acknowledged.
+    /// Events sent while it was down may be missing: `gap` is how long it was down.
+    Reconnected {
+        /// How long the stream was disconnected.
+        gap: Duration,
+        /// The reconnection attempts it took.
+        attempts: u32,
+    },
+}
+
+/// Why a stream failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WsError {
+    /// The upgrade was refused with 401 or 403: the credentials are wrong or do not allow
+    /// streaming. The stream ends.
+    #[error("the stream was refused with HTTP {status}: {message}")]
+    Unauthorized {
+        /// 401 or 403.
+        status: u16,
+        /// The server's message, when it gave one.
+        message: String,
+    },
+    /// The upgrade was refused with another status.
+    #[error("the stream upgrade was refused with HTTP {status}: {message}")]
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// The server's message, when it gave one.
+        message: String,
+    },
+    /// The server closed the stream with a code that is not worth reconnecting after
+    /// (policy or protocol). The stream ends.
+    #[error("the server closed the stream with code {code}: {reason}")]
+    Closed {
+        /// The close code.
+        code: u16,
+        /// The reason the server gave.
+        reason: String,
+    },
+    /// The server refused a subscription or reported an error; the stream goes on.
+    #[error("the server reported: {0}")]
+    Server(String),
+    /// A message was larger than the limit. The stream ends.
+    #[error("a message of {size} bytes exceeds the limit of {limit} bytes")]
+    MessageTooLarge {
+        /// The message's size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// No connection could be made (refused, DNS, TLS).
+    #[error("could not connect the stream: {0}")]
+    Connect(String),
+    /// The connection or the handshake did not complete in time.
+    #[error("the stream timed out: {0}")]
+    Timeout(String),
+    /// The connection failed.
+    #[error("stream I/O error: {0}")]
+    Io(String),
+    /// The server broke the WebSocket protocol. The stream ends.
+    #[error("the server broke the WebSocket protocol: {0}")]
+    Protocol(String),
+    /// The stream was closed by the caller.
+    #[error("the stream is closed")]
+    ClosedByCaller,
+}
+
+/// When and how a stream reconnects.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ReconnectPolicy {
+    /// The delays between attempts. Defaults to [`Backoff::reconnect`] (1 s doubling to
+    /// 30 s, full jitter).
+    pub backoff: Backoff,
+    /// How long a connection must stay up before the delays start over. Defaults to 60 s.
+    pub healthy_after: Duration,
+    /// The wait after an upgrade refused with 429 or 406. Defaults to 90 s.
+    pub cooldown: Duration,
+    /// Give up after this many attempts in a row (`None`: never). Defaults to `None`.
+    pub max_attempts: Option<u32>,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy {
+            backoff: Backoff::reconnect(),
+            healthy_after: Duration::from_secs(60),
+            cooldown: Duration::from_secs(90),
+            max_attempts: None,
+        }
+    }
+}
+
+/// The settings of one stream. Service crates make one from their client
+/// (`HttpClient::stream_config`) and adjust it.
+#[derive(Clone)]
+pub struct StreamConfig {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) auth: Option<(String, Secret)>,
+    pub(crate) roots: RootCertificates,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) tick: Duration,
+    pub(crate) ping_after: Duration,
+    pub(crate) dead_after: Duration,
+    pub(crate) ack_timeout: Duration,
+    pub(crate) close_timeout: Duration,
+    pub(crate) lossy_capacity: usize,
+    pub(crate) max_message_size: usize,
+    pub(crate) max_write_buffer: usize,
+    pub(crate) reconnect: ReconnectPolicy,
+    pub(crate) stale_after: Vec<(String, Duration)>,
+    pub(crate) redact: Redactor,
+}
+
+impl fmt::Debug for StreamConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamConfig")
+            .field("url", &crate::url::strip_query(&self.url))
+            .field("auth", &self.auth.as_ref().map(|(name, _)| (name, "***")))
+            .field("ping_after", &self.ping_after)
+            .field("dead_after", &self.dead_after)
+            .field("lossy_capacity", &self.lossy_capacity)
+            .field("reconnect", &self.reconnect)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamConfig {
+    /// The defaults for `url` (`wss://`, or `ws://` to a loopback host), with no auth.
+    pub fn new(url: impl Into<String>) -> Self {
+        StreamConfig {
+            url: url.into(),
+            headers: Vec::new(),
+            auth: None,
+            roots: RootCertificates::default(),
+            connect_timeout: Duration::from_secs(10),
+            tick: Duration::from_millis(200),
+            ping_after: Duration::from_secs(20),
+            dead_after: Duration::from_secs(60),
+            ack_timeout: Duration::from_secs(10),
+            close_timeout: Duration::from_secs(5),
+            lossy_capacity: 10_000,
+            max_message_size: 16 * 1024 * 1024,
+            max_write_buffer: 4 * 1024 * 1024,
+            reconnect: ReconnectPolicy::default(),
+            stale_after: Vec::new(),
+            redact: Redactor::default(),
+        }
+    }
+
+    /// The stream's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Sends `name: value` on the upgrade request (for example the `User-Agent`).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Authenticates the upgrade with this header. Defaults to none.
+    pub fn auth(mut self, name: impl Into<String>, value: Secret) -> Self {
+        self.auth = Some((name.into(), value));
+        self
+    }
+
+    /// The connect (and handshake) timeout. Defaults to 10 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sends a Ping after this long without outbound traffic. Defaults to 20 s.
+    pub fn ping_after(mut self, quiet: Duration) -> Self {
+        self.ping_after = quiet;
+        self
+    }
+
+    /// Declares the connection dead after this long without any inbound frame.
+    /// Defaults to 60 s.
+    pub fn dead_after(mut self, silence: Duration) -> Self {
+        self.dead_after = silence;
+        self
+    }
+
+    /// How long the server has to acknowledge the replayed subscriptions after a
+    /// reconnect before the connection is dropped and tried again. Defaults to 10 s.
+    pub fn ack_timeout(mut self, timeout: Duration) -> Self {
+        self.ack_timeout = timeout;
+        self
+    }
+
+    /// How many lossy events wait for the caller before the oldest are dropped.
+    /// Defaults to 10,000.
+    pub fn lossy_capacity(mut self, capacity: usize) -> Self {
+        self.lossy_capacity = capacity.max(1);
+        self
+    }
+
+    /// The largest message accepted. Defaults to 16 MiB.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// When and how to reconnect. Defaults to [`ReconnectPolicy::default`].
+    pub fn reconnect(mut self, policy: ReconnectPolicy) -> Self {
+        self.reconnect = policy;
+        self
+    }
+
+    /// Reconnects when `channel` has had no event for `after` (a socket that stays open
+    /// but sends nothing). Defaults to no staleness timer.
+    pub fn stale_after(mut self, channel: impl Into<String>, after: Duration) -> Self {
+        self.stale_after.push((channel.into(), after));
+        self
+    }
+
+    /// How often the connection's thread wakes to send queued messages and check its
+    /// timers. Defaults to 200 ms.
+    pub fn tick(mut self, tick: Duration) -> Self {
+        self.tick = tick.max(Duration::from_millis(1));
+        self
+    }
+}
+
+/// A command from the caller to the connection's thread.
+enum Command<P: Protocol> {
+    Subscribe(P::Subscription),
+    Unsubscribe(P::Subscription),
+    Send(String),
+    Close,
+}
+
+/// A reconnecting stream of a service's events. Iterate it (each item waits), or call
+/// [`next_timeout`](Self::next_timeout); [`close`](Self::close) ends it with a close
+/// handshake. Dropping it closes it too.
+pub struct Stream<P: Protocol> {
+    inbox: Arc<inbox::Inbox<P::Event>>,
+    commands: mpsc::Sender<Command<P>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl<P: Protocol> fmt::Debug for Stream<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: Protocol> Stream<P> {
+    /// Connects (the first connection is made before this returns, so a refusal is an
+    /// error here), sends the protocol's current subscriptions, and starts the
+    /// connection's thread.
+    pub fn connect(config: StreamConfig, protocol: P) -> Result<Stream<P>> {
+        let conn = conn::connect(&config).map_err(crate::Error::from)?;
+        let inbox = Arc::new(inbox::Inbox::new(config.lossy_capacity));
+        let (commands, receiver) = mpsc::channel();
+        let worker = worker::Worker::new(config, protocol, inbox.clone(), receiver);
+        let thread = std::thread::Builder::new()
+            .name("core-http-stream".into())
+            .spawn(move || worker.run(conn))
+            .map_err(|e| crate::Error::config(format!("cannot start the stream's thread: {e}")))?;
+        Ok(Stream {
+            inbox,
+            commands,
+            thread: Some(thread),
+        })
+    }
+
+    /// Subscribes (now if connected, and again after every reconnect).
+    pub fn subscribe(&self, subscription: P::Subscription) {
+        let _ = self.commands.send(Command::Subscribe(subscription));
+    }
+
+    /// Unsubscribes.
+    pub fn unsubscribe(&self, subscription: P::Subscription) {
+        let _ = self.commands.send(Command::Unsubscribe(subscription));
+    }
+
+    /// Sends a text message as it is (queued while disconnected, sent on the next
+    /// connection).
+    pub fn send_text(&self, message: impl Into<String>) {
+        let _ = self.commands.send(Command::Send(message.into()));
+    }
+
+    /// The next item, waiting at most `timeout`. `None` when nothing came in time, or
+    /// when the stream has ended ([`is_closed`](Self::is_closed)).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<StreamItem<P::Event>>> {
+        let deadline = Instant::now().checked_add(timeout);
+        self.inbox
+            .pop(deadline)
+            .map(|item| item.map_err(crate::Error::WebSocket))
+    }
+
+    /// `true` once the stream has ended (closed by the caller, or a fatal error) and
+    /// every item has been read.
+    pub fn is_closed(&self) -> bool {
+        self.inbox.is_finished()
+    }
+
+    /// The stream's counters: reconnects, dropped lossy events, age of the last message.
+    pub fn stats(&self) -> StreamStats {
+        self.inbox.stats()
+    }
+
+    /// Closes the stream: a close handshake (at most 5 s), then the thread ends. Items
+    /// already received can still be read.
+    pub fn close(&mut self) {
+        let _ = self.commands.send(Command::Close);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl<P: Protocol> Iterator for Stream<P> {
+    type Item = Result<StreamItem<P::Event>>;
+
+    /// Waits for the next item; `None` once the stream has ended.
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inbox
+            .pop(None)
+            .map(|item| item.map_err(crate::Error::WebSocket))
+    }
+}
+
+impl<P: Protocol> Drop for Stream<P> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl crate::HttpClient {
+    /// The settings of a stream at `url` authenticated like this client (its Bearer key
+    /// or custom header), trusting the same roots, with the same `User-Agent`, under
+    /// the same HTTPS rule (`wss://`, or `ws://` to loopback unless insecure HTTP is
+    /// allowed).
+    pub fn stream_config(&self, url: &str) -> Result<StreamConfig> {
+        let cfg = &self.inner.config;
+        let as_http = url
+            .replacen("wss://", "https://", 1)
+            .replacen("ws://", "http://", 1);
+        let origin = crate::url::Origin::parse(&as_http)?;
+        origin.check_secure(&as_http, cfg.allow_insecure_http)?;
+        let mut config = StreamConfig::new(url)
+            .header("user-agent", cfg.user_agent.clone())
+            .connect_timeout(cfg.connect_timeout);
+        config.roots = cfg.roots.clone();
+        config.redact = cfg.redactor.clone();
+        match &cfg.auth {
+            crate::Auth::Bearer(key) => {
+                config = config.auth(
+                    "authorization",
+                    Secret::new(format!("Bearer {}", key.expose())),
+                );
+            }
+            crate::Auth::Header { name, value } => {
+                config = config.auth(name.clone(), value.clone())
+            }
+            _ => {}
+        }
+        Ok(config)
+    }
+}

@@ -1,0 +1,476 @@
+//! The connection's thread: it owns the socket, reads with a short timeout (each
+//! time-out is a tick, not an error), answers pings and sends its own, runs the
+//! caller's commands, decodes frames into the inbox, notices death and staleness, and
+//! reconnects with backoff, replaying the subscriptions.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
+use std::time::{Duration, Instant};
+
+use log::{debug, trace};
+use tungstenite::Message;
+use tungstenite::protocol::CloseFrame;
+
+use super::conn::{self, Next, Socket};
+use super::inbox::Inbox;
+use super::{Command, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
+use crate::url::strip_query;
+
+/// Close codes after which reconnecting is pointless: the server says the client broke
+/// the protocol or a policy.
+const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 1010, 1015];
+
+/// How a connected period ended.
+enum Ended {
+    /// The caller closed the stream.
+    Closed,
+    /// An error that ends the stream.
+    Fatal(WsError),
+    /// The connection was lost; reconnect after the backoff or the cool-down.
+    Lost(String, Next),
+}
+
+/// One live connection.
+struct Live {
+    socket: Socket,
+    since: Instant,
+    last_in: Instant,
+    last_out: Instant,
+    /// Subscription messages sent and not yet acknowledged, and by when they must be.
+    outstanding: usize,
+    ack_deadline: Option<Instant>,
+    /// After a reconnect: the `Reconnected` item to give once the replay is acknowledged.
+    announce: Option<(Duration, u32)>,
+}
+
+pub(super) struct Worker<P: Protocol> {
+    config: StreamConfig,
+    protocol: P,
+    inbox: Arc<Inbox<P::Event>>,
+    commands: mpsc::Receiver<Command<P>>,
+    /// Messages the caller sent while disconnected.
+    pending: VecDeque<String>,
+    /// When each channel last had an event, for the staleness timers.
+    last_seen: HashMap<String, Instant>,
+    shown: String,
+}
+
+impl<P: Protocol> Worker<P> {
+    pub(super) fn new(
+        config: StreamConfig,
+        protocol: P,
+        inbox: Arc<Inbox<P::Event>>,
+        commands: mpsc::Receiver<Command<P>>,
+    ) -> Self {
+        let shown = strip_query(&config.url).to_owned();
+        Worker {
+            config,
+            protocol,
+            inbox,
+            commands,
+            pending: VecDeque::new(),
+            last_seen: HashMap::new(),
+            shown,
+        }
+    }
+
+    pub(super) fn run(mut self, first: Socket) {
+        let mut attempts = 0u32;
+        let mut live = match self.start(first, None) {
+            Ok(live) => live,
+            Err(reason) => {
+                debug!("stream {}: lost at once: {reason}", self.shown);
+                match self.reconnect(Next::Retry, Instant::now(), 0) {
+                    Some((live, used)) => {
+                        attempts = used;
+                        live
+                    }
+                    None => return self.inbox.finish(),
+                }
+            }
+        };
+        loop {
+            match self.serve(&mut live, &mut attempts) {
+                Ended::Closed => break,
+                Ended::Fatal(error) => {
+                    debug!("stream {}: ended: {error}", self.shown);
+                    self.inbox.push(Lane::Lossless, Err(error));
+                    break;
+                }
+                Ended::Lost(reason, next) => {
+                    debug!("stream {}: connection lost: {reason}", self.shown);
+                    live.socket.get_ref().shutdown();
+                    self.inbox.set_connected(false);
+                    let down_since = Instant::now();
+                    match self.reconnect(next, down_since, attempts) {
+                        Some((new, used)) => {
+                            live = new;
+                            attempts = used;
+                        }
+                        None => break,
+                    }
+                }
+            }
+        }
+        self.inbox.finish();
+    }
+
+    /// Tries to connect again until it works, the caller closes, or an error ends the
+    /// stream. Returns the new connection and the attempts made in a row so far.
+    fn reconnect(
+        &mut self,
+        mut next: Next,
+        down_since: Instant,
+        mut attempts: u32,
+    ) -> Option<(Live, u32)> {
+        loop {
+            let delay = match next {
+                Next::Cooldown => self.config.reconnect.cooldown,
+                _ => self
+                    .config
+                    .reconnect
+                    .backoff
+                    .delay(attempts, crate::random::unit_f64()),
+            };
+            debug!(
+                "stream {}: reconnecting in {delay:?} (attempt {})",
+                self.shown,
+                attempts + 1
+            );
+            if !self.wait(delay) {
+                return None;
+            }
+            attempts += 1;
+            match conn::connect(&self.config) {
+                Ok(socket) => {
+                    self.inbox.reconnected();
+                    let gap = down_since.elapsed();
+                    match self.start(socket, Some((gap, attempts))) {
+                        Ok(live) => return Some((live, attempts)),
+                        Err(reason) => {
+                            debug!("stream {}: lost at once: {reason}", self.shown);
+                            next = Next::Retry;
+                        }
+                    }
+                }
+                Err(failure) => {
+                    debug!("stream {}: reconnect failed: {}", self.shown, failure.error);
+                    if failure.next == Next::Stop
+                        || self
+                            .config
+                            .reconnect
+                            .max_attempts
+                            .is_some_and(|max| attempts >= max)
+                    {
+                        self.inbox.push(Lane::Lossless, Err(failure.error));
+                        return None;
+                    }
+                    next = failure.next;
+                }
+            }
+        }
+    }
+
+    /// Starts using a new connection: replays the subscriptions and sends what the
+    /// caller queued meanwhile.
+    fn start(&mut self, socket: Socket, announce: Option<(Duration, u32)>) -> Result<Live, String> {
+        let now = Instant::now();
+        let mut live = Live {
+            socket,
+            since: now,
+            last_in: now,
+            last_out: now,
+            outstanding: 0,
+            ack_deadline: None,
+            announce,
+        };
+        self.inbox.set_connected(true);
+        self.inbox.touched();
+        for message in self.protocol.replay() {
+            self.write(&mut live, message).map_err(|e| e.to_string())?;
+            live.outstanding += 1;
+        }
+        if live.outstanding > 0 {
+            live.ack_deadline = Some(now + self.config.ack_timeout);
+        } else {
+            self.announce(&mut live);
+        }
+        while let Some(message) = self.pending.pop_front() {
+            self.write(&mut live, message).map_err(|e| e.to_string())?;
+        }
+        Ok(live)
+    }
+
+    fn announce(&self, live: &mut Live) {
+        if let Some((gap, attempts)) = live.announce.take() {
+            debug!("stream {}: reconnected after {gap:?}", self.shown);
+            self.inbox.push(
+                Lane::Lossless,
+                Ok(StreamItem::Reconnected { gap, attempts }),
+            );
+        }
+    }
+
+    /// Serves one connection until it ends.
+    fn serve(&mut self, live: &mut Live, attempts: &mut u32) -> Ended {
+        loop {
+            if let Some(ended) = self.commands_while_connected(live) {
+                return ended;
+            }
+            match live.socket.read() {
+                Ok(Message::Text(text)) => self.frame(live, text.as_str()),
+                Ok(Message::Binary(bytes)) => match std::str::from_utf8(&bytes) {
+                    Ok(text) => self.frame(live, text),
+                    Err(_) => {
+                        live.last_in = Instant::now();
+                        debug!(
+                            "stream {}: a binary frame that is not UTF-8, skipped",
+                            self.shown
+                        );
+                    }
+                },
+                Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {
+                    live.last_in = Instant::now();
+                    self.inbox.touched();
+                }
+                Ok(Message::Close(frame)) => {
+                    let _ = live.socket.flush();
+                    return closed_by_server(frame);
+                }
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => return lost_or_fatal(e),
+            }
+            // The timers.
+            let now = Instant::now();
+            if now.duration_since(live.last_out) >= self.config.ping_after {
+                if let Err(e) = live.socket.send(Message::Ping(Vec::new().into())) {
+                    return lost_or_fatal(e);
+                }
+                live.last_out = now;
+            }
+            match live.socket.flush() {
+                Ok(()) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => return lost_or_fatal(e),
+            }
+            if now.duration_since(live.last_in) >= self.config.dead_after {
+                return Ended::Lost(
+                    format!("no frame for {:?}", self.config.dead_after),
+                    Next::Retry,
+                );
+            }
+            if live.outstanding > 0 && live.ack_deadline.is_some_and(|d| now >= d) {
+                return Ended::Lost(
+                    "the subscriptions were not acknowledged in time".into(),
+                    Next::Retry,
+                );
+            }
+            for (channel, after) in &self.config.stale_after {
+                let last = self
+                    .last_seen
+                    .get(channel)
+                    .copied()
+                    .unwrap_or(live.since)
+                    .max(live.since);
+                if now.duration_since(last) >= *after {
+                    return Ended::Lost(format!("no {channel} event for {after:?}"), Next::Retry);
+                }
+            }
+            if now.duration_since(live.since) >= self.config.reconnect.healthy_after {
+                *attempts = 0;
+            }
+        }
+    }
+
+    /// Runs the caller's queued commands on a live connection.
+    fn commands_while_connected(&mut self, live: &mut Live) -> Option<Ended> {
+        loop {
+            let command = match self.commands.try_recv() {
+                Ok(command) => command,
+                Err(TryRecvError::Empty) => return None,
+                Err(TryRecvError::Disconnected) => {
+                    self.close_handshake(live);
+                    return Some(Ended::Closed);
+                }
+            };
+            let result = match command {
+                Command::Subscribe(s) => {
+                    let messages = self.protocol.subscribe(&s);
+                    let mut result = Ok(());
+                    for message in messages {
+                        result = self.write(live, message);
+                        if result.is_err() {
+                            break;
+                        }
+                        live.outstanding += 1;
+                        live.ack_deadline
+                            .get_or_insert(Instant::now() + self.config.ack_timeout);
+                    }
+                    result
+                }
+                Command::Unsubscribe(s) => {
+                    let mut result = Ok(());
+                    for message in self.protocol.unsubscribe(&s) {
+                        result = self.write(live, message);
+                        if result.is_err() {
+                            break;
+                        }
+                    }
+                    result
+                }
+                Command::Send(message) => self.write(live, message),
+                Command::Close => {
+                    self.close_handshake(live);
+                    return Some(Ended::Closed);
+                }
+            };
+            if let Err(e) = result {
+                return Some(lost_or_fatal(e));
+            }
+        }
+    }
+
+    /// Waits `delay` while disconnected, still taking the caller's commands; `false`
+    /// when the caller closed the stream.
+    fn wait(&mut self, delay: Duration) -> bool {
+        let until = Instant::now().checked_add(delay);
+        loop {
+            let left = until.map_or(Duration::from_secs(3600), |u| {
+                u.saturating_duration_since(Instant::now())
+            });
+            if left.is_zero() {
+                return true;
+            }
+            match self.commands.recv_timeout(left) {
+                Ok(Command::Subscribe(s)) => {
+                    // Recorded now, sent with the replay on the next connection.
+                    let _ = self.protocol.subscribe(&s);
+                }
+                Ok(Command::Unsubscribe(s)) => {
+                    let _ = self.protocol.unsubscribe(&s);
+                }
+                Ok(Command::Send(message)) => self.pending.push_back(message),
+                Ok(Command::Close) | Err(RecvTimeoutError::Disconnected) => return false,
+                Err(RecvTimeoutError::Timeout) => return true,
+            }
+        }
+    }
+
+    fn write(&self, live: &mut Live, message: String) -> Result<(), tungstenite::Error> {
+        trace!("stream {} -> {message}", self.shown);
+        live.socket.send(Message::text(message))?;
+        live.last_out = Instant::now();
+        Ok(())
+    }
+
+    fn frame(&mut self, live: &mut Live, text: &str) {
+        let now = Instant::now();
+        live.last_in = now;
+        self.inbox.touched();
+        trace!("stream {} <- {text}", self.shown);
+        for inbound in self.protocol.decode(text) {
+            match inbound {
+                Inbound::Event {
+                    event,
+                    lane,
+                    channel,
+                } => {
+                    if let Some(channel) = channel {
+                        self.last_seen.insert(channel, now);
+                    }
+                    self.inbox.push(lane, Ok(StreamItem::Event(event)));
+                }
+                Inbound::Ack => {
+                    live.outstanding = live.outstanding.saturating_sub(1);
+                    if live.outstanding == 0 {
+                        live.ack_deadline = None;
+                        self.announce(live);
+                    }
+                }
+                Inbound::Refused(message) => {
+                    live.outstanding = live.outstanding.saturating_sub(1);
+                    if live.outstanding == 0 {
+                        live.ack_deadline = None;
+                        self.announce(live);
+                    }
+                    self.inbox.push(
+                        Lane::Lossless,
+                        Err(WsError::Server(self.config.redact.apply(message))),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Sends a close frame and waits (at most the close timeout) for the server's.
+    fn close_handshake(&self, live: &mut Live) {
+        let started = Instant::now();
+        if live.socket.close(None).is_err() {
+            return;
+        }
+        while started.elapsed() < self.config.close_timeout {
+            match live.socket.read() {
+                Ok(Message::Close(_)) => {}
+                Ok(_) => continue,
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
+                Err(_) => break,
+            }
+        }
+        live.socket.get_ref().shutdown();
+    }
+}
+
+/// What the server's close frame means.
+fn closed_by_server(frame: Option<CloseFrame>) -> Ended {
+    let (code, reason) = match frame {
+        Some(f) => (u16::from(f.code), f.reason.as_str().to_owned()),
+        None => (1005, String::new()),
+    };
+    if FATAL_CLOSE_CODES.contains(&code) {
+        Ended::Fatal(WsError::Closed { code, reason })
+    } else {
+        Ended::Lost(
+            format!("closed by the server with code {code} {reason}"),
+            Next::Retry,
+        )
+    }
+}
+
+/// What a read or write error means.
+fn lost_or_fatal(e: tungstenite::Error) -> Ended {
+    use tungstenite::error::{CapacityError, ProtocolError};
+    match e {
+        tungstenite::Error::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
+            Ended::Fatal(WsError::MessageTooLarge {
+                size,
+                limit: max_size,
+            })
+        }
+        tungstenite::Error::Protocol(ProtocolError::ResetWithoutClosingHandshake)
+        | tungstenite::Error::ConnectionClosed
+        | tungstenite::Error::AlreadyClosed => {
+            Ended::Lost("the connection closed".into(), Next::Retry)
+        }
+        tungstenite::Error::Io(e) => Ended::Lost(format!("I/O: {e}"), Next::Retry),
+        tungstenite::Error::Protocol(p) => Ended::Fatal(WsError::Protocol(p.to_string())),
+        tungstenite::Error::Utf8(m) => Ended::Fatal(WsError::Protocol(m)),
+        other => Ended::Lost(other.to_string(), Next::Retry),
+    }
+}
