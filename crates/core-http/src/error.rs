@@ -121,6 +121,17 @@ pub enum Error {
         reason: String,
     },
 
+    /// The call failed, and the server's own state shows it did not act on it (the
+    /// client looked it up): sending it again is safe.
+    #[error("not carried out: {reason} (looked up after: {source})")]
+    NotProcessed {
+        /// What the lookup showed.
+        reason: String,
+        /// The failure that made the outcome uncertain until the lookup.
+        #[source]
+        source: Box<Error>,
+    },
+
     /// An iterator stopped after the most pages it is allowed to fetch in one iteration
     /// (a guard against servers that never stop paging); raise it with `max_pages`.
     #[error("stopped after {pages} pages, the most one iteration may fetch")]
@@ -233,7 +244,10 @@ impl Error {
             | Error::UnexpectedBody { .. }
             | Error::ResponseTooLarge { .. }
             | Error::Redirect { .. } => true,
-            Error::TooManyPages { .. } | Error::InvalidRequest(_) | Error::Config(_) => false,
+            Error::NotProcessed { .. }
+            | Error::TooManyPages { .. }
+            | Error::InvalidRequest(_)
+            | Error::Config(_) => false,
             #[cfg(feature = "ws")]
             Error::WebSocket(_) => false,
             #[cfg(feature = "webhook")]

@@ -207,7 +207,11 @@ macro_rules! string_enum {
 ///   (`Option<RateLimit>: From<Type>`);
 /// - `oauth = true`: the service takes OAuth 2.0 client credentials, read from the
 ///   environment when no API key is set;
-/// - `idempotency_keys = true`: the service de-duplicates POSTs by `Idempotency-Key`.
+/// - `idempotency_keys = true`: the service de-duplicates POSTs by `Idempotency-Key`;
+/// - `settings = field`: the client has one more field, of a type with `Default` and
+///   `Clone`, for the service's own settings (made with its default, kept by clones);
+/// - `from_env_hook = path`: `from_env_with` passes the built client and the lookup to
+///   `path(client, &lookup) -> Result<Client>` to read the service's own variables.
 ///
 /// ```
 /// # use std::str::FromStr;
@@ -236,6 +240,8 @@ macro_rules! service_client {
         $(, plan = $plan:ty)?
         $(, oauth = $oauth:literal)?
         $(, idempotency_keys = $keys:literal)?
+        $(, settings = $settings:ident)?
+        $(, from_env_hook = $hook:path)?
         $(,)?
     ) => {
         // Every service client is `Clone + Send + Sync`: checked where it is declared.
@@ -252,7 +258,10 @@ macro_rules! service_client {
             $( const HONOURS_IDEMPOTENCY_KEYS: bool = $keys; )?
 
             fn from_http_client(http: $crate::HttpClient) -> Self {
-                $name { http }
+                $name {
+                    http,
+                    $( $settings: ::std::default::Default::default(), )?
+                }
             }
         }
 
@@ -303,7 +312,9 @@ macro_rules! service_client {
                         builder = builder.rate_limit(plan.parse::<$plan>()?);
                     }
                 )?
-                builder.build()
+                let client = builder.build()?;
+                $( let client = $hook(client, &lookup)?; )?
+                Ok(client)
             }
 
             /// A copy of this client whose calls use these options (timeout, retries,
@@ -311,7 +322,25 @@ macro_rules! service_client {
             pub fn with_options(&self, options: &$crate::RequestOptions) -> $name {
                 $name {
                     http: self.http.with_options(options),
+                    $( $settings: self.$settings.clone(), )?
                 }
+            }
+
+            /// Runs `call` with this client and returns its value together with the
+            /// metadata of the last answer it got (status, headers, request id,
+            /// rate-limit figures), as Stainless SDKs' `with_raw_response` does:
+            /// `client.with_response(|c| c.<resource>().<method>(..))`.
+            pub fn with_response<T>(
+                &self,
+                call: impl FnOnce(&$name) -> $crate::Result<T>,
+            ) -> $crate::Result<$crate::WithResponse<T>> {
+                self.http.with_response(|http| {
+                    let observed = $name {
+                        http: http.clone(),
+                        $( $settings: self.$settings.clone(), )?
+                    };
+                    call(&observed)
+                })
             }
 
             /// Requests to paths this crate does not model, with the same

@@ -66,6 +66,7 @@ pub use services::esign::{
 };
 pub use services::projects::{ENVIRONMENTS, Projects};
 pub use services::social::{PLATFORMS, Social};
+pub use services::trading::Trading;
 pub use services::vision::{FACE_ATTRIBUTES, MODELS, TAXONOMIES, Vision};
 pub use webhooks::{Delivery, DeliveryStatus, EventRecord, MAX_ATTEMPTS, WebhookReceiver};
 

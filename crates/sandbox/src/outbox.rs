@@ -18,7 +18,6 @@ pub(crate) const STREAM_BACKLOG: usize = 65_536;
 
 /// One event for stream sessions.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // read by the stream services
 pub(crate) struct StreamEvent {
     /// The service it belongs to.
     pub service: Service,
@@ -86,7 +85,6 @@ impl World {
     }
 
     /// Publishes a stream event to the sessions that want it (none listening is fine).
-    #[allow(dead_code)] // used by the stream services
     pub(crate) fn publish(&mut self, event: StreamEvent) {
         let _ = self.outbox.streams.send(Arc::new(event));
     }

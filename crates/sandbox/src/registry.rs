@@ -30,6 +30,8 @@ pub enum Service {
     Vision,
     /// The e-signature service, under `/esign`.
     Esign,
+    /// The trading service, under `/trading`.
+    Trading,
 }
 
 impl Service {
@@ -39,6 +41,7 @@ impl Service {
         Service::Projects,
         Service::Vision,
         Service::Esign,
+        Service::Trading,
     ];
 
     pub(crate) fn def(self) -> &'static dyn ServiceDef {
@@ -47,6 +50,7 @@ impl Service {
             Service::Projects => &services::projects::Def,
             Service::Vision => &services::vision::Def,
             Service::Esign => &services::esign::Def,
+            Service::Trading => &services::trading::Def,
         }
     }
 

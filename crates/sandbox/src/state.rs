@@ -35,7 +35,6 @@ pub(crate) struct Shared {
     /// The open stream sessions (outside the world's lock: sessions come and go
     /// without touching the data).
     pub(crate) streams: Arc<Streams>,
-    #[allow(dead_code)] // read by the stream services
     broadcast: broadcast::Sender<Arc<StreamEvent>>,
 }
 
@@ -69,7 +68,6 @@ impl Shared {
     }
 
     /// A receiver of every stream event from now on.
-    #[allow(dead_code)] // used by the stream services
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<StreamEvent>> {
         self.broadcast.subscribe()
     }

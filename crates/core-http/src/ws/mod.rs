@@ -364,9 +364,12 @@ impl StreamConfig {
     }
 }
 
+/// Where the connection's thread confirms a subscription (acknowledged or refused).
+type Confirm = mpsc::Sender<std::result::Result<(), WsError>>;
+
 /// A command from the caller to the connection's thread.
 enum Command<P: Protocol> {
-    Subscribe(P::Subscription),
+    Subscribe(P::Subscription, Option<Confirm>),
     Unsubscribe(P::Subscription),
     Send(String),
     Close,
@@ -409,9 +412,33 @@ impl<P: Protocol> Stream<P> {
         })
     }
 
-    /// Subscribes (now if connected, and again after every reconnect).
+    /// Subscribes (now if connected, and again after every reconnect), without waiting.
     pub fn subscribe(&self, subscription: P::Subscription) {
-        let _ = self.commands.send(Command::Subscribe(subscription));
+        let _ = self.commands.send(Command::Subscribe(subscription, None));
+    }
+
+    /// Subscribes and waits (at most `timeout`) until the server acknowledged it: from
+    /// then on, every event of the subscription is delivered. While disconnected, it
+    /// waits for the reconnect's replay to be acknowledged.
+    pub fn subscribe_confirmed(
+        &self,
+        subscription: P::Subscription,
+        timeout: Duration,
+    ) -> Result<()> {
+        let (confirm, confirmed) = mpsc::channel();
+        self.commands
+            .send(Command::Subscribe(subscription, Some(confirm)))
+            .map_err(|_| crate::Error::WebSocket(WsError::ClosedByCaller))?;
+        match confirmed.recv_timeout(timeout) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(crate::Error::WebSocket(e)),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(crate::Error::WebSocket(WsError::Timeout(
+                "the subscription was not acknowledged in time".into(),
+            ))),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(crate::Error::WebSocket(WsError::ClosedByCaller))
+            }
+        }
     }
 
     /// Unsubscribes.

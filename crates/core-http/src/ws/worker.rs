@@ -15,7 +15,7 @@ use tungstenite::protocol::CloseFrame;
 
 use super::conn::{self, Next, Socket};
 use super::inbox::Inbox;
-use super::{Command, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
+use super::{Command, Confirm, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
 use crate::url::strip_query;
 
 /// Close codes after which reconnecting is pointless: the server says the client broke
@@ -54,6 +54,9 @@ pub(super) struct Worker<P: Protocol> {
     pending: VecDeque<String>,
     /// When each channel last had an event, for the staleness timers.
     last_seen: HashMap<String, Instant>,
+    /// Callers waiting for their subscription's acknowledgement: how many acks each
+    /// still needs (0: settled by the next replay's acknowledgement).
+    confirmations: VecDeque<(usize, Confirm)>,
     shown: String,
 }
 
@@ -72,6 +75,7 @@ impl<P: Protocol> Worker<P> {
             commands,
             pending: VecDeque::new(),
             last_seen: HashMap::new(),
+            confirmations: VecDeque::new(),
             shown,
         }
     }
@@ -203,7 +207,11 @@ impl<P: Protocol> Worker<P> {
         Ok(live)
     }
 
-    fn announce(&self, live: &mut Live) {
+    fn announce(&mut self, live: &mut Live) {
+        // Whatever was subscribed before this connection is now acknowledged.
+        for (_, confirm) in self.confirmations.drain(..) {
+            let _ = confirm.send(Ok(()));
+        }
         if let Some((gap, attempts)) = live.announce.take() {
             debug!("stream {}: reconnected after {gap:?}", self.shown);
             self.inbox.push(
@@ -304,8 +312,9 @@ impl<P: Protocol> Worker<P> {
                 }
             };
             let result = match command {
-                Command::Subscribe(s) => {
+                Command::Subscribe(s, confirm) => {
                     let messages = self.protocol.subscribe(&s);
+                    let count = messages.len();
                     let mut result = Ok(());
                     for message in messages {
                         result = self.write(live, message);
@@ -315,6 +324,15 @@ impl<P: Protocol> Worker<P> {
                         live.outstanding += 1;
                         live.ack_deadline
                             .get_or_insert(Instant::now() + self.config.ack_timeout);
+                    }
+                    if let Some(confirm) = confirm {
+                        if count == 0 {
+                            let _ = confirm.send(Ok(()));
+                        } else {
+                            // Settled by its own acks (or by the replay if the
+                            // connection is lost first).
+                            self.confirmations.push_back((count, confirm));
+                        }
                     }
                     result
                 }
@@ -352,9 +370,13 @@ impl<P: Protocol> Worker<P> {
                 return true;
             }
             match self.commands.recv_timeout(left) {
-                Ok(Command::Subscribe(s)) => {
-                    // Recorded now, sent with the replay on the next connection.
+                Ok(Command::Subscribe(s, confirm)) => {
+                    // Recorded now, sent with the replay on the next connection, whose
+                    // acknowledgement confirms it.
                     let _ = self.protocol.subscribe(&s);
+                    if let Some(confirm) = confirm {
+                        self.confirmations.push_back((0, confirm));
+                    }
                 }
                 Ok(Command::Unsubscribe(s)) => {
                     let _ = self.protocol.unsubscribe(&s);

@@ -4,4 +4,5 @@
 pub(crate) mod esign;
 pub(crate) mod projects;
 pub(crate) mod social;
+pub(crate) mod trading;
 pub(crate) mod vision;

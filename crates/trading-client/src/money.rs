@@ -1,0 +1,145 @@
+//! Money on the wire: prices, quantities and amounts are `Decimal`s, read from the exact
+//! text of a JSON number or string (never through `f64`), and written as the exact
+//! decimal text of a JSON number (never in exponent notation). No crate-wide serde
+//! feature is involved: reading goes through `serde_json`'s `RawValue`, writing through
+//! the small JSON writer here.
+
+use std::str::FromStr;
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+/// Parses a JSON number's or string's text as a decimal, exactly.
+pub(crate) fn parse(raw: &str) -> Option<Decimal> {
+    let text = raw.trim();
+    let text = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) => inner.trim(),
+        None => text,
+    };
+    if text.is_empty() {
+        return None;
+    }
+    Decimal::from_str(text)
+        .or_else(|_| Decimal::from_scientific(text))
+        .ok()
+}
+
+/// Reads a required decimal (a JSON number or numeric string); `null` or anything else
+/// reads as zero, so one odd value never throws away a whole answer.
+pub(crate) fn decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+    Ok(opt_decimal(d)?.unwrap_or_default())
+}
+
+/// Reads an optional decimal: `None` for `null` or a value that is not a number.
+pub(crate) fn opt_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
+    let raw: Option<Box<RawValue>> = Option::deserialize(d)?;
+    Ok(raw.and_then(|r| parse(r.get())))
+}
+
+/// A small JSON object writer whose numbers are decimals written exactly.
+#[derive(Debug, Default)]
+pub(crate) struct JsonObject {
+    out: String,
+}
+
+impl JsonObject {
+    pub(crate) fn new() -> Self {
+        JsonObject {
+            out: String::from("{"),
+        }
+    }
+
+    fn key(&mut self, key: &str) {
+        if self.out.len() > 1 {
+            self.out.push(',');
+        }
+        self.out.push_str(&quote(key));
+        self.out.push(':');
+    }
+
+    /// `"key": "value"`.
+    pub(crate) fn string(mut self, key: &str, value: &str) -> Self {
+        self.key(key);
+        self.out.push_str(&quote(value));
+        self
+    }
+
+    /// `"key": 12.50`: the decimal's own digits, as a JSON number.
+    pub(crate) fn decimal(mut self, key: &str, value: Decimal) -> Self {
+        self.key(key);
+        self.out.push_str(&number_text(value));
+        self
+    }
+
+    /// `"key": {...}`.
+    pub(crate) fn object(mut self, key: &str, value: JsonObject) -> Self {
+        self.key(key);
+        self.out.push_str(&value.finish());
+        self
+    }
+
+    pub(crate) fn finish(mut self) -> String {
+        self.out.push('}');
+        self.out
+    }
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// A decimal as JSON number text: plain digits (a `Decimal` never prints an exponent),
+/// trailing zeros kept as given.
+pub(crate) fn number_text(value: Decimal) -> String {
+    value.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn reads_every_form_exactly() {
+        for (raw, want) in [
+            ("187.23", "187.23"),
+            ("\"187.23\"", "187.23"),
+            ("0.1", "0.1"),
+            ("123456789.123456789", "123456789.123456789"),
+            ("1e-7", "0.0000001"),
+            ("2.5E3", "2500"),
+            ("-3", "-3"),
+        ] {
+            assert_eq!(parse(raw).unwrap().to_string(), want, "{raw}");
+        }
+        for bad in ["", "\"\"", "abc", "null", "[1]"] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn writes_exact_decimal_text_never_exponents() {
+        let body = JsonObject::new()
+            .string("symbol", "AAPL")
+            .decimal("qty", Decimal::new(1, 7))
+            .decimal("limit_price", Decimal::new(18_723, 2))
+            .decimal("big", Decimal::from_str("12345678901234567890.5").unwrap())
+            .object(
+                "take_profit",
+                JsonObject::new().decimal("limit_price", Decimal::new(200, 0)),
+            )
+            .finish();
+        assert_eq!(
+            body,
+            r#"{"symbol":"AAPL","qty":0.0000001,"limit_price":187.23,"big":12345678901234567890.5,"take_profit":{"limit_price":200}}"#
+        );
+        // Valid JSON, whose numbers read back exactly.
+        let raw: std::collections::HashMap<String, Box<RawValue>> =
+            serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            parse(raw["big"].get()).unwrap().to_string(),
+            "12345678901234567890.5"
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! News and earnings. `GET /v1/news?symbols&limit&page_token`.
+
+use core_http::{Result, TokenPage, TokenPaginator};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::client::Client;
+use crate::markets::check_symbols;
+
+/// The largest page the service serves.
+pub const MAX_PAGE_SIZE: u32 = 50;
+
+core_http::string_enum! {
+    /// What a news item is.
+    pub enum NewsKind {
+        /// An article.
+        News = "news",
+        /// An earnings report.
+        Earnings = "earnings",
+    }
+}
+
+/// An earnings report's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Earnings {
+    /// The quarter, such as `Q1 2026`.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub fiscal_period: String,
+    /// The expected earnings per share.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub eps_estimate: Option<Decimal>,
+    /// The reported earnings per share.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub eps_actual: Option<Decimal>,
+}
+
+/// A news item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct NewsItem {
+    /// Its id.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub id: String,
+    /// News or earnings.
+    #[serde(default)]
+    pub kind: NewsKind,
+    /// The headline.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub headline: String,
+    /// A summary.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub summary: String,
+    /// Where it comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The symbols it is about.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub symbols: Vec<String>,
+    /// A link to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// When it was published.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_at: Option<OffsetDateTime>,
+    /// The figures of an earnings report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earnings: Option<Earnings>,
+}
+
+/// One page of news and the token of the next.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct NewsPage {
+    /// The items, newest first.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub news: Vec<NewsItem>,
+    /// The token of the next page; `None` on the last.
+    #[serde(default)]
+    pub next_page_token: Option<String>,
+}
+
+/// The news resource: `client.news()`.
+#[derive(Debug, Clone, Copy)]
+pub struct News<'a> {
+    client: &'a Client,
+}
+
+impl<'a> News<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        News { client }
+    }
+
+    /// One page of news about `symbols`, newest first: the first, or the one `token`
+    /// names. `limit` is 1 to 50.
+    pub fn page<S: AsRef<str>>(
+        &self,
+        symbols: &[S],
+        limit: u32,
+        token: Option<&str>,
+    ) -> Result<NewsPage> {
+        let symbols = check_symbols(symbols)?;
+        core_http::check_page_size(Some(limit), MAX_PAGE_SIZE)?;
+        let mut page: NewsPage = self
+            .client
+            .http()
+            .get("/v1/news")
+            .query("symbols", symbols)
+            .query("limit", limit)
+            .query_opt("page_token", token)
+            .send_json()?;
+        page.next_page_token = page.next_page_token.filter(|t| !t.is_empty());
+        Ok(page)
+    }
+
+    /// Every item about `symbols`, newest first, fetched 50 at a time as the iteration
+    /// reaches them.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// for item in client.news().iter(&["AAPL"]).take(20) {
+    ///     println!("{}", item?.headline);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn iter<S: AsRef<str>>(
+        &self,
+        symbols: &[S],
+    ) -> impl Iterator<Item = Result<NewsItem>> + 'static {
+        let client = self.client.clone();
+        let symbols: Vec<String> = symbols.iter().map(|s| s.as_ref().to_owned()).collect();
+        let checked = check_symbols(&symbols).err();
+        let mut failed = checked;
+        TokenPaginator::new(move |token| {
+            if let Some(e) = failed.take() {
+                return Err(e);
+            }
+            let page = client.news().page(&symbols, MAX_PAGE_SIZE, token)?;
+            Ok(TokenPage {
+                items: page.news,
+                next_token: page.next_page_token,
+            })
+        })
+    }
+}

@@ -1,0 +1,586 @@
+//! The stream: quotes, fills and order changes, account changes, on core-http's
+//! reconnecting WebSocket. After every reconnect the orders are reconciled through REST
+//! (orders changed since the last one seen), so a fill that happened while the
+//! connection was down is still delivered; fills are de-duplicated by execution id, so
+//! none is delivered twice; then [`Event::Reconnected`] tells how long the gap was.
+
+use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use core_http::ws::{Inbound, Protocol, Stream, StreamItem, StreamStats, WsError};
+use core_http::{Error, Result};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use time::OffsetDateTime;
+
+use crate::account::Account;
+use crate::client::{Client, Environment, Plan};
+use crate::markets::{Quote, check_symbols};
+use crate::orders::{ListOrders, Order, OrderId, Side};
+
+/// How many execution ids are remembered to drop repeated fills.
+const SEEN_FILLS: usize = 100_000;
+/// How far before the last change seen a reconciliation looks.
+const RECONCILE_MARGIN: time::Duration = time::Duration::minutes(5);
+/// How long a subscription may take to be acknowledged.
+const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A fill: one execution of one of your orders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Fill {
+    /// The execution's id (each fill is delivered once, by this id).
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub execution_id: String,
+    /// The order it filled.
+    pub order_id: OrderId,
+    /// The order's client order id.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub client_order_id: String,
+    /// The symbol.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub symbol: String,
+    /// Buy or sell.
+    #[serde(default)]
+    pub side: Side,
+    /// Shares filled.
+    #[serde(default, deserialize_with = "crate::money::decimal")]
+    pub qty: Decimal,
+    /// The price.
+    #[serde(default, deserialize_with = "crate::money::decimal")]
+    pub price: Decimal,
+    /// When.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<OffsetDateTime>,
+    /// `true` when it was found by the reconciliation after a reconnect rather than
+    /// received on the stream.
+    #[serde(default)]
+    pub recovered: bool,
+}
+
+/// What the stream delivers.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A quote of a subscribed symbol (quotes may be dropped when you fall far behind:
+    /// see [`TradingStream::stats`]).
+    Quote(Quote),
+    /// A fill of one of your orders. Never dropped, never repeated.
+    Fill(Fill),
+    /// One of your orders changed.
+    Order(Box<Order>),
+    /// The account changed.
+    Account(Account),
+    /// The connection was lost and is back, subscriptions restored and fills
+    /// reconciled: events of the gap other than fills (quotes, order and account
+    /// changes) may be missing, so re-read what you need.
+    Reconnected {
+        /// How long the stream was down.
+        gap: Duration,
+    },
+    /// A message type this version does not know, kept whole.
+    Unknown {
+        /// Its `type`.
+        kind: String,
+        /// The message.
+        data: serde_json::Value,
+    },
+}
+
+/// What to subscribe to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Subscription {
+    channels: Vec<&'static str>,
+    symbols: Vec<String>,
+}
+
+/// The stream's wire protocol.
+#[derive(Debug, Default)]
+pub(crate) struct TradingProtocol {
+    channels: BTreeSet<&'static str>,
+    symbols: BTreeSet<String>,
+}
+
+fn message(action: &str, channels: &[&str], symbols: &[String]) -> String {
+    serde_json::json!({"action": action, "channels": channels, "symbols": symbols}).to_string()
+}
+
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct OrderMessage {
+    #[serde(default)]
+    order: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct AccountMessage {
+    #[serde(default)]
+    account: Option<Box<RawValue>>,
+}
+
+impl TradingProtocol {
+    fn one(&self, raw: &str) -> Option<Inbound<Event>> {
+        let head: Head = serde_json::from_str(raw).ok()?;
+        let kind = head.kind.unwrap_or_default();
+        let unknown = || Event::Unknown {
+            kind: kind.clone(),
+            data: serde_json::from_str(raw).unwrap_or_default(),
+        };
+        Some(match kind.as_str() {
+            "subscribed" => Inbound::Ack,
+            "unsubscribed" => return None,
+            "error" => Inbound::Refused(
+                head.message
+                    .unwrap_or_else(|| "the server reported an error".into()),
+            ),
+            "quote" => match serde_json::from_str::<Quote>(raw) {
+                Ok(q) => Inbound::lossy(Event::Quote(q)).on_channel("quotes"),
+                Err(_) => Inbound::lossless(unknown()),
+            },
+            "fill" => match serde_json::from_str::<Fill>(raw) {
+                Ok(f) => Inbound::lossless(Event::Fill(f)).on_channel("orders"),
+                Err(_) => Inbound::lossless(unknown()),
+            },
+            "order" => {
+                let body = serde_json::from_str::<OrderMessage>(raw)
+                    .ok()
+                    .and_then(|m| m.order)
+                    .map(|o| o.get().to_owned())
+                    .unwrap_or_else(|| raw.to_owned());
+                match serde_json::from_str::<Order>(&body) {
+                    Ok(o) => Inbound::lossless(Event::Order(Box::new(o))).on_channel("orders"),
+                    Err(_) => Inbound::lossless(unknown()),
+                }
+            }
+            "account" => {
+                let body = serde_json::from_str::<AccountMessage>(raw)
+                    .ok()
+                    .and_then(|m| m.account)
+                    .map(|a| a.get().to_owned())
+                    .unwrap_or_else(|| raw.to_owned());
+                match serde_json::from_str::<Account>(&body) {
+                    Ok(a) => Inbound::lossless(Event::Account(a)).on_channel("account"),
+                    Err(_) => Inbound::lossless(unknown()),
+                }
+            }
+            _ => Inbound::lossless(unknown()),
+        })
+    }
+}
+
+impl Protocol for TradingProtocol {
+    type Event = Event;
+    type Subscription = Subscription;
+
+    fn subscribe(&mut self, s: &Subscription) -> Vec<String> {
+        self.channels.extend(s.channels.iter().copied());
+        self.symbols.extend(s.symbols.iter().cloned());
+        vec![message("subscribe", &s.channels, &s.symbols)]
+    }
+
+    fn unsubscribe(&mut self, s: &Subscription) -> Vec<String> {
+        for c in &s.channels {
+            self.channels.remove(c);
+        }
+        for symbol in &s.symbols {
+            self.symbols.remove(symbol);
+        }
+        vec![message("unsubscribe", &s.channels, &s.symbols)]
+    }
+
+    fn replay(&self) -> Vec<String> {
+        if self.channels.is_empty() {
+            return Vec::new();
+        }
+        let channels: Vec<&str> = self.channels.iter().copied().collect();
+        let symbols: Vec<String> = self.symbols.iter().cloned().collect();
+        vec![message("subscribe", &channels, &symbols)]
+    }
+
+    fn decode(&mut self, frame: &str) -> Vec<Inbound<Event>> {
+        // One object or an array of them per frame.
+        let trimmed = frame.trim_start();
+        if trimmed.starts_with('[') {
+            let items: Vec<Box<RawValue>> = serde_json::from_str(trimmed).unwrap_or_default();
+            items.iter().filter_map(|raw| self.one(raw.get())).collect()
+        } else {
+            self.one(trimmed).into_iter().collect()
+        }
+    }
+}
+
+/// An open stream: [`Client::stream`]. Iterate it (each item waits), or call
+/// [`next_timeout`](Self::next_timeout). Dropping it closes it.
+///
+/// ```no_run
+/// use trading_client::Event;
+/// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+/// let mut stream = client.stream()?;
+/// stream.subscribe_quotes(&["AAPL"])?;
+/// stream.subscribe_orders()?;
+/// for event in stream.by_ref().take(10) {
+///     match event? {
+///         Event::Quote(q) => println!("{} {}", q.symbol, q.price),
+///         Event::Fill(f) => println!("filled {} {} at {}", f.qty, f.symbol, f.price),
+///         Event::Reconnected { gap } => println!("back after {gap:?}"),
+///         _ => {}
+///     }
+/// }
+/// # Ok::<(), trading_client::Error>(())
+/// ```
+pub struct TradingStream {
+    inner: Stream<TradingProtocol>,
+    client: Client,
+    url: String,
+    seen: HashSet<String>,
+    seen_order: VecDeque<String>,
+    latest: Option<OffsetDateTime>,
+    orders: bool,
+    pending: VecDeque<Result<Event>>,
+}
+
+impl std::fmt::Debug for TradingStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TradingStream")
+            .field("url", &self.url)
+            .field("stats", &self.inner.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Names the environment and URL in an upgrade refusal.
+fn explain(e: Error, environment: Environment, url: &str) -> Error {
+    match e {
+        Error::WebSocket(WsError::Unauthorized { status, message }) => {
+            Error::WebSocket(WsError::Unauthorized {
+                status,
+                message: format!(
+                    "{message} (the {environment} environment at {url} refused the stream; \
+                     check that the key is a {environment} key on a plan with streaming)"
+                ),
+            })
+        }
+        other => other,
+    }
+}
+
+impl TradingStream {
+    pub(crate) fn open(
+        client: &Client,
+        configure: impl FnOnce(core_http::ws::StreamConfig) -> core_http::ws::StreamConfig,
+    ) -> Result<TradingStream> {
+        if client.plan() == Some(Plan::Free) {
+            return Err(Error::InvalidRequest(
+                "streaming is included in the Pro plan; this client is on the Free plan".into(),
+            ));
+        }
+        let url = client.stream_url();
+        let config = configure(client.http().stream_config(&url)?);
+        let inner = Stream::connect(config, TradingProtocol::default())
+            .map_err(|e| explain(e, client.environment(), &url))?;
+        Ok(TradingStream {
+            inner,
+            client: client.clone(),
+            url,
+            seen: HashSet::new(),
+            seen_order: VecDeque::new(),
+            latest: None,
+            orders: false,
+            pending: VecDeque::new(),
+        })
+    }
+
+    /// Receives quotes of `symbols` (1 to 100 of them). Returns once the server has
+    /// acknowledged the subscription.
+    pub fn subscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        let symbols = check_symbols(symbols)?;
+        self.inner.subscribe_confirmed(
+            Subscription {
+                channels: vec!["quotes"],
+                symbols: symbols.split(',').map(str::to_owned).collect(),
+            },
+            SUBSCRIBE_TIMEOUT,
+        )
+    }
+
+    /// Stops the quotes of `symbols`.
+    pub fn unsubscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        let symbols = check_symbols(symbols)?;
+        self.inner.unsubscribe(Subscription {
+            channels: Vec::new(),
+            symbols: symbols.split(',').map(str::to_owned).collect(),
+        });
+        Ok(())
+    }
+
+    /// Receives fills and order changes. Returns once the server has acknowledged the
+    /// subscription; from then on no fill is missed. The fills your orders already had
+    /// are recorded first (one REST call) so that only new ones are delivered, and the
+    /// orders are reconciled once more after the acknowledgement, so a fill between the
+    /// two is delivered too.
+    pub fn subscribe_orders(&mut self) -> Result<()> {
+        let first = !self.orders;
+        if first {
+            let existing = self
+                .client
+                .orders()
+                .list(&ListOrders::new().all().limit(500))?;
+            for order in &existing {
+                self.note_order(order);
+                for fill in fills_of(order) {
+                    self.remember(&fill.execution_id);
+                }
+            }
+            self.orders = true;
+        }
+        self.inner.subscribe_confirmed(
+            Subscription {
+                channels: vec!["orders"],
+                symbols: Vec::new(),
+            },
+            SUBSCRIBE_TIMEOUT,
+        )?;
+        if first {
+            self.reconcile();
+        }
+        Ok(())
+    }
+
+    /// Receives account changes. Returns once the server has acknowledged the
+    /// subscription.
+    pub fn subscribe_account(&mut self) -> Result<()> {
+        self.inner.subscribe_confirmed(
+            Subscription {
+                channels: vec!["account"],
+                symbols: Vec::new(),
+            },
+            SUBSCRIBE_TIMEOUT,
+        )
+    }
+
+    /// The next event, waiting at most `timeout`; `None` when none came in time or the
+    /// stream has ended ([`is_closed`](Self::is_closed)).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<Event>> {
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(event);
+            }
+            let left = deadline.map_or(Duration::from_secs(u32::MAX as u64), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            let item = self.inner.next_timeout(left)?;
+            if let Some(event) = self.handle(item) {
+                return Some(event);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) && self.pending.is_empty() {
+                return None;
+            }
+        }
+    }
+
+    /// `true` once the stream has ended and every event has been read.
+    pub fn is_closed(&self) -> bool {
+        self.pending.is_empty() && self.inner.is_closed()
+    }
+
+    /// The stream's counters: reconnects, quotes dropped because the caller fell behind,
+    /// events received, age of the last message.
+    pub fn stats(&self) -> StreamStats {
+        self.inner.stats()
+    }
+
+    /// Closes the stream (a close handshake, at most 5 s).
+    pub fn close(&mut self) {
+        self.inner.close();
+    }
+
+    /// One item from the connection: an event to give (or not, for a repeated fill),
+    /// or, after a reconnect, the reconciliation queued in `pending`.
+    fn handle(&mut self, item: Result<StreamItem<Event>>) -> Option<Result<Event>> {
+        match item {
+            Ok(StreamItem::Event(Event::Fill(fill))) => {
+                if !self.remember(&fill.execution_id) {
+                    return None;
+                }
+                if let Some(t) = fill.timestamp {
+                    self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+                }
+                Some(Ok(Event::Fill(fill)))
+            }
+            Ok(StreamItem::Event(Event::Order(order))) => {
+                self.note_order(&order);
+                Some(Ok(Event::Order(order)))
+            }
+            Ok(StreamItem::Event(event)) => Some(Ok(event)),
+            Ok(StreamItem::Reconnected { gap, .. }) => {
+                if self.orders {
+                    self.reconcile();
+                }
+                self.pending.push_back(Ok(Event::Reconnected { gap }));
+                None
+            }
+            Ok(_) => None,
+            Err(e) => Some(Err(explain(e, self.client.environment(), &self.url))),
+        }
+    }
+
+    /// Fills that happened while disconnected, found through REST, queued in time order.
+    fn reconcile(&mut self) {
+        let mut params = ListOrders::new().all().limit(500);
+        if let Some(latest) = self.latest {
+            params = params.updated_since(latest - RECONCILE_MARGIN);
+        }
+        match self.client.orders().list(&params) {
+            Ok(orders) => {
+                let mut missed: Vec<Fill> = Vec::new();
+                for order in &orders {
+                    self.note_order(order);
+                    for mut fill in fills_of(order) {
+                        if self.remember(&fill.execution_id) {
+                            fill.recovered = true;
+                            missed.push(fill);
+                        }
+                    }
+                }
+                missed.sort_by_key(|f| f.timestamp);
+                for fill in missed {
+                    if let Some(t) = fill.timestamp {
+                        self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+                    }
+                    self.pending.push_back(Ok(Event::Fill(fill)));
+                }
+            }
+            Err(e) => self.pending.push_back(Err(e)),
+        }
+    }
+
+    fn note_order(&mut self, order: &Order) {
+        if let Some(t) = order.updated_at {
+            self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+        }
+    }
+
+    /// Records an execution id; `false` when it was already seen.
+    fn remember(&mut self, execution_id: &str) -> bool {
+        if execution_id.is_empty() {
+            return true;
+        }
+        if !self.seen.insert(execution_id.to_owned()) {
+            return false;
+        }
+        self.seen_order.push_back(execution_id.to_owned());
+        if self.seen_order.len() > SEEN_FILLS
+            && let Some(old) = self.seen_order.pop_front()
+        {
+            self.seen.remove(&old);
+        }
+        true
+    }
+}
+
+/// The fills of an order and its legs, as stream events.
+fn fills_of(order: &Order) -> Vec<Fill> {
+    let mut out: Vec<Fill> = order
+        .fills
+        .iter()
+        .map(|e| Fill {
+            execution_id: e.execution_id.clone(),
+            order_id: order.id.clone(),
+            client_order_id: order.client_order_id.clone(),
+            symbol: order.symbol.clone(),
+            side: order.side.clone(),
+            qty: e.qty,
+            price: e.price,
+            timestamp: e.timestamp,
+            recovered: false,
+        })
+        .collect();
+    for leg in &order.legs {
+        out.extend(fills_of(leg));
+    }
+    out
+}
+
+impl Iterator for TradingStream {
+    type Item = Result<Event>;
+
+    /// Waits for the next event; `None` once the stream has ended.
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(event);
+            }
+            let item = self.inner.next()?;
+            if let Some(event) = self.handle(item) {
+                return Some(event);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn frames_of_one_object_or_many_decode_exactly() {
+        let mut p = TradingProtocol::default();
+        let frame = r#"[{"type":"quote","symbol":"AAPL","price":187.23,"bid":"187.22"},{"type":"fill","execution_id":"ex1","order_id":"o1","qty":0.5,"price":187.25},{"type":"halt","symbol":"AAPL"}]"#;
+        let decoded = p.decode(frame);
+        assert_eq!(decoded.len(), 3);
+        match &decoded[0] {
+            Inbound::Event {
+                event: Event::Quote(q),
+                ..
+            } => {
+                assert_eq!(q.price.to_string(), "187.23");
+                assert_eq!(q.bid.unwrap().to_string(), "187.22");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(&decoded[1], Inbound::Event { event: Event::Fill(f), .. } if f.qty.to_string() == "0.5")
+        );
+        assert!(
+            matches!(&decoded[2], Inbound::Event { event: Event::Unknown { kind, .. }, .. } if kind == "halt")
+        );
+        assert!(matches!(
+            p.decode(r#"{"type":"subscribed"}"#)[..],
+            [Inbound::Ack]
+        ));
+        assert!(p.decode(r#"{"type":"unsubscribed"}"#).is_empty());
+        assert!(p.decode("not json").is_empty());
+    }
+
+    #[test]
+    fn subscriptions_are_replayed_together() {
+        let mut p = TradingProtocol::default();
+        assert!(p.replay().is_empty());
+        p.subscribe(&Subscription {
+            channels: vec!["quotes"],
+            symbols: vec!["AAPL".into()],
+        });
+        p.subscribe(&Subscription {
+            channels: vec!["orders"],
+            symbols: vec![],
+        });
+        assert_eq!(
+            p.replay(),
+            [r#"{"action":"subscribe","channels":["orders","quotes"],"symbols":["AAPL"]}"#]
+        );
+    }
+}

@@ -1,0 +1,553 @@
+//! trading-client against the sandbox's paper-trading engine: every order kind, fills
+//! after clock moves, the account, markets, history and news, orders never placed twice,
+//! and a stream that delivers every fill exactly once across forced disconnects.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use rust_decimal::Decimal;
+use sandbox::{Fault, Sandbox, Service};
+use trading_client::{
+    Amount, Client, Entry, Error, Event, Exit, ListOrders, OrderClass, OrderRequest, OrderStatus,
+    ReconnectPolicy, Side, StopLoss, StreamConfig, TimeInForce, Timeframe, TradingStream, Trail,
+};
+
+fn d(s: &str) -> Decimal {
+    s.parse().unwrap()
+}
+
+fn client(sandbox: &Sandbox) -> Client {
+    Client::new(sandbox.trading().url(), sandbox.api_key()).unwrap()
+}
+
+/// Reconnects at once (a few ms of backoff), so tests of drops run fast.
+fn fast(config: StreamConfig) -> StreamConfig {
+    let mut policy = ReconnectPolicy::default();
+    policy.backoff =
+        core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
+    config.reconnect(policy)
+}
+
+/// Waits until `f` says yes (a few seconds at most).
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !f() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The next event that is not a quote.
+fn next_non_quote(stream: &mut TradingStream) -> Event {
+    loop {
+        match stream.next_timeout(Duration::from_secs(10)) {
+            Some(Ok(Event::Quote(_))) => continue,
+            Some(Ok(event)) => return event,
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn every_order_kind_is_placed_on_paper() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let price = sandbox.trading().price("AAPL");
+    let below = (price * d("0.9")).round_dp(2);
+    let above = (price * d("1.1")).round_dp(2);
+
+    let market = client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(d("10")),
+        ))
+        .unwrap();
+    assert_eq!(market.status, OrderStatus::Filled);
+    assert_eq!(market.filled_qty, d("10"));
+    assert_eq!(
+        market.filled_avg_price,
+        Some(price + d("0.01")),
+        "bought at the ask"
+    );
+
+    let notional = client
+        .orders()
+        .place(&OrderRequest::market(
+            "MSFT",
+            Side::Buy,
+            Amount::Notional(d("1000.00")),
+        ))
+        .unwrap();
+    assert_eq!(notional.status, OrderStatus::Filled);
+    assert!(notional.filled_qty > Decimal::ZERO && notional.filled_qty < d("100"));
+
+    let kinds = [
+        OrderRequest::limit("AAPL", Side::Buy, d("1"), below).time_in_force(TimeInForce::Gtc),
+        OrderRequest::stop("AAPL", Side::Buy, d("1"), above),
+        OrderRequest::stop_limit("AAPL", Side::Buy, d("1"), above, above + d("1")),
+        OrderRequest::trailing_stop("AAPL", Side::Sell, d("1"), Trail::Price(d("5"))),
+        OrderRequest::trailing_stop("AAPL", Side::Sell, d("1"), Trail::Percent(d("2.5"))),
+    ];
+    for request in &kinds {
+        let order = client.orders().place(request).unwrap();
+        assert_eq!(order.status, OrderStatus::New, "{request:?} rests");
+        assert_eq!(order.client_order_id.len(), 36, "the client made a UUID");
+    }
+
+    let bracket = client
+        .orders()
+        .place(&OrderRequest::bracket(
+            "AAPL",
+            Side::Buy,
+            d("2"),
+            Entry::Market,
+            above,
+            StopLoss::at(below),
+        ))
+        .unwrap();
+    assert_eq!(bracket.order_class, OrderClass::Bracket);
+    assert_eq!(bracket.status, OrderStatus::Filled);
+    assert_eq!(bracket.legs.len(), 2);
+    assert!(
+        bracket.legs.iter().all(|l| l.status == OrderStatus::New),
+        "exits work once the entry filled"
+    );
+
+    let oco = client
+        .orders()
+        .place(&OrderRequest::oco(
+            "AAPL",
+            Side::Sell,
+            d("3"),
+            above,
+            StopLoss::at(below),
+        ))
+        .unwrap();
+    assert_eq!(oco.order_class, OrderClass::Oco);
+    assert_eq!(oco.legs.len(), 1);
+
+    let oto = client
+        .orders()
+        .place(&OrderRequest::oto(
+            "AAPL",
+            Side::Buy,
+            d("1"),
+            Entry::Limit(below),
+            Exit::TakeProfit(above),
+        ))
+        .unwrap();
+    assert_eq!(oto.order_class, OrderClass::Oto);
+    assert_eq!(
+        oto.legs[0].status,
+        OrderStatus::Held,
+        "the exit waits for the entry"
+    );
+
+    // Canceling the OTO entry cancels its held exit.
+    let canceled = client.orders().cancel(&oto.id).unwrap();
+    assert_eq!(canceled.status, OrderStatus::Canceled);
+    assert_eq!(canceled.legs[0].status, OrderStatus::Canceled);
+
+    let open = client.orders().list(&ListOrders::new()).unwrap();
+    assert_eq!(
+        open.len(),
+        kinds.len() + 2,
+        "the resting kinds, the bracket (exits working) and the OCO pair"
+    );
+    let account = client.account().get().unwrap();
+    assert!(account.cash < d("100000"));
+    let aapl = account
+        .positions
+        .iter()
+        .find(|p| p.symbol == "AAPL")
+        .unwrap();
+    assert_eq!(aapl.qty, d("12"));
+}
+
+#[test]
+fn a_limit_order_fills_after_the_clock_moves() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let price = sandbox.trading().price("NVDA");
+    let limit = (price - d("5")).round_dp(2);
+    let order = client
+        .orders()
+        .place(&OrderRequest::limit("NVDA", Side::Buy, d("4"), limit))
+        .unwrap();
+    assert_eq!(order.status, OrderStatus::New);
+    // The price drops below the limit; a minute later the order has filled at it.
+    sandbox.trading().set_price("NVDA", limit - d("1"));
+    assert_eq!(
+        client.orders().get(&order.id).unwrap().status,
+        OrderStatus::New
+    );
+    sandbox.advance(Duration::from_secs(61));
+    let filled = client.orders().get(&order.id).unwrap();
+    assert_eq!(filled.status, OrderStatus::Filled);
+    assert!(filled.filled_avg_price.unwrap() <= limit);
+    assert_eq!(filled.fills.len(), 1);
+}
+
+#[test]
+fn large_orders_fill_partially_and_buying_power_is_enforced() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    sandbox.trading().set_price("F", d("12.50"));
+    let order = client
+        .orders()
+        .place(&OrderRequest::market(
+            "F",
+            Side::Buy,
+            Amount::Qty(d("2500")),
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // 1,000 shares a minute: the rest fills as the clock moves.
+    assert_eq!(order.status, OrderStatus::PartiallyFilled);
+    assert_eq!(order.filled_qty, d("1000"));
+    sandbox.advance(Duration::from_secs(120));
+    assert_eq!(
+        client.orders().get(&order.id).unwrap().status,
+        OrderStatus::Filled
+    );
+
+    let price = sandbox.trading().price("AAPL");
+    let too_many = (d("200000") / price).round_dp(0);
+    let err = client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(too_many),
+        ))
+        .unwrap_err();
+    assert_eq!(err.status(), Some(403), "{err}");
+    assert_eq!(
+        err.api().unwrap().code.as_deref(),
+        Some("insufficient_buying_power")
+    );
+    let err = client
+        .orders()
+        .place(&OrderRequest::market(
+            "TSLA",
+            Side::Sell,
+            Amount::Qty(d("1")),
+        ))
+        .unwrap_err();
+    assert_eq!(err.api().unwrap().code.as_deref(), Some("insufficient_qty"));
+}
+
+#[test]
+fn an_order_whose_answer_is_dropped_is_placed_once_and_returned() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    // The first answer is dropped after the order was placed: the retry, with the same
+    // client order id, gets the first order back.
+    sandbox.inject(Fault::on("POST", "/trading/v1/orders").drop_connection());
+    let order = client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(d("1")),
+        ))
+        .unwrap();
+    assert_eq!(order.status, OrderStatus::Filled);
+    assert_eq!(sandbox.trading().orders().len(), 1);
+
+    // Every answer dropped: after the retries the client looks the order up.
+    sandbox.inject(
+        Fault::on("POST", "/trading/v1/orders")
+            .drop_connection()
+            .times(3),
+    );
+    let order = client
+        .orders()
+        .place(
+            &OrderRequest::market("AAPL", Side::Buy, Amount::Qty(d("2")))
+                .client_order_id("mine-42"),
+        )
+        .unwrap();
+    assert_eq!(order.client_order_id, "mine-42");
+    assert_eq!(sandbox.trading().orders().len(), 2);
+
+    // Refused every time without being placed: a clear "not placed".
+    sandbox.inject(Fault::on("POST", "/trading/v1/orders").status(500).times(3));
+    let err = client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(d("3")),
+        ))
+        .unwrap_err();
+    assert!(matches!(err, Error::NotProcessed { .. }), "{err:?}");
+    assert!(!err.may_have_been_processed());
+    assert_eq!(sandbox.trading().orders().len(), 2);
+
+    // The same client order id placed again is the same order.
+    let again = client
+        .orders()
+        .place(
+            &OrderRequest::market("AAPL", Side::Buy, Amount::Qty(d("2")))
+                .client_order_id("mine-42"),
+        )
+        .unwrap();
+    assert_eq!(again.id, order.id);
+    assert_eq!(sandbox.trading().orders().len(), 2);
+    assert_eq!(
+        client
+            .orders()
+            .get_by_client_order_id("mine-42")
+            .unwrap()
+            .unwrap()
+            .id,
+        order.id
+    );
+    assert!(
+        client
+            .orders()
+            .get_by_client_order_id("never-used")
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn markets_history_and_news() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let quotes = client.markets().quotes(&["AAPL", "msft"]).unwrap();
+    assert_eq!(quotes.len(), 2);
+    assert_eq!(quotes[1].symbol, "MSFT");
+    assert_eq!(quotes[0].ask.unwrap() - quotes[0].bid.unwrap(), d("0.02"));
+    let bars = client
+        .markets()
+        .bars(&["AAPL"], Timeframe::FiveMinutes, 12)
+        .unwrap();
+    assert_eq!(bars.len(), 12);
+    assert!(
+        bars.iter()
+            .all(|b| b.l <= b.o && b.o <= b.h && b.l <= b.c && b.c <= b.h)
+    );
+    let book = &client.markets().orderbook(&["AAPL"], 5).unwrap()[0];
+    assert_eq!((book.bids.len(), book.asks.len()), (5, 5));
+    assert!(book.bids[0].price < book.asks[0].price);
+    assert_eq!(client.markets().trades(&["AAPL"], 20).unwrap().len(), 20);
+    assert!(client.markets().quotes::<&str>(&[]).is_err());
+
+    // Three pages of one-minute bars, resumed from a token by a second iterator.
+    let start = sandbox.now() - time::Duration::days(7);
+    let query = client
+        .history()
+        .bars("AAPL", Timeframe::Minute)
+        .start(start)
+        .page_size(500);
+    let mut first = query.clone().iter();
+    let head: Vec<_> = first.by_ref().take(750).map(Result::unwrap).collect();
+    let token = first.resume_token().unwrap().to_owned();
+    let buffered = first.buffered();
+    let rest: Vec<_> = query
+        .iter_from(token)
+        .take(10)
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(buffered, 250);
+    assert!(rest[0].t > head[749].t);
+    assert!(head.windows(2).all(|w| w[0].t < w[1].t));
+
+    let news: Vec<_> = client
+        .news()
+        .iter(&["AAPL"])
+        .take(60)
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(news.len(), 60);
+    assert!(news.iter().any(|n| n.earnings.is_some()));
+    assert!(news.windows(2).all(|w| w[0].created_at >= w[1].created_at));
+}
+
+#[test]
+fn the_free_plan_is_paced_and_refused_the_stream_and_history_by_name() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = Client::new(sandbox.trading().url(), "sk_test_free").unwrap();
+    let err = client.stream().unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("Pro plan") && text.contains("Free"), "{text}");
+    assert!(text.contains("paper environment"), "{text}");
+    let err = client
+        .history()
+        .bars("AAPL", Timeframe::Day)
+        .page(None)
+        .unwrap_err();
+    assert_eq!(err.api().unwrap().code.as_deref(), Some("plan_required"));
+    // A client told its plan refuses before asking.
+    let told = client.clone().with_plan(trading_client::Plan::Free);
+    assert!(matches!(
+        told.stream().unwrap_err(),
+        Error::InvalidRequest(_)
+    ));
+}
+
+#[test]
+fn a_fill_reaches_the_stream_once_across_two_drops_one_during_the_fill() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_orders().unwrap();
+    let price = sandbox.trading().price("AMZN");
+    let limit = (price - d("3")).round_dp(2);
+    let order = client
+        .orders()
+        .place(
+            &OrderRequest::limit("AMZN", Side::Buy, d("2"), limit).time_in_force(TimeInForce::Gtc),
+        )
+        .unwrap();
+    assert!(matches!(next_non_quote(&mut stream), Event::Order(o) if o.id == order.id));
+
+    // Drop one: the fill happens while no connection is open.
+    assert_eq!(sandbox.drop_streams(Some(Service::Trading)), 1);
+    eventually("the session to close", || {
+        sandbox.open_streams(Some(Service::Trading)) == 0
+    });
+    sandbox.trading().set_price("AMZN", limit - d("1"));
+    sandbox.advance(Duration::from_secs(61));
+    let mut fills = Vec::new();
+    let mut reconnects = 0;
+    // Drop two, once the first reconnect is through.
+    while reconnects < 2 {
+        match next_non_quote(&mut stream) {
+            Event::Fill(fill) => fills.push(fill),
+            Event::Reconnected { gap } => {
+                assert!(gap < Duration::from_secs(5));
+                reconnects += 1;
+                if reconnects == 1 {
+                    sandbox.drop_streams(Some(Service::Trading));
+                }
+            }
+            Event::Order(_) | Event::Account(_) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    // Anything still queued.
+    while let Some(Ok(event)) = stream.next_timeout(Duration::from_millis(300)) {
+        if let Event::Fill(fill) = event {
+            fills.push(fill);
+        }
+    }
+    assert_eq!(fills.len(), 1, "{fills:#?}");
+    assert!(
+        fills[0].recovered,
+        "found by the reconciliation after the reconnect"
+    );
+    assert_eq!(fills[0].order_id, order.id);
+    assert_eq!(stream.stats().reconnects, 2);
+}
+
+#[test]
+fn quotes_orders_and_account_arrive_on_the_stream() {
+    let sandbox = e2e::sandbox().unwrap();
+    sandbox
+        .trading()
+        .set_quote_interval(Duration::from_millis(20));
+    let client = client(&sandbox);
+    let mut stream = client.stream().unwrap();
+    stream.subscribe_quotes(&["AAPL", "MSFT"]).unwrap();
+    stream.subscribe_orders().unwrap();
+    stream.subscribe_account().unwrap();
+    let mut quoted = HashMap::new();
+    while quoted.len() < 2 {
+        if let Some(Ok(Event::Quote(q))) = stream.next_timeout(Duration::from_secs(10)) {
+            quoted.insert(q.symbol.clone(), q.price);
+        }
+    }
+    assert_eq!(quoted["AAPL"], sandbox.trading().price("AAPL"));
+    client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(d("3")),
+        ))
+        .unwrap();
+    let mut seen = (false, false, false);
+    while !(seen.0 && seen.1 && seen.2) {
+        match stream.next_timeout(Duration::from_secs(10)) {
+            Some(Ok(Event::Fill(f))) => {
+                assert_eq!(f.qty, d("3"));
+                seen.0 = true;
+            }
+            Some(Ok(Event::Order(o))) => seen.1 |= o.status == OrderStatus::Filled,
+            Some(Ok(Event::Account(a))) => seen.2 |= a.positions.iter().any(|p| p.symbol == "AAPL"),
+            Some(Ok(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    stream.unsubscribe_quotes(&["AAPL", "MSFT"]).unwrap();
+    stream.close();
+    assert!(stream.is_closed() || stream.next_timeout(Duration::from_millis(100)).is_some());
+}
+
+#[test]
+fn a_thousand_forced_disconnects_lose_and_repeat_no_fill() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_orders().unwrap();
+    let mut placed = Vec::new();
+    let mut fills: HashMap<String, usize> = HashMap::new();
+    let mut reconnects = 0u32;
+    let started = Instant::now();
+    for i in 0..1000 {
+        eventually("a session to drop", || {
+            sandbox.drop_streams(Some(Service::Trading)) == 1
+        });
+        // Every 100th disconnect, an order fills at once, while (or just after) the
+        // stream is down.
+        if i % 100 == 50 {
+            let order = client
+                .orders()
+                .place(&OrderRequest::market(
+                    "AAPL",
+                    Side::Buy,
+                    Amount::Qty(d("1")),
+                ))
+                .unwrap();
+            placed.push(order.id);
+        }
+        // Until this drop's reconnect is through.
+        loop {
+            match stream.next_timeout(Duration::from_secs(10)) {
+                Some(Ok(Event::Reconnected { .. })) => {
+                    reconnects += 1;
+                    break;
+                }
+                Some(Ok(Event::Fill(f))) => *fills.entry(f.execution_id).or_default() += 1,
+                Some(Ok(_)) => {}
+                other => panic!("after {reconnects} reconnects: {other:?}"),
+            }
+        }
+    }
+    while let Some(Ok(event)) = stream.next_timeout(Duration::from_millis(300)) {
+        if let Event::Fill(f) = event {
+            *fills.entry(f.execution_id).or_default() += 1;
+        }
+    }
+    assert_eq!(reconnects, 1000);
+    assert_eq!(stream.stats().reconnects, 1000);
+    assert_eq!(fills.len(), placed.len(), "{fills:?}");
+    assert!(
+        fills.values().all(|&n| n == 1),
+        "a fill was repeated: {fills:?}"
+    );
+    eprintln!(
+        "1000 forced disconnects: {reconnects} reconnects, {} fills each delivered once, in {:.1?}",
+        fills.len(),
+        started.elapsed()
+    );
+}
