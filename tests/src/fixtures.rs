@@ -632,3 +632,193 @@ pub fn esign(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
     s.record_events();
     Ok(s.out)
 }
+
+/// The client order ids the trading fixtures are recorded with (the client sends the
+/// caller's own id unchanged, so the recorded body is what it sends).
+pub const TRADING_ORDER_IDS: [&str; 3] = ["fixture-market-1", "fixture-limit-1", "fixture-bracket-1"];
+
+/// The trading service: every endpoint's success, the errors the sandbox answers, and
+/// a stream transcript.
+pub fn trading(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
+    let key = sandbox::DEFAULT_KEY;
+    let mut s = Session::new(recorder, sandbox::Service::Trading);
+    s.record(
+        "markets_quotes",
+        key,
+        "GET",
+        "/v1/markets?symbols=AAPL%2CMSFT&kind=quotes",
+        None,
+    )?;
+    s.record(
+        "markets_bars",
+        key,
+        "GET",
+        "/v1/markets?symbols=AAPL&kind=bars&timeframe=5Min&limit=3",
+        None,
+    )?;
+    s.record(
+        "markets_orderbook",
+        key,
+        "GET",
+        "/v1/markets?symbols=AAPL&kind=orderbook&depth=2",
+        None,
+    )?;
+    s.record(
+        "markets_trades",
+        key,
+        "GET",
+        "/v1/markets?symbols=AAPL&kind=trades&limit=3",
+        None,
+    )?;
+    let market = s.record(
+        "orders_place_market",
+        key,
+        "POST",
+        "/v1/orders",
+        Some(json!({
+            "symbol": "AAPL", "side": "buy", "qty": 10, "type": "market",
+            "time_in_force": "day", "order_class": "simple",
+            "client_order_id": TRADING_ORDER_IDS[0],
+        })),
+    )?;
+    let limit = s.record(
+        "orders_place_limit",
+        key,
+        "POST",
+        "/v1/orders",
+        Some(json!({
+            "symbol": "AAPL", "side": "buy", "qty": 0.5, "type": "limit",
+            "time_in_force": "gtc", "limit_price": 50.25, "order_class": "simple",
+            "client_order_id": TRADING_ORDER_IDS[1],
+        })),
+    )?;
+    s.record(
+        "orders_place_bracket",
+        key,
+        "POST",
+        "/v1/orders",
+        Some(json!({
+            "symbol": "MSFT", "side": "buy", "qty": 2, "type": "market",
+            "time_in_force": "day", "order_class": "bracket",
+            "take_profit": {"limit_price": 500}, "stop_loss": {"stop_price": 50, "limit_price": 49.5},
+            "client_order_id": TRADING_ORDER_IDS[2],
+        })),
+    )?;
+    let id = |f: &Fixture| -> Result<String> {
+        Ok(f.response["body"]["id"]
+            .as_str()
+            .context("an order without an id")?
+            .to_owned())
+    };
+    s.record("orders_get", key, "GET", &format!("/v1/orders/{}", id(&market)?), None)?;
+    s.record(
+        "orders_by_client_order_id",
+        key,
+        "GET",
+        &format!("/v1/orders?client_order_id={}&status=all", TRADING_ORDER_IDS[1]),
+        None,
+    )?;
+    s.record("orders_list", key, "GET", "/v1/orders?status=all&limit=10", None)?;
+    s.record("orders_cancel", key, "DELETE", &format!("/v1/orders/{}", id(&limit)?), None)?;
+    s.record("account", key, "GET", "/v1/account", None)?;
+    s.record(
+        "history_page",
+        key,
+        "GET",
+        "/v1/history?symbol=AAPL&timeframe=1Min&start=2026-01-02T14%3A30%3A00Z&end=2026-01-02T21%3A00%3A00Z&limit=3",
+        None,
+    )?;
+    s.record("news_page", key, "GET", "/v1/news?symbols=AAPL&limit=3", None)?;
+    s.record(
+        "error_insufficient_buying_power",
+        key,
+        "POST",
+        "/v1/orders",
+        Some(json!({
+            "symbol": "AAPL", "side": "buy", "qty": 1000000, "type": "market",
+            "time_in_force": "day", "order_class": "simple", "client_order_id": "fixture-too-big",
+        })),
+    )?;
+    s.record(
+        "error_sub_penny_price",
+        key,
+        "POST",
+        "/v1/orders",
+        Some(json!({
+            "symbol": "AAPL", "side": "buy", "qty": 1, "type": "limit", "time_in_force": "day",
+            "limit_price": 50.255, "order_class": "simple", "client_order_id": "fixture-sub-penny",
+        })),
+    )?;
+    s.record("error_order_not_found", key, "GET", "/v1/orders/ord_missing", None)?;
+    s.record(
+        "error_plan_required",
+        "sk_test_free",
+        "GET",
+        "/v1/history?symbol=AAPL&timeframe=1Day",
+        None,
+    )?;
+    s.record(
+        "error_invalid_symbols",
+        key,
+        "GET",
+        "/v1/markets?symbols=AAPL%2Cbad%20symbol&kind=quotes",
+        None,
+    )?;
+    Ok(s.out)
+}
+
+/// A stream transcript: the messages a client sent and the frames the sandbox answered
+/// (subscription acknowledgements, quotes, a fill with its order and account changes).
+pub fn trading_transcript(recorder: &Recorder) -> Result<Value> {
+    let sandbox = recorder.sandbox();
+    sandbox.trading().set_quote_interval(Duration::from_secs(3600));
+    let url = sandbox.trading().stream_url();
+    let mut request = tungstenite::client::IntoClientRequest::into_client_request(url.as_str())?;
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {}", sandbox::DEFAULT_KEY).parse()?,
+    );
+    let (mut ws, _) = tungstenite::connect(request)?;
+    let sent = [
+        json!({"action": "subscribe", "channels": ["quotes"], "symbols": ["AAPL", "MSFT"]}),
+        json!({"action": "subscribe", "channels": ["orders", "account"], "symbols": []}),
+    ];
+    let mut received = Vec::new();
+    let read = |ws: &mut tungstenite::WebSocket<_>, n: usize, received: &mut Vec<Value>| -> Result<()> {
+        for _ in 0..n {
+            let text = match ws.read()? {
+                tungstenite::Message::Text(t) => t.as_str().to_owned(),
+                tungstenite::Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
+                _ => continue,
+            };
+            received.push(serde_json::from_str(&text).unwrap_or(Value::String(text)));
+        }
+        Ok(())
+    };
+    ws.send(tungstenite::Message::text(sent[0].to_string()))?;
+    read(&mut ws, 2, &mut received)?; // the acknowledgement and the first quotes
+    ws.send(tungstenite::Message::text(sent[1].to_string()))?;
+    read(&mut ws, 2, &mut received)?; // the acknowledgement and quotes again
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    agent
+        .post(&format!("{}/v1/orders", sandbox.trading().url()))
+        .header("authorization", &format!("Bearer {}", sandbox::DEFAULT_KEY))
+        .header("content-type", "application/json")
+        .send(
+            json!({"symbol": "AAPL", "side": "buy", "qty": 3, "type": "market",
+                   "time_in_force": "day", "client_order_id": "fixture-stream-1"})
+            .to_string()
+            .as_bytes(),
+        )?;
+    // The new order, its fill, the filled order, the account.
+    read(&mut ws, 4, &mut received)?;
+    let _ = ws.close(None);
+    Ok(json!({
+        "_generated": GENERATED_NOTE,
+        "sent": sent,
+        "received": received,
+    }))
+}

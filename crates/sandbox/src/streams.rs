@@ -109,7 +109,10 @@ pub(crate) async fn run_session(
     use futures_util::StreamExt as _;
     let mut events = shared.subscribe();
     let session = shared.streams.register(service);
-    let mut tick = tokio::time::interval(handler.tick_every(&shared));
+    // The first tick one period from now (an interval's first tick is otherwise at
+    // once, racing the client's first message).
+    let period = handler.tick_every(&shared);
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let outgoing = tokio::select! {

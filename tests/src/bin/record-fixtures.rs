@@ -46,10 +46,37 @@ fn run(check: bool) -> Result<bool> {
             root.join("crates/esign-client/tests/fixtures"),
             e2e::fixtures::esign(&Recorder::start()?)?,
         ),
+        (
+            root.join("crates/trading-client/tests/fixtures"),
+            e2e::fixtures::trading(&Recorder::start()?)?,
+        ),
     ];
     let mut clean = true;
     for (dir, fixtures) in sets {
         clean &= sync(&root, &dir, &fixtures, check)?;
+    }
+    // Stream transcripts: one file each, compared whole.
+    let transcripts = [(
+        root.join("crates/trading-client/tests/transcripts/stream.json"),
+        e2e::fixtures::trading_transcript(&Recorder::start()?)?,
+    )];
+    for (path, transcript) in transcripts {
+        let text = format!("{}\n", serde_json::to_string_pretty(&transcript)?);
+        let current = std::fs::read_to_string(&path).ok();
+        if current.as_deref() == Some(text.as_str()) {
+            continue;
+        }
+        let shown = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+        if check {
+            eprintln!("{shown} is stale");
+            clean = false;
+        } else {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&path, text)?;
+            println!("wrote {shown}");
+        }
     }
     if check && !clean {
         eprintln!("fixtures are stale: run `cargo xtask fixtures` and review the diff");
