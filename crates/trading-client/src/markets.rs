@@ -32,8 +32,8 @@ pub struct Quote {
     /// The symbol.
     #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub symbol: String,
-    /// The last price.
-    #[serde(deserialize_with = "crate::money::decimal")]
+    /// The last price (required: a quote without a readable price is an error).
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub price: Decimal,
     /// The best bid.
     #[serde(
@@ -72,7 +72,9 @@ pub struct Quote {
     pub timestamp: Option<OffsetDateTime>,
 }
 
-/// An OHLCV bar (open, high, low, close, volume) starting at `t`.
+/// An OHLCV bar (open, high, low, close, volume) starting at `t`. Its time and four
+/// prices are needed to be a bar at all: one without them, or with a price that is not a
+/// number, is a decode error rather than a zero. The volume defaults to 0.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Bar {
@@ -84,16 +86,16 @@ pub struct Bar {
     #[serde(with = "core_http::timestamp")]
     pub t: OffsetDateTime,
     /// The first price.
-    #[serde(deserialize_with = "crate::money::decimal")]
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub o: Decimal,
     /// The highest price.
-    #[serde(deserialize_with = "crate::money::decimal")]
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub h: Decimal,
     /// The lowest price.
-    #[serde(deserialize_with = "crate::money::decimal")]
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub l: Decimal,
     /// The last price.
-    #[serde(deserialize_with = "crate::money::decimal")]
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub c: Decimal,
     /// Shares traded.
     #[serde(default, deserialize_with = "core_http::de::u64")]

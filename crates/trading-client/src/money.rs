@@ -31,6 +31,28 @@ pub(crate) fn decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Err
     Ok(opt_decimal(d)?.unwrap_or_default())
 }
 
+/// Reads a decimal the documents promise (a quote's price): a JSON number or numeric
+/// string; `null`, a missing value or anything else is an error rather than a zero
+/// someone might trade on.
+pub(crate) fn required_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+    let raw: Box<RawValue> = Box::deserialize(d)?;
+    parse(raw.get()).ok_or_else(|| {
+        serde::de::Error::custom(format_args!(
+            "expected a decimal number, found {}",
+            excerpt(raw.get())
+        ))
+    })
+}
+
+/// At most 40 characters of `text`, for an error message.
+fn excerpt(text: &str) -> String {
+    let mut out: String = text.chars().take(40).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// Reads an optional decimal: `None` for `null` or a value that is not a number.
 pub(crate) fn opt_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
     let raw: Option<Box<RawValue>> = Option::deserialize(d)?;
