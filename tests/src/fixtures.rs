@@ -635,7 +635,8 @@ pub fn esign(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
 
 /// The client order ids the trading fixtures are recorded with (the client sends the
 /// caller's own id unchanged, so the recorded body is what it sends).
-pub const TRADING_ORDER_IDS: [&str; 3] = ["fixture-market-1", "fixture-limit-1", "fixture-bracket-1"];
+pub const TRADING_ORDER_IDS: [&str; 3] =
+    ["fixture-market-1", "fixture-limit-1", "fixture-bracket-1"];
 
 /// The trading service: every endpoint's success, the errors the sandbox answers, and
 /// a stream transcript.
@@ -710,16 +711,37 @@ pub fn trading(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
             .context("an order without an id")?
             .to_owned())
     };
-    s.record("orders_get", key, "GET", &format!("/v1/orders/{}", id(&market)?), None)?;
+    s.record(
+        "orders_get",
+        key,
+        "GET",
+        &format!("/v1/orders/{}", id(&market)?),
+        None,
+    )?;
     s.record(
         "orders_by_client_order_id",
         key,
         "GET",
-        &format!("/v1/orders?client_order_id={}&status=all", TRADING_ORDER_IDS[1]),
+        &format!(
+            "/v1/orders?client_order_id={}&status=all",
+            TRADING_ORDER_IDS[1]
+        ),
         None,
     )?;
-    s.record("orders_list", key, "GET", "/v1/orders?status=all&limit=10", None)?;
-    s.record("orders_cancel", key, "DELETE", &format!("/v1/orders/{}", id(&limit)?), None)?;
+    s.record(
+        "orders_list",
+        key,
+        "GET",
+        "/v1/orders?status=all&limit=10",
+        None,
+    )?;
+    s.record(
+        "orders_cancel",
+        key,
+        "DELETE",
+        &format!("/v1/orders/{}", id(&limit)?),
+        None,
+    )?;
     s.record("account", key, "GET", "/v1/account", None)?;
     s.record(
         "history_page",
@@ -728,7 +750,13 @@ pub fn trading(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
         "/v1/history?symbol=AAPL&timeframe=1Min&start=2026-01-02T14%3A30%3A00Z&end=2026-01-02T21%3A00%3A00Z&limit=3",
         None,
     )?;
-    s.record("news_page", key, "GET", "/v1/news?symbols=AAPL&limit=3", None)?;
+    s.record(
+        "news_page",
+        key,
+        "GET",
+        "/v1/news?symbols=AAPL&limit=3",
+        None,
+    )?;
     s.record(
         "error_insufficient_buying_power",
         key,
@@ -749,7 +777,13 @@ pub fn trading(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
             "limit_price": 50.255, "order_class": "simple", "client_order_id": "fixture-sub-penny",
         })),
     )?;
-    s.record("error_order_not_found", key, "GET", "/v1/orders/ord_missing", None)?;
+    s.record(
+        "error_order_not_found",
+        key,
+        "GET",
+        "/v1/orders/ord_missing",
+        None,
+    )?;
     s.record(
         "error_plan_required",
         "sk_test_free",
@@ -771,7 +805,9 @@ pub fn trading(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
 /// (subscription acknowledgements, quotes, a fill with its order and account changes).
 pub fn trading_transcript(recorder: &Recorder) -> Result<Value> {
     let sandbox = recorder.sandbox();
-    sandbox.trading().set_quote_interval(Duration::from_secs(3600));
+    sandbox
+        .trading()
+        .set_quote_interval(Duration::from_secs(3600));
     let url = sandbox.trading().stream_url();
     let mut request = tungstenite::client::IntoClientRequest::into_client_request(url.as_str())?;
     request.headers_mut().insert(
@@ -784,17 +820,18 @@ pub fn trading_transcript(recorder: &Recorder) -> Result<Value> {
         json!({"action": "subscribe", "channels": ["orders", "account"], "symbols": []}),
     ];
     let mut received = Vec::new();
-    let read = |ws: &mut tungstenite::WebSocket<_>, n: usize, received: &mut Vec<Value>| -> Result<()> {
-        for _ in 0..n {
-            let text = match ws.read()? {
-                tungstenite::Message::Text(t) => t.as_str().to_owned(),
-                tungstenite::Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
-                _ => continue,
-            };
-            received.push(serde_json::from_str(&text).unwrap_or(Value::String(text)));
-        }
-        Ok(())
-    };
+    let read =
+        |ws: &mut tungstenite::WebSocket<_>, n: usize, received: &mut Vec<Value>| -> Result<()> {
+            for _ in 0..n {
+                let text = match ws.read()? {
+                    tungstenite::Message::Text(t) => t.as_str().to_owned(),
+                    tungstenite::Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
+                    _ => continue,
+                };
+                received.push(serde_json::from_str(&text).unwrap_or(Value::String(text)));
+            }
+            Ok(())
+        };
     ws.send(tungstenite::Message::text(sent[0].to_string()))?;
     read(&mut ws, 2, &mut received)?; // the acknowledgement and the first quotes
     ws.send(tungstenite::Message::text(sent[1].to_string()))?;

@@ -46,6 +46,9 @@ pub enum Kind {
     Integer,
     /// A "number": any finite JSON number.
     Number,
+    /// A money amount: a finite JSON number in any form (integer, fraction, exponent)
+    /// or the same as a numeric string, as services that keep exact decimals send it.
+    Decimal,
     /// An ISO 8601 UTC timestamp.
     Timestamp,
     /// An array of `n` integers.
@@ -112,6 +115,16 @@ fn value(kind: &Kind) -> BoxedStrategy<Value> {
             integer(),
             (-1e9f64..1e9).prop_map(Value::from),
             (0.0f64..1.0).prop_map(Value::from),
+        ]
+        .boxed(),
+        Kind::Decimal => prop_oneof![
+            value(&Kind::Number),
+            (-1_000_000_000i64..1_000_000_000, 0u32..9).prop_map(|(units, scale)| {
+                let d = units as f64 / 10f64.powi(scale as i32);
+                Value::String(format!("{d:.*}", scale as usize))
+            }),
+            // Tiny and huge amounts, which serde_json writes in exponent notation.
+            (1i64..100_000, -12i32..12).prop_map(|(m, e)| Value::from(m as f64 * 10f64.powi(e))),
         ]
         .boxed(),
         Kind::Timestamp => (

@@ -107,7 +107,7 @@ pub struct Bar {
 #[non_exhaustive]
 pub struct Level {
     /// The price.
-    #[serde(deserialize_with = "crate::money::decimal")]
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub price: Decimal,
     /// Shares at that price.
     #[serde(default, deserialize_with = "crate::money::decimal")]
@@ -147,7 +147,7 @@ pub struct Trade {
     #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub symbol: String,
     /// The price.
-    #[serde(deserialize_with = "crate::money::decimal")]
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub price: Decimal,
     /// Shares traded.
     #[serde(default, deserialize_with = "crate::money::decimal")]

@@ -583,4 +583,30 @@ mod tests {
             [r#"{"action":"subscribe","channels":["orders","quotes"],"symbols":["AAPL"]}"#]
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn no_frame_panics_the_decoder(frame in "\\PC{0,200}") {
+            let _ = TradingProtocol::default().decode(&frame);
+        }
+
+        #[test]
+        fn no_json_frame_panics_the_decoder(
+            kind in proptest::sample::select(vec!["quote", "fill", "order", "account", "error", "subscribed", "x"]),
+            body in testkit::arb::json(),
+            batch in proptest::bool::ANY,
+        ) {
+            let mut message = match body {
+                serde_json::Value::Object(m) => m,
+                other => [("order".to_owned(), other)].into_iter().collect(),
+            };
+            message.insert("type".into(), kind.into());
+            let text = serde_json::Value::Object(message).to_string();
+            let frame = if batch { format!("[{text},{text}]") } else { text };
+            let decoded = TradingProtocol::default().decode(&frame);
+            proptest::prop_assert!(decoded.len() <= 2);
+        }
+    }
 }

@@ -66,7 +66,11 @@ fn run(check: bool) -> Result<bool> {
         if current.as_deref() == Some(text.as_str()) {
             continue;
         }
-        let shown = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+        let shown = path
+            .strip_prefix(&root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         if check {
             eprintln!("{shown} is stale");
             clean = false;
