@@ -221,6 +221,71 @@ fn calls() -> Vec<Call> {
                 c.documents().download_to("doc_1", &mut sink).map(drop)
             },
         },
+        Call {
+            name: "trading quotes",
+            method: "GET",
+            kind: Kind::Read,
+            decodes: true,
+            run: |base, auth| {
+                let c: trading_client::Client = builder(base, auth).build()?;
+                c.markets().quotes(&["AAPL"]).map(drop)
+            },
+        },
+        Call {
+            // Safe to repeat: the client order id is the same on every attempt, and an
+            // uncertain outcome is settled by a lookup within the same timeout.
+            name: "trading place",
+            method: "POST",
+            kind: Kind::Repeatable,
+            decodes: true,
+            run: |base, auth| {
+                let c: trading_client::Client = builder(base, auth).build()?;
+                let order = trading_client::OrderRequest::market(
+                    "AAPL",
+                    trading_client::Side::Buy,
+                    trading_client::Amount::Qty(trading_client::Decimal::ONE),
+                )
+                .client_order_id("hostile-1");
+                c.orders().place(&order).map(drop)
+            },
+        },
+        Call {
+            name: "trading cancel",
+            method: "DELETE",
+            kind: Kind::Repeatable,
+            decodes: true,
+            run: |base, auth| {
+                let c: trading_client::Client = builder(base, auth).build()?;
+                c.orders().cancel("ord_1").map(drop)
+            },
+        },
+        Call {
+            name: "trading account",
+            method: "GET",
+            kind: Kind::Read,
+            decodes: true,
+            run: |base, auth| {
+                let c: trading_client::Client = builder(base, auth).build()?;
+                c.account().get().map(drop)
+            },
+        },
+        Call {
+            name: "trading history",
+            method: "GET",
+            kind: Kind::Read,
+            decodes: true,
+            run: |base, auth| {
+                let c: trading_client::Client = builder(base, auth).build()?;
+                let mut bars = c
+                    .history()
+                    .bars("AAPL", trading_client::Timeframe::Minute)
+                    .iter();
+                match bars.next() {
+                    Some(bar) => bar.map(drop),
+                    None => Ok(()),
+                }
+            },
+        },
     ]
 }
 
@@ -298,12 +363,19 @@ fn check_all(case: &str, expect: Expect, server: impl Fn() -> Hostile + Sync) ->
 const HOPS: [&str; 3] = ["/after-redirect", "/loop", "/elsewhere"];
 
 fn check_repeats(what: &str, call: &Call, hostile: &Hostile) {
-    let attempts = hostile
-        .seen()
-        .iter()
-        .filter(|s| !HOPS.iter().any(|h| s.path.starts_with(h)))
-        .count();
-    assert!(attempts <= 3, "{what}: {attempts} attempts for one call");
+    // At most three attempts of each request a call makes (an order's POST, and the
+    // lookup that settles an uncertain one).
+    for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
+        let attempts = hostile
+            .seen()
+            .iter()
+            .filter(|s| s.method == method && !HOPS.iter().any(|h| s.path.starts_with(h)))
+            .count();
+        assert!(
+            attempts <= 3,
+            "{what}: {attempts} {method} attempts for one call"
+        );
+    }
     if call.kind == Kind::Action {
         // Attempts of the action after one the server may have acted on (an answer
         // other than 429/503, a redirect, or none at all). A 307/308 hop re-sending the
@@ -723,6 +795,81 @@ fn a_misbehaving_token_endpoint() {
     assert!(elsewhere.seen().is_empty(), "{:#?}", elsewhere.seen());
     check_logs("token endpoint");
     eprintln!("adversarial token endpoint: {checked} calls checked");
+}
+
+// ---- a stream's handshake ----
+
+#[test]
+fn hostile_stream_handshakes() {
+    // Whatever answers the upgrade instead of a WebSocket server: an error within the
+    // timeout, never a panic, the key only ever in the Authorization header.
+    capture_logs();
+    let cases: Vec<(&str, Act)> = vec![
+        ("reset before read", Act::CloseBeforeRead),
+        ("reset after read", Act::CloseAfterRead),
+        ("json 200", Act::answer(200, &[], r#"{"quotes": []}"#)),
+        (
+            "html 502",
+            Act::answer(502, &[("content-type", "text/html")], "<html>502</html>"),
+        ),
+        ("429", Act::answer(429, &[("retry-after", "1")], "{}")),
+        (
+            "101 without an accept key",
+            Act::Send(
+                b"HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n"
+                    .to_vec(),
+            ),
+        ),
+        ("redirect", Act::redirect(307, "/elsewhere")),
+        (
+            "stall in headers",
+            Act::SendThenStall(b"HTTP/1.1 101 Switching".to_vec(), STALL),
+        ),
+        (
+            "flood of headers",
+            Act::Flood {
+                head: b"HTTP/1.1 101 Switching Protocols\r\nx-a: ".to_vec(),
+                len: 40 * 1024 * 1024,
+                fill: b'a',
+            },
+        ),
+    ];
+    thread::scope(|scope| {
+        for (name, act) in &cases {
+            scope.spawn(move || {
+                let hostile = Hostile::start({
+                    let act = act.clone();
+                    move |_| act.clone()
+                });
+                let url = format!("{}/stream", hostile.url().replacen("http://", "ws://", 1));
+                let client: trading_client::Client =
+                    builder(hostile.url(), Auth::bearer(KEY)).build().unwrap();
+                let client = client.with_stream_url(url);
+                let started = Instant::now();
+                let err = client.stream().map(drop).unwrap_err();
+                let took = started.elapsed();
+                assert!(
+                    took < BUDGET + Duration::from_secs(1),
+                    "{name}: took {took:?}"
+                );
+                check_secrets(name, &err);
+                for seen in hostile.seen() {
+                    assert!(!seen.path.contains(KEY), "{name}: the key in the URL");
+                    assert!(
+                        seen.head.is_empty() || seen.head.starts_with("GET /stream "),
+                        "{name}: {}",
+                        seen.head
+                    );
+                }
+                assert!(hostile.seen().len() <= 1, "{name}: {:#?}", hostile.seen());
+            });
+        }
+    });
+    check_logs("stream handshakes");
+    eprintln!(
+        "adversarial stream handshakes: {} cases checked",
+        cases.len()
+    );
 }
 
 #[test]

@@ -172,6 +172,13 @@ impl HttpClient {
         self.inner.config.base_url.as_deref().unwrap_or_default()
     }
 
+    /// The whole-call timeout this client's calls get: the one set by
+    /// [`with_options`](Self::with_options), or the client's. A service crate that makes
+    /// several calls for one operation splits it between them.
+    pub fn timeout(&self) -> std::time::Duration {
+        self.defaults.timeout.unwrap_or(self.inner.config.timeout)
+    }
+
     /// A copy of this client (sharing its connections, token and rate limiter) whose calls
     /// use `options` on top of any set before.
     pub fn with_options(&self, options: &RequestOptions) -> HttpClient {

@@ -1,7 +1,7 @@
 //! Orders: what to place (a type that carries its own prices, so an invalid order does
 //! not compile), and placing it exactly once.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use core_http::{Error, Result};
 use log::debug;
@@ -11,6 +11,9 @@ use time::OffsetDateTime;
 
 use crate::client::Client;
 use crate::money::JsonObject;
+
+/// The most of a call's timeout [`Orders::place`] keeps for looking an order up.
+const LOOKUP_RESERVE: Duration = Duration::from_secs(5);
 
 /// The longest `client_order_id` the service takes.
 pub const MAX_CLIENT_ORDER_ID: usize = 48;
@@ -730,6 +733,14 @@ struct OrderList {
     orders: Vec<Order>,
 }
 
+/// The answer to a lookup by client order id. Its absence of an order is a proof that
+/// the order was not placed, so the list must be there: an answer without it is an
+/// error, never "no such order".
+#[derive(Deserialize)]
+struct Lookup {
+    orders: Vec<Order>,
+}
+
 /// The orders resource: `client.orders()`.
 #[derive(Debug, Clone, Copy)]
 pub struct Orders<'a> {
@@ -750,6 +761,13 @@ impl<'a> Orders<'a> {
     /// order up by that id before answering: you get the order, or
     /// [`Error::NotProcessed`], which says it was not placed and is safe to send again.
     ///
+    /// All of it fits in the client's timeout: the POST and its retries get the timeout
+    /// less a reserve (a quarter of it, at most 5 s) that the lookup may use. When even
+    /// the lookup cannot settle it, the original error comes back, and
+    /// [`get_by_client_order_id`](Self::get_by_client_order_id) answers later: give the
+    /// order your own [`client_order_id`](OrderRequest::client_order_id) when you may need
+    /// to ask.
+    ///
     /// ```no_run
     /// use rust_decimal::Decimal;
     /// use trading_client::{Amount, OrderRequest, Side};
@@ -766,6 +784,11 @@ impl<'a> Orders<'a> {
             .client_order_id
             .clone()
             .unwrap_or_else(core_http::uuid_v4);
+        // The whole operation fits in the client's timeout: the POST and its retries get
+        // all of it but a reserve (a quarter, at most 5 s) kept for the lookup.
+        let started = Instant::now();
+        let budget = self.client.http().timeout();
+        let reserve = (budget / 4).min(LOOKUP_RESERVE);
         let result = self
             .client
             .http()
@@ -776,13 +799,18 @@ impl<'a> Orders<'a> {
             )
             // The service answers a repeated client_order_id with the first order.
             .replay_safe(true)
+            .timeout(budget.saturating_sub(reserve))
             .send()
             .and_then(|response| response.json::<Order>());
         match result {
             Ok(placed) => Ok(placed),
             Err(e) if uncertain(&e) => {
-                debug!("order {client_order_id}: {e}; looking it up");
-                match self.lookup_after(&client_order_id) {
+                let left = budget.saturating_sub(started.elapsed());
+                debug!("order {client_order_id}: {e}; looking it up within {left:?}");
+                if left.is_zero() {
+                    return Err(e);
+                }
+                match self.lookup(&client_order_id, left) {
                     Ok(Some(found)) => Ok(found),
                     Ok(None) => Err(Error::NotProcessed {
                         reason: format!("no order has client_order_id {client_order_id}"),
@@ -796,17 +824,14 @@ impl<'a> Orders<'a> {
         }
     }
 
-    /// Looks an order up by client order id, a few times if the lookup itself fails.
-    fn lookup_after(&self, client_order_id: &str) -> Result<Option<Order>> {
-        let mut last = None;
-        for _ in 0..3 {
-            match self.get_by_client_order_id(client_order_id) {
-                Ok(found) => return Ok(found),
-                Err(e) => last = Some(e),
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        Err(last.unwrap_or_else(|| Error::Config("no lookup made".into())))
+    /// Looks an order up by client order id within `timeout` (the client's retries of a
+    /// GET included).
+    fn lookup(&self, client_order_id: &str, timeout: Duration) -> Result<Option<Order>> {
+        let options = core_http::RequestOptions::new().timeout(timeout);
+        self.client
+            .with_options(&options)
+            .orders()
+            .get_by_client_order_id(client_order_id)
     }
 
     /// An order by id. `GET /v1/orders/{id}`.
@@ -823,7 +848,7 @@ impl<'a> Orders<'a> {
                 "a client order id is 1 to {MAX_CLIENT_ORDER_ID} characters"
             )));
         }
-        let list: OrderList = self
+        let list: Lookup = self
             .client
             .http()
             .get("/v1/orders")

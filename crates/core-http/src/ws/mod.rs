@@ -503,7 +503,8 @@ impl crate::HttpClient {
     /// The settings of a stream at `url` authenticated like this client (its Bearer key
     /// or custom header), trusting the same roots, with the same `User-Agent`, under
     /// the same HTTPS rule (`wss://`, or `ws://` to loopback unless insecure HTTP is
-    /// allowed).
+    /// allowed). Connecting and the handshake get the client's connect timeout or its
+    /// whole-call timeout, whichever is shorter.
     pub fn stream_config(&self, url: &str) -> Result<StreamConfig> {
         let cfg = &self.inner.config;
         let as_http = url
@@ -513,7 +514,9 @@ impl crate::HttpClient {
         origin.check_secure(&as_http, cfg.allow_insecure_http)?;
         let mut config = StreamConfig::new(url)
             .header("user-agent", cfg.user_agent.clone())
-            .connect_timeout(cfg.connect_timeout);
+            // The connection and its handshake fit in the connect timeout and in the
+            // whole-call timeout, whichever is shorter.
+            .connect_timeout(cfg.connect_timeout.min(cfg.timeout));
         config.roots = cfg.roots.clone();
         config.redact = cfg.redactor.clone();
         match &cfg.auth {
