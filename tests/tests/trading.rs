@@ -410,7 +410,11 @@ fn a_fill_reaches_the_stream_once_across_two_drops_one_during_the_fill() {
         .unwrap();
     assert!(matches!(next_non_quote(&mut stream), Event::Order(o) if o.id == order.id));
 
-    // Drop one: the fill happens while no connection is open.
+    // Drop one: the fill happens while no connection is open (the reconnect's upgrade
+    // is held for two seconds, so the client cannot be back before the fill).
+    let mut hold = Fault::on("GET", "/trading/stream");
+    hold.delay_ms = Some(2_000);
+    sandbox.inject(hold);
     assert_eq!(sandbox.drop_streams(Some(Service::Trading)), 1);
     eventually("the session to close", || {
         sandbox.open_streams(Some(Service::Trading)) == 0

@@ -119,11 +119,16 @@ impl Market {
         self.days.get(&key).map(Vec::as_slice).unwrap_or(&[])
     }
 
-    /// The price at `t` (constant within a minute).
+    /// The price at `t`: the minute bar's open at its first second, moving in a straight
+    /// line to its close over the minute (so quotes move second by second and always
+    /// stay inside the bar).
     pub(crate) fn price(&mut self, seed: u64, symbol: &str, t: OffsetDateTime) -> Decimal {
         let (day, minute) = day_minute(t);
         let prices = self.day(seed, symbol, day);
-        money(prices.get(minute).copied().unwrap_or(1.0))
+        let open = prices.get(minute).copied().unwrap_or(1.0);
+        let close = prices.get(minute + 1).copied().unwrap_or(open);
+        let second = f64::from(t.to_offset(time::UtcOffset::UTC).second());
+        money(open + (close - open) * second / 60.0)
     }
 
     /// The minute bar starting at `t` (a whole minute).
