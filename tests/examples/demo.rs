@@ -21,6 +21,7 @@ fn main() -> anyhow::Result<()> {
     projects(&sandbox)?;
     vision(&sandbox)?;
     esign(&sandbox)?;
+    trading(&sandbox)?;
     println!(
         "\ntour finished in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -393,5 +394,221 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         sandbox.esign().token_requests()
     );
     std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
+
+fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
+    use trading_client::{
+        Amount, Decimal, Entry, Event, OrderRequest, Side, StopLoss, TimeInForce, Trail,
+    };
+    println!("\n#### trading-client (paper)");
+    let client = trading_client::Client::new(sandbox.trading().url(), sandbox.api_key())?;
+    let cents = |d: Decimal| d.round_dp(2);
+    let wait_for = |stream: &mut trading_client::TradingStream,
+                    what: &str,
+                    want: &dyn Fn(&Event) -> bool|
+     -> anyhow::Result<Event> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Some(event) = stream.next_timeout(Duration::from_millis(200)) {
+                let event = event?;
+                if want(&event) {
+                    return Ok(event);
+                }
+            }
+        }
+        anyhow::bail!("no {what} on the stream within 10 s")
+    };
+
+    step("a quote, exact to the cent (Decimal, never f64)");
+    let quote = client.markets().quotes(&["AAPL"])?.remove(0);
+    let price = quote.price;
+    let show = |d: Option<Decimal>| d.map_or("-".to_owned(), |d| d.to_string());
+    println!(
+        "  AAPL {price} (bid {}, ask {})",
+        show(quote.bid),
+        show(quote.ask)
+    );
+
+    step("open the stream and subscribe to fills and orders");
+    let mut stream = client.stream()?;
+    stream.subscribe_orders()?;
+    println!("  subscribed; the server acknowledged");
+
+    step("a market order fills at once; its fill arrives on the stream");
+    let market = client.orders().place(
+        &OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(10)))
+            .client_order_id("demo-market-1"),
+    )?;
+    println!(
+        "  {} ({}) is {}, {} filled at {}",
+        market.id,
+        market.client_order_id,
+        market.status,
+        market.filled_qty,
+        show(market.filled_avg_price)
+    );
+    if let Event::Fill(fill) = wait_for(&mut stream, "fill", &|e| matches!(e, Event::Fill(_)))? {
+        println!(
+            "  stream: fill {} of {} at {}",
+            fill.execution_id, fill.qty, fill.price
+        );
+    }
+
+    step("the same client_order_id again: the first order comes back, no second one");
+    let again = client.orders().place(
+        &OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(10)))
+            .client_order_id("demo-market-1"),
+    )?;
+    println!(
+        "  answered {} (same order: {})",
+        again.id,
+        again.id == market.id
+    );
+
+    step("every other kind rests until the price crosses it");
+    let kinds = [
+        (
+            "limit",
+            OrderRequest::limit(
+                "AAPL",
+                Side::Buy,
+                Decimal::from(5),
+                cents(price * Decimal::new(97, 2)),
+            )
+            .time_in_force(TimeInForce::Gtc),
+        ),
+        (
+            "stop",
+            OrderRequest::stop(
+                "AAPL",
+                Side::Sell,
+                Decimal::from(2),
+                cents(price * Decimal::new(95, 2)),
+            ),
+        ),
+        (
+            "stop-limit",
+            OrderRequest::stop_limit(
+                "AAPL",
+                Side::Sell,
+                Decimal::from(2),
+                cents(price * Decimal::new(95, 2)),
+                cents(price * Decimal::new(94, 2)),
+            ),
+        ),
+        (
+            "trailing stop",
+            OrderRequest::trailing_stop(
+                "AAPL",
+                Side::Sell,
+                Decimal::from(2),
+                Trail::Percent(Decimal::from(3)),
+            ),
+        ),
+        (
+            "bracket",
+            OrderRequest::bracket(
+                "MSFT",
+                Side::Buy,
+                Decimal::from(3),
+                Entry::Market,
+                cents(client.markets().quotes(&["MSFT"])?[0].price * Decimal::new(105, 2)),
+                StopLoss::at(cents(
+                    client.markets().quotes(&["MSFT"])?[0].price * Decimal::new(95, 2),
+                )),
+            ),
+        ),
+    ];
+    let mut limit_id = None;
+    let mut placed = Vec::new();
+    for (name, request) in &kinds {
+        let order = client.orders().place(request)?;
+        placed.push((*name, order.id.clone()));
+        println!(
+            "  {name:<13} {} {}: {} ({} legs)",
+            order.id,
+            order.order_type,
+            order.status,
+            order.legs.len()
+        );
+        if *name == "limit" {
+            limit_id = Some(order.id.clone());
+        }
+    }
+
+    step("the price drops 4 % and a minute passes: the limit buy and the 3 % trailing stop fill");
+    let limit_id = limit_id.ok_or_else(|| anyhow::anyhow!("no limit order"))?;
+    sandbox
+        .trading()
+        .set_price("AAPL", cents(price * Decimal::new(96, 2)));
+    sandbox.advance(Duration::from_secs(60));
+    let want = limit_id.clone();
+    if let Event::Fill(fill) = wait_for(
+        &mut stream,
+        "limit fill",
+        &move |e| matches!(e, Event::Fill(f) if f.order_id == want),
+    )? {
+        println!(
+            "  stream: {} filled {} at {}",
+            fill.order_id, fill.qty, fill.price
+        );
+    }
+    for (name, id) in &placed {
+        let order = client.orders().get(id.as_str())?;
+        println!("  {name:<13} now {}", order.status);
+    }
+
+    step("the connection is cut, and an order fills while it is down");
+    sandbox.drop_streams(Some(Service::Trading));
+    let during = client.orders().place(
+        &OrderRequest::market("NVDA", Side::Buy, Amount::Qty(Decimal::from(4)))
+            .client_order_id("demo-while-down"),
+    )?;
+    let mut recovered = None;
+    let event = wait_for(&mut stream, "reconnect", &|e| {
+        matches!(e, Event::Reconnected { .. }) || matches!(e, Event::Fill(f) if f.recovered)
+    })?;
+    let reconnected = match event {
+        Event::Fill(f) => {
+            recovered = Some(f);
+            wait_for(&mut stream, "reconnect", &|e| {
+                matches!(e, Event::Reconnected { .. })
+            })?
+        }
+        other => other,
+    };
+    if let Some(fill) = recovered {
+        println!(
+            "  fill {} of {} found by the reconciliation (recovered: {})",
+            fill.execution_id, fill.order_id, fill.recovered
+        );
+    } else {
+        println!("  {} filled after the reconnect, delivered live", during.id);
+    }
+    if let Event::Reconnected { gap } = reconnected {
+        println!(
+            "  Reconnected after {gap:.1?}; {} reconnect(s) so far",
+            stream.stats().reconnects
+        );
+    }
+    stream.close();
+
+    step("the account after");
+    let account = client.account().get()?;
+    println!(
+        "  cash {} {}, buying power {}, equity {}",
+        account.cash, account.currency, account.buying_power, account.equity
+    );
+    for p in &account.positions {
+        println!(
+            "  {:<5} {:>4} at {} (now {}, P/L {})",
+            p.symbol,
+            p.qty,
+            p.avg_entry_price,
+            p.current_price.map(|d| d.to_string()).unwrap_or_default(),
+            p.unrealized_pl
+        );
+    }
     Ok(())
 }
