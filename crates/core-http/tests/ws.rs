@@ -54,16 +54,16 @@ impl Protocol for Test {
             .collect()
     }
 
-    fn decode(&mut self, frame: &str) -> Vec<Inbound<Event>> {
+    fn decode(&mut self, frame: &str, out: &mut Vec<Inbound<Event>>) {
         let v: serde_json::Value = serde_json::from_str(frame).unwrap_or_default();
         let n = v["n"].as_u64().unwrap_or_default();
-        match v["type"].as_str() {
-            Some("subscribed") => vec![Inbound::Ack],
-            Some("refused") => vec![Inbound::Refused("no such channel".into())],
-            Some("quote") => vec![Inbound::lossy(Event::Quote(n)).on_channel("quotes")],
-            Some("fill") => vec![Inbound::lossless(Event::Fill(n)).on_channel("fills")],
-            _ => vec![],
-        }
+        out.extend(match v["type"].as_str() {
+            Some("subscribed") => Some(Inbound::Ack),
+            Some("refused") => Some(Inbound::Refused("no such channel".into())),
+            Some("quote") => Some(Inbound::lossy(Event::Quote(n)).on_channel("quotes")),
+            Some("fill") => Some(Inbound::lossless(Event::Fill(n)).on_channel("fills")),
+            _ => None,
+        });
     }
 }
 

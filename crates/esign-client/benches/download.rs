@@ -11,6 +11,8 @@
 //! also write the results as a Markdown section.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+use testkit::bench::{memory_mib, reset_peak};
+
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -42,7 +44,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let target = dir.join("signed.pdf");
     let size = size_mib << 20;
-    let baseline = memory("VmRSS");
+    let baseline = memory_mib("VmRSS");
 
     let mut ours = Vec::new();
     let mut raw = Vec::new();
@@ -67,7 +69,7 @@ fn main() {
                 raw_download(&url, &id, &key, &target)
             };
             let elapsed = started.elapsed();
-            let peak = memory("VmHWM");
+            let peak = memory_mib("VmHWM");
             assert_eq!(bytes, size, "the whole file arrived");
             assert_eq!(std::fs::metadata(&target).unwrap().len(), size);
             check_pdf(&target);
@@ -205,20 +207,4 @@ fn check_pdf(path: &Path) {
     let mut tail = Vec::new();
     file.read_to_end(&mut tail).unwrap();
     assert!(tail.trim_ascii_end().ends_with(b"%%EOF"));
-}
-
-/// A memory figure of this process from `/proc/self/status`, in MiB (0 where there is
-/// no such file).
-fn memory(field: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |kib| kib / 1024.0)
-}
-
-/// Resets the resident high-water mark to the current resident size.
-fn reset_peak() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }

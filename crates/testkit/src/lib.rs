@@ -205,3 +205,23 @@ pub fn signed_delivery(dir: &str, name: &str) -> (String, Vec<(String, String)>,
     ];
     (body, headers, now)
 }
+
+/// Helpers shared by the benchmarks.
+pub mod bench {
+    /// A memory figure of this process from `/proc/self/status` (`VmRSS`, `VmHWM`...), in
+    /// MiB; 0 where there is no such file.
+    pub fn memory_mib(field: &str) -> f64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+            .map_or(0.0, |kib| kib / 1024.0)
+    }
+
+    /// Resets this process's resident high-water mark (`VmHWM`) to its current resident
+    /// size, so the next reading is the peak of what follows.
+    pub fn reset_peak() {
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+    }
+}

@@ -70,7 +70,7 @@ fn main() -> anyhow::Result<()> {
         };
         writeln!(file, "{},{},{},{},{},{}", b.t, b.o, b.h, b.l, b.c, b.v)?;
         written += 1;
-        if written % 1000 == 0 {
+        if written.is_multiple_of(1000) {
             bar.set_position(minutes(b.t));
             bar.set_message(format!("{written} bars"));
         }

@@ -132,6 +132,13 @@ struct AccountMessage {
 
 impl TradingProtocol {
     fn one(&self, raw: &str) -> Option<Inbound<Event>> {
+        // The common case first: a quote written type-first (as the service writes
+        // them) is read in one pass. Anything else takes the general path below.
+        if raw.starts_with(r#"{"type":"quote","#)
+            && let Ok(q) = serde_json::from_str::<Quote>(raw)
+        {
+            return Some(Inbound::lossy(Event::Quote(q)).on_channel("quotes"));
+        }
         let head: Head = serde_json::from_str(raw).ok()?;
         let kind = head.kind.unwrap_or_default();
         let unknown = || Event::Unknown {
@@ -209,14 +216,14 @@ impl Protocol for TradingProtocol {
         vec![message("subscribe", &channels, &symbols)]
     }
 
-    fn decode(&mut self, frame: &str) -> Vec<Inbound<Event>> {
+    fn decode(&mut self, frame: &str, out: &mut Vec<Inbound<Event>>) {
         // One object or an array of them per frame.
         let trimmed = frame.trim_start();
         if trimmed.starts_with('[') {
-            let items: Vec<Box<RawValue>> = serde_json::from_str(trimmed).unwrap_or_default();
-            items.iter().filter_map(|raw| self.one(raw.get())).collect()
+            let items: Vec<&RawValue> = serde_json::from_str(trimmed).unwrap_or_default();
+            out.extend(items.iter().filter_map(|raw| self.one(raw.get())));
         } else {
-            self.one(trimmed).into_iter().collect()
+            out.extend(self.one(trimmed));
         }
     }
 }
@@ -373,19 +380,24 @@ impl TradingStream {
     /// The next event, waiting at most `timeout`; `None` when none came in time or the
     /// stream has ended ([`is_closed`](Self::is_closed)).
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<Event>> {
-        let deadline = Instant::now().checked_add(timeout);
+        // The deadline is only worked out when an item is skipped (a repeated fill):
+        // the common path reads no clock.
+        let mut deadline: Option<Option<Instant>> = None;
         loop {
             if let Some(event) = self.pending.pop_front() {
                 return Some(event);
             }
-            let left = deadline.map_or(Duration::from_secs(u32::MAX as u64), |d| {
-                d.saturating_duration_since(Instant::now())
-            });
+            let left = match deadline {
+                None => timeout,
+                Some(None) => Duration::from_secs(u32::MAX as u64),
+                Some(Some(d)) => d.saturating_duration_since(Instant::now()),
+            };
             let item = self.inner.next_timeout(left)?;
             if let Some(event) = self.handle(item) {
                 return Some(event);
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) && self.pending.is_empty() {
+            let d = *deadline.get_or_insert_with(|| Instant::now().checked_add(timeout));
+            if d.is_some_and(|d| Instant::now() >= d) && self.pending.is_empty() {
                 return None;
             }
         }
@@ -536,11 +548,20 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    impl TradingProtocol {
+        /// What one frame decodes to.
+        fn decoded(&mut self, frame: &str) -> Vec<Inbound<Event>> {
+            let mut out = Vec::new();
+            self.decode(frame, &mut out);
+            out
+        }
+    }
+
     #[test]
     fn frames_of_one_object_or_many_decode_exactly() {
         let mut p = TradingProtocol::default();
         let frame = r#"[{"type":"quote","symbol":"AAPL","price":187.23,"bid":"187.22"},{"type":"fill","execution_id":"ex1","order_id":"o1","qty":0.5,"price":187.25},{"type":"halt","symbol":"AAPL"}]"#;
-        let decoded = p.decode(frame);
+        let decoded = p.decoded(frame);
         assert_eq!(decoded.len(), 3);
         match &decoded[0] {
             Inbound::Event {
@@ -559,11 +580,11 @@ mod tests {
             matches!(&decoded[2], Inbound::Event { event: Event::Unknown { kind, .. }, .. } if kind == "halt")
         );
         assert!(matches!(
-            p.decode(r#"{"type":"subscribed"}"#)[..],
+            p.decoded(r#"{"type":"subscribed"}"#)[..],
             [Inbound::Ack]
         ));
-        assert!(p.decode(r#"{"type":"unsubscribed"}"#).is_empty());
-        assert!(p.decode("not json").is_empty());
+        assert!(p.decoded(r#"{"type":"unsubscribed"}"#).is_empty());
+        assert!(p.decoded("not json").is_empty());
     }
 
     #[test]
@@ -589,7 +610,7 @@ mod tests {
 
         #[test]
         fn no_frame_panics_the_decoder(frame in "\\PC{0,200}") {
-            let _ = TradingProtocol::default().decode(&frame);
+            let _ = TradingProtocol::default().decoded(&frame);
         }
 
         #[test]
@@ -605,7 +626,7 @@ mod tests {
             message.insert("type".into(), kind.into());
             let text = serde_json::Value::Object(message).to_string();
             let frame = if batch { format!("[{text},{text}]") } else { text };
-            let decoded = TradingProtocol::default().decode(&frame);
+            let decoded = TradingProtocol::default().decoded(&frame);
             proptest::prop_assert!(decoded.len() <= 2);
         }
     }

@@ -3,6 +3,7 @@
 //! read in arrival order, and the stream's counters.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,14 @@ pub struct StreamStats {
     pub connected: bool,
 }
 
-type Item<E> = Result<StreamItem<E>, WsError>;
+pub(crate) type Item<E> = Result<StreamItem<E>, WsError>;
+
+/// How long (in spin-loop hints, a few microseconds) a reader finding the queue empty
+/// watches it before it sleeps.
+const SPINS: u32 = 4_000;
+
+/// How many queued items end a reader's watch at once.
+const GATHER: usize = 32;
 
 struct State<E> {
     lossless: VecDeque<(u64, Item<E>)>,
@@ -36,10 +44,14 @@ struct State<E> {
     received: u64,
     last_message: Option<Instant>,
     connected: bool,
+    /// Readers waiting in [`Inbox::take_all`]: a push wakes one only when there is one.
+    waiting: usize,
 }
 
 pub(crate) struct Inbox<E> {
     state: Mutex<State<E>>,
+    /// How many items are queued, readable without the lock.
+    queued: AtomicUsize,
     ready: Condvar,
     capacity: usize,
 }
@@ -57,8 +69,10 @@ impl<E> Inbox<E> {
                 received: 0,
                 last_message: None,
                 connected: true,
+                waiting: 0,
             }),
             ready: Condvar::new(),
+            queued: AtomicUsize::new(0),
             capacity,
         }
     }
@@ -70,6 +84,21 @@ impl<E> Inbox<E> {
     /// Queues an item on a lane.
     pub(crate) fn push(&self, lane: Lane, item: Item<E>) {
         let mut state = self.lock();
+        self.queue(&mut state, lane, item);
+        self.wake(state);
+    }
+
+    /// Queues the items of one frame that arrived at `at`, under one lock.
+    pub(crate) fn deliver(&self, items: &mut Vec<(Lane, Item<E>)>, at: Instant) {
+        let mut state = self.lock();
+        state.last_message = Some(at);
+        for (lane, item) in items.drain(..) {
+            self.queue(&mut state, lane, item);
+        }
+        self.wake(state);
+    }
+
+    fn queue(&self, state: &mut State<E>, lane: Lane, item: Item<E>) {
         let seq = state.next;
         state.next += 1;
         if matches!(item, Ok(StreamItem::Event(_))) {
@@ -85,8 +114,18 @@ impl<E> Inbox<E> {
                 state.lossy.push_back((seq, item));
             }
         }
+    }
+
+    /// Wakes a waiting reader, if any (a wake costs a system call; most pushes find the
+    /// reader busy and need none).
+    fn wake(&self, state: MutexGuard<'_, State<E>>) {
+        self.queued
+            .store(state.lossless.len() + state.lossy.len(), Ordering::Release);
+        let waiting = state.waiting > 0;
         drop(state);
-        self.ready.notify_one();
+        if waiting {
+            self.ready.notify_one();
+        }
     }
 
     /// Records that a frame arrived now.
@@ -127,29 +166,50 @@ impl<E> Inbox<E> {
         }
     }
 
-    /// The oldest item of either lane, waiting until `deadline` (`None`: as long as it
-    /// takes); `None` on time-out or once finished and empty.
-    pub(crate) fn pop(&self, deadline: Option<Instant>) -> Option<Item<E>> {
+    /// Swaps everything queued into `out` (whose lanes must be empty), waiting until
+    /// `deadline` (`None`: as long as it takes) for something to come. Returns `false`
+    /// on time-out, or once finished and empty. The swap holds the lock for no time at
+    /// all, whatever is queued, so a fast stream's thread never waits for its reader.
+    pub(crate) fn take_all(&self, out: &mut Taken<E>, deadline: Option<Instant>) -> bool {
         let mut state = self.lock();
+        let mut watched = false;
         loop {
-            let take_lossless = match (state.lossless.front(), state.lossy.front()) {
-                (Some((a, _)), Some((b, _))) => Some(a < b),
-                (Some(_), None) => Some(true),
-                (None, Some(_)) => Some(false),
-                (None, None) => None,
-            };
-            match take_lossless {
-                Some(true) => return state.lossless.pop_front().map(|(_, item)| item),
-                Some(false) => return state.lossy.pop_front().map(|(_, item)| item),
-                None if state.finished => return None,
-                None => {}
+            if !state.lossless.is_empty() || !state.lossy.is_empty() {
+                std::mem::swap(&mut state.lossless, &mut out.lossless);
+                std::mem::swap(&mut state.lossy, &mut out.lossy);
+                self.queued.store(0, Ordering::Release);
+                return true;
             }
+            if state.finished {
+                return false;
+            }
+            // A busy stream refills the queue within microseconds: watch it for a few
+            // microseconds before sleeping, so that neither side pays a wake-up (two
+            // system calls) per event; once something is queued, a little longer for
+            // more to gather.
+            if !watched {
+                watched = true;
+                drop(state);
+                let mut i = 0;
+                while i < SPINS {
+                    let queued = self.queued.load(Ordering::Acquire);
+                    if queued >= GATHER || (queued > 0 && i >= SPINS / 8) {
+                        break;
+                    }
+                    std::hint::spin_loop();
+                    i += 1;
+                }
+                state = self.lock();
+                continue;
+            }
+            state.waiting += 1;
             state = match deadline {
                 None => self.ready.wait(state).unwrap_or_else(|p| p.into_inner()),
                 Some(deadline) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return None;
+                        state.waiting -= 1;
+                        return false;
                     }
                     self.ready
                         .wait_timeout(state, left)
@@ -157,7 +217,63 @@ impl<E> Inbox<E> {
                         .unwrap_or_else(|p| p.into_inner().0)
                 }
             };
+            state.waiting -= 1;
         }
+    }
+
+    /// The oldest item of either lane, waiting until `deadline` (`None`: as long as it
+    /// takes); `None` on time-out or once finished and empty.
+    #[cfg(test)]
+    pub(crate) fn pop(&self, deadline: Option<Instant>) -> Option<Item<E>> {
+        let mut taken = Taken::default();
+        self.take_all(&mut taken, deadline);
+        let first = taken.pop();
+        // Put back what was not wanted, in front of anything newer.
+        let mut state = self.lock();
+        for (seq, item) in taken.lossless.into_iter().rev() {
+            state.lossless.push_front((seq, item));
+        }
+        for (seq, item) in taken.lossy.into_iter().rev() {
+            state.lossy.push_front((seq, item));
+        }
+        first
+    }
+}
+
+/// What a reader took from the inbox: both lanes, given out oldest first.
+pub(crate) struct Taken<E> {
+    lossless: VecDeque<(u64, Item<E>)>,
+    lossy: VecDeque<(u64, Item<E>)>,
+}
+
+impl<E> Default for Taken<E> {
+    fn default() -> Self {
+        Taken {
+            lossless: VecDeque::new(),
+            lossy: VecDeque::new(),
+        }
+    }
+}
+
+impl<E> Taken<E> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lossless.is_empty() && self.lossy.is_empty()
+    }
+
+    /// The oldest item of either lane.
+    pub(crate) fn pop(&mut self) -> Option<Item<E>> {
+        let take_lossless = match (self.lossless.front(), self.lossy.front()) {
+            (Some((a, _)), Some((b, _))) => a < b,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        let next = if take_lossless {
+            self.lossless.pop_front()
+        } else {
+            self.lossy.pop_front()
+        };
+        next.map(|(_, item)| item)
     }
 }
 

@@ -65,7 +65,7 @@ pub enum Inbound<E> {
         /// Its queue.
         lane: Lane,
         /// The channel it belongs to, for the optional staleness timers.
-        channel: Option<String>,
+        channel: Option<&'static str>,
     },
     /// The server acknowledged one subscription message.
     Ack,
@@ -94,12 +94,12 @@ impl<E> Inbound<E> {
     }
 
     /// The same event, belonging to `channel` (for staleness timers).
-    pub fn on_channel(self, name: impl Into<String>) -> Self {
+    pub fn on_channel(self, name: &'static str) -> Self {
         match self {
             Inbound::Event { event, lane, .. } => Inbound::Event {
                 event,
                 lane,
-                channel: Some(name.into()),
+                channel: Some(name),
             },
             other => other,
         }
@@ -125,8 +125,10 @@ pub trait Protocol: Send + 'static {
     /// is expected to be acknowledged once ([`Inbound::Ack`]).
     fn replay(&self) -> Vec<String>;
 
-    /// Decodes one text (or UTF-8 binary) frame.
-    fn decode(&mut self, frame: &str) -> Vec<Inbound<Self::Event>>;
+    /// Decodes one text (or UTF-8 binary) frame, appending what it held to `out` (a
+    /// buffer the connection's thread reuses, so a busy stream allocates none per
+    /// frame).
+    fn decode(&mut self, frame: &str, out: &mut Vec<Inbound<Self::Event>>);
 }
 
 /// What a stream yields besides errors.
@@ -331,7 +333,9 @@ impl StreamConfig {
     }
 
     /// How many lossy events wait for the caller before the oldest are dropped.
-    /// Defaults to 10,000.
+    /// Defaults to 10,000. (The reader takes what is queued in one go whenever it has
+    /// given out what it took before; taken events are no longer dropped, so at most
+    /// twice this many wait in all.)
     pub fn lossy_capacity(mut self, capacity: usize) -> Self {
         self.lossy_capacity = capacity.max(1);
         self
@@ -380,6 +384,8 @@ enum Command<P: Protocol> {
 /// handshake. Dropping it closes it too.
 pub struct Stream<P: Protocol> {
     inbox: Arc<inbox::Inbox<P::Event>>,
+    /// Items taken from the inbox in one swap, not yet given to the caller.
+    taken: inbox::Taken<P::Event>,
     commands: mpsc::Sender<Command<P>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -407,6 +413,7 @@ impl<P: Protocol> Stream<P> {
             .map_err(|e| crate::Error::config(format!("cannot start the stream's thread: {e}")))?;
         Ok(Stream {
             inbox,
+            taken: inbox::Taken::default(),
             commands,
             thread: Some(thread),
         })
@@ -455,16 +462,28 @@ impl<P: Protocol> Stream<P> {
     /// The next item, waiting at most `timeout`. `None` when nothing came in time, or
     /// when the stream has ended ([`is_closed`](Self::is_closed)).
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<StreamItem<P::Event>>> {
-        let deadline = Instant::now().checked_add(timeout);
-        self.inbox
-            .pop(deadline)
+        if self.taken.is_empty() {
+            let deadline = Instant::now().checked_add(timeout);
+            if !self.inbox.take_all(&mut self.taken, deadline) {
+                return None;
+            }
+        }
+        self.take(None)
+    }
+
+    fn take(&mut self, deadline: Option<Instant>) -> Option<Result<StreamItem<P::Event>>> {
+        if self.taken.is_empty() && !self.inbox.take_all(&mut self.taken, deadline) {
+            return None;
+        }
+        self.taken
+            .pop()
             .map(|item| item.map_err(crate::Error::WebSocket))
     }
 
     /// `true` once the stream has ended (closed by the caller, or a fatal error) and
     /// every item has been read.
     pub fn is_closed(&self) -> bool {
-        self.inbox.is_finished()
+        self.taken.is_empty() && self.inbox.is_finished()
     }
 
     /// The stream's counters: reconnects, dropped lossy events, age of the last message.
@@ -487,9 +506,7 @@ impl<P: Protocol> Iterator for Stream<P> {
 
     /// Waits for the next item; `None` once the stream has ended.
     fn next(&mut self) -> Option<Self::Item> {
-        self.inbox
-            .pop(None)
-            .map(|item| item.map_err(crate::Error::WebSocket))
+        self.take(None)
     }
 }
 

@@ -53,11 +53,14 @@ pub(super) struct Worker<P: Protocol> {
     /// Messages the caller sent while disconnected.
     pending: VecDeque<String>,
     /// When each channel last had an event, for the staleness timers.
-    last_seen: HashMap<String, Instant>,
+    last_seen: HashMap<&'static str, Instant>,
     /// Callers waiting for their subscription's acknowledgement: how many acks each
     /// still needs (0: settled by the next replay's acknowledgement).
     confirmations: VecDeque<(usize, Confirm)>,
     shown: String,
+    /// Buffers reused for every frame: what it decoded to, what goes to the inbox.
+    decoded: Vec<Inbound<P::Event>>,
+    events: Vec<(Lane, super::inbox::Item<P::Event>)>,
 }
 
 impl<P: Protocol> Worker<P> {
@@ -77,6 +80,8 @@ impl<P: Protocol> Worker<P> {
             last_seen: HashMap::new(),
             confirmations: VecDeque::new(),
             shown,
+            decoded: Vec::new(),
+            events: Vec::new(),
         }
     }
 
@@ -227,12 +232,15 @@ impl<P: Protocol> Worker<P> {
             if let Some(ended) = self.commands_while_connected(live) {
                 return ended;
             }
-            match live.socket.read() {
-                Ok(Message::Text(text)) => self.frame(live, text.as_str()),
+            let read = live.socket.read();
+            // One clock reading per turn, for the frame and the timers.
+            let now = Instant::now();
+            match read {
+                Ok(Message::Text(text)) => self.frame(live, text.as_str(), now),
                 Ok(Message::Binary(bytes)) => match std::str::from_utf8(&bytes) {
-                    Ok(text) => self.frame(live, text),
+                    Ok(text) => self.frame(live, text, now),
                     Err(_) => {
-                        live.last_in = Instant::now();
+                        live.last_in = now;
                         debug!(
                             "stream {}: a binary frame that is not UTF-8, skipped",
                             self.shown
@@ -240,7 +248,7 @@ impl<P: Protocol> Worker<P> {
                     }
                 },
                 Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {
-                    live.last_in = Instant::now();
+                    live.last_in = now;
                     self.inbox.touched();
                 }
                 Ok(Message::Close(frame)) => {
@@ -255,7 +263,6 @@ impl<P: Protocol> Worker<P> {
                 Err(e) => return lost_or_fatal(e),
             }
             // The timers.
-            let now = Instant::now();
             if now.duration_since(live.last_out) >= self.config.ping_after {
                 if let Err(e) = live.socket.send(Message::Ping(Vec::new().into())) {
                     return lost_or_fatal(e);
@@ -286,7 +293,7 @@ impl<P: Protocol> Worker<P> {
             for (channel, after) in &self.config.stale_after {
                 let last = self
                     .last_seen
-                    .get(channel)
+                    .get(channel.as_str())
                     .copied()
                     .unwrap_or(live.since)
                     .max(live.since);
@@ -395,22 +402,24 @@ impl<P: Protocol> Worker<P> {
         Ok(())
     }
 
-    fn frame(&mut self, live: &mut Live, text: &str) {
-        let now = Instant::now();
+    fn frame(&mut self, live: &mut Live, text: &str, now: Instant) {
         live.last_in = now;
-        self.inbox.touched();
         trace!("stream {} <- {text}", self.shown);
-        for inbound in self.protocol.decode(text) {
+        let timers = !self.config.stale_after.is_empty();
+        let mut decoded = std::mem::take(&mut self.decoded);
+        let mut events = std::mem::take(&mut self.events);
+        self.protocol.decode(text, &mut decoded);
+        for inbound in decoded.drain(..) {
             match inbound {
                 Inbound::Event {
                     event,
                     lane,
                     channel,
                 } => {
-                    if let Some(channel) = channel {
+                    if timers && let Some(channel) = channel {
                         self.last_seen.insert(channel, now);
                     }
-                    self.inbox.push(lane, Ok(StreamItem::Event(event)));
+                    events.push((lane, Ok(StreamItem::Event(event))));
                 }
                 Inbound::Ack => {
                     live.outstanding = live.outstanding.saturating_sub(1);
@@ -425,13 +434,17 @@ impl<P: Protocol> Worker<P> {
                         live.ack_deadline = None;
                         self.announce(live);
                     }
-                    self.inbox.push(
+                    events.push((
                         Lane::Lossless,
                         Err(WsError::Server(self.config.redact.apply(message))),
-                    );
+                    ));
                 }
             }
         }
+        // One lock for the whole frame, its arrival time included.
+        self.inbox.deliver(&mut events, now);
+        self.decoded = decoded;
+        self.events = events;
     }
 
     /// Sends a close frame and waits (at most the close timeout) for the server's.

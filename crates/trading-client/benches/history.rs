@@ -1,0 +1,240 @@
+//! `cargo xtask bench`: twenty years of one-minute bars (about two million) iterated from
+//! the sandbox with `history().bars(..).iter()`, side by side with a raw `ureq` +
+//! `serde_json` loop over the same pages; bars per second and peak resident memory of
+//! each.
+//!
+//! The sandbox runs in a child process (this program started again with `--serve`), its
+//! clock frozen, so the memory measured is the iterating process's alone and both sides
+//! see the same bars. Peak memory is the kernel's high-water mark (`VmHWM`), reset
+//! before each pass through `/proc/self/clear_refs`.
+//!
+//! Options: `--years N` (default 20), `--rounds N` (default 3, after one uncounted
+//! warm-up round), `--write <file>` to also write the results as a Markdown section.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use testkit::bench::{memory_mib, reset_peak};
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use trading_client::{Client, OffsetDateTime, Timeframe};
+
+/// The resident-memory target, whatever the range.
+const TARGET_PEAK_MIB: f64 = 64.0;
+/// The throughput target: our bars per second over the raw loop's.
+const TARGET_RATIO: f64 = 0.85;
+/// The sandbox's frozen clock: the end of the range.
+const END: &str = "2026-03-02T21:00:00Z";
+const PAGE: u32 = 10_000;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let option = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    if args.iter().any(|a| a == "--serve") {
+        serve();
+        return;
+    }
+    let years: i64 = option("--years").map_or(20, |s| s.parse().unwrap());
+    let rounds: usize = option("--rounds").map_or(3, |s| s.parse().unwrap());
+    let write_to = option("--write");
+
+    let (mut child, url, key) = start_sandbox();
+    let end = OffsetDateTime::parse(END, &time::format_description::well_known::Rfc3339).unwrap();
+    let start = end - time::Duration::days(365 * years);
+    let client = Client::new(&url, key.as_str()).unwrap();
+    let baseline = memory_mib("VmRSS");
+
+    let mut ours = Vec::new();
+    let mut raw = Vec::new();
+    let mut counts = (0, 0);
+    for round in 0..=rounds {
+        let sides: [bool; 2] = if round % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for use_client in sides {
+            reset_peak();
+            let started = Instant::now();
+            let (bars, checksum) = if use_client {
+                ours_pass(&client, start, end)
+            } else {
+                raw_pass(&url, &key, start, end)
+            };
+            let elapsed = started.elapsed();
+            let peak = memory_mib("VmHWM");
+            if use_client {
+                counts.0 = bars;
+            } else {
+                counts.1 = bars;
+            }
+            if round > 0 {
+                let side = if use_client { &mut ours } else { &mut raw };
+                side.push((elapsed, peak, bars));
+            }
+            println!(
+                "round {}: {:<9} {bars} bars (close sum {checksum:.0}) in {:.2} s, {:>9.0} bars/s, peak RSS {peak:.1} MiB",
+                if round == 0 {
+                    "warm-up".to_owned()
+                } else {
+                    round.to_string()
+                },
+                if use_client { "client" } else { "raw" },
+                elapsed.as_secs_f64(),
+                bars as f64 / elapsed.as_secs_f64(),
+            );
+        }
+    }
+    drop(child.stdin.take());
+    let _ = child.wait();
+    assert_eq!(counts.0, counts.1, "both sides read every bar");
+
+    let median = |side: &[(Duration, f64, u64)]| {
+        let mut times: Vec<Duration> = side.iter().map(|s| s.0).collect();
+        times.sort();
+        times[times.len() / 2]
+    };
+    let max_peak = |side: &[(Duration, f64, u64)]| side.iter().map(|s| s.1).fold(0.0, f64::max);
+    let bars = counts.0;
+    let rate = |d: Duration| bars as f64 / d.as_secs_f64();
+    let (ours_t, raw_t) = (median(&ours), median(&raw));
+    let (ours_peak, raw_peak) = (max_peak(&ours), max_peak(&raw));
+    let ratio = rate(ours_t) / rate(raw_t);
+    let verdict = |met: bool| if met { "met" } else { "**missed**" };
+    let report = format!(
+        "## trading-client: {years} years of minute bars iterated\n\n\
+Release build, one run, {rounds} alternating rounds per side (after a warm-up round) against the sandbox running \
+in a child process on this machine, its clock frozen at {END}: {bars} one-minute bars of \
+AAPL in pages of {PAGE}. The client decodes each bar into exact `Decimal` prices and an \
+`OffsetDateTime`, one page in memory at a time; the raw side is a `ureq` GET per page read whole and decoded by `serde_json` into `f64` prices and a `String` time. The sandbox generates the \
+bars for both. Peak memory is the iterating process's resident high-water mark \
+(`VmHWM`, reset before each pass); before any pass it was {baseline:.1} MiB.\n\n\
+| side | median time | bars per second | peak resident memory |\n|---|---|---|---|\n\
+| `history().bars(..).iter()` | {:.2} s | {:.0} | {ours_peak:.1} MiB |\n\
+| raw `ureq` + `serde_json` | {:.2} s | {:.0} | {raw_peak:.1} MiB |\n\n\
+Throughput ratio client / raw: **{ratio:.3}** (target at least {TARGET_RATIO}: {}). \
+Peak memory target under {TARGET_PEAK_MIB:.0} MiB: {}.\n",
+        ours_t.as_secs_f64(),
+        rate(ours_t),
+        raw_t.as_secs_f64(),
+        rate(raw_t),
+        verdict(ratio >= TARGET_RATIO),
+        verdict(ours_peak < TARGET_PEAK_MIB),
+    );
+    println!("\n{report}");
+    if let Some(path) = write_to {
+        std::fs::write(&path, report).unwrap();
+        println!("written to {path}");
+    }
+}
+
+/// The client's pass: every bar, summing the closes so nothing is optimised away.
+fn ours_pass(client: &Client, start: OffsetDateTime, end: OffsetDateTime) -> (u64, f64) {
+    let mut n = 0u64;
+    let mut sum = trading_client::Decimal::ZERO;
+    for bar in client
+        .history()
+        .bars("AAPL", Timeframe::Minute)
+        .start(start)
+        .end(end)
+        .page_size(PAGE)
+        .iter()
+    {
+        let bar = bar.unwrap();
+        n += 1;
+        sum += bar.c;
+    }
+    (n, sum.to_string().parse().unwrap())
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct RawBar {
+    t: String,
+    o: f64,
+    h: f64,
+    l: f64,
+    c: f64,
+    v: u64,
+}
+
+#[derive(Deserialize)]
+struct RawPage {
+    bars: Vec<RawBar>,
+    next_page_token: Option<String>,
+}
+
+/// The reference: a `ureq` GET per page, `serde_json` into plain structs.
+fn raw_pass(url: &str, key: &str, start: OffsetDateTime, end: OffsetDateTime) -> (u64, f64) {
+    let agent = ureq::Agent::new_with_defaults();
+    let format = |t: OffsetDateTime| {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .unwrap()
+    };
+    let (start, end) = (format(start), format(end));
+    let mut token: Option<String> = None;
+    let mut n = 0u64;
+    let mut sum = 0.0;
+    loop {
+        let mut request = agent
+            .get(format!("{url}/v1/history"))
+            .header("authorization", format!("Bearer {key}"))
+            .query("symbol", "AAPL")
+            .query("timeframe", "1Min")
+            .query("start", &start)
+            .query("end", &end)
+            .query("limit", PAGE.to_string());
+        if let Some(t) = &token {
+            request = request.query("page_token", t);
+        }
+        let mut response = request.call().unwrap();
+        // The whole body first, then `from_str` (much faster than `from_reader`).
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(u64::MAX)
+            .read_to_string()
+            .unwrap();
+        let page: RawPage = serde_json::from_str(&text).unwrap();
+        for bar in &page.bars {
+            n += 1;
+            sum += bar.c;
+        }
+        match page.next_page_token {
+            Some(t) if !t.is_empty() => token = Some(t),
+            _ => return (n, sum),
+        }
+    }
+}
+
+/// The child: a sandbox with its clock frozen at [`END`]. Prints `<base url> <api key>`
+/// and serves until its stdin closes.
+fn serve() {
+    let end = OffsetDateTime::parse(END, &time::format_description::well_known::Rfc3339).unwrap();
+    let sandbox = sandbox::Sandbox::builder().frozen_at(end).start().unwrap();
+    println!("{} {}", sandbox.trading().url(), sandbox.api_key());
+    std::io::stdout().flush().unwrap();
+    let mut rest = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut rest);
+}
+
+fn start_sandbox() -> (Child, String, String) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .arg("--serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let mut parts = line.split_whitespace().map(str::to_owned);
+    (child, parts.next().unwrap(), parts.next().unwrap())
+}
