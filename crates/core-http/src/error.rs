@@ -298,7 +298,8 @@ pub enum ErrorKind {
     Forbidden,
     /// 404: no such resource.
     NotFound,
-    /// 409: the resource is not in a state that allows this.
+    /// 409 or 412: the resource is not in a state that allows this (412: a condition such
+    /// as `If-Match` no longer holds).
     Conflict,
     /// 429: too many requests; slow down and try again.
     RateLimited,
@@ -319,7 +320,7 @@ impl ErrorKind {
             401 => ErrorKind::Unauthorized,
             403 => ErrorKind::Forbidden,
             404 => ErrorKind::NotFound,
-            409 => ErrorKind::Conflict,
+            409 | 412 => ErrorKind::Conflict,
             429 if code.is_some_and(is_quota_code) => ErrorKind::QuotaExceeded,
             429 => ErrorKind::RateLimited,
             500..=599 => ErrorKind::Server,

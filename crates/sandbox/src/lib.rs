@@ -68,6 +68,7 @@ pub use services::projects::{ENVIRONMENTS, Projects};
 pub use services::social::{PLATFORMS, Social};
 pub use services::trading::Trading;
 pub use services::vision::{FACE_ATTRIBUTES, MODELS, TAXONOMIES, Vision};
+pub use services::worlds::Worlds;
 pub use webhooks::{Delivery, DeliveryStatus, EventRecord, MAX_ATTEMPTS, WebhookReceiver};
 
 use state::{Settings, Shared};

@@ -32,6 +32,8 @@ pub enum Service {
     Esign,
     /// The trading service, under `/trading`.
     Trading,
+    /// The virtual worlds service, under `/worlds`.
+    Worlds,
 }
 
 impl Service {
@@ -42,6 +44,7 @@ impl Service {
         Service::Vision,
         Service::Esign,
         Service::Trading,
+        Service::Worlds,
     ];
 
     pub(crate) fn def(self) -> &'static dyn ServiceDef {
@@ -51,6 +54,7 @@ impl Service {
             Service::Vision => &services::vision::Def,
             Service::Esign => &services::esign::Def,
             Service::Trading => &services::trading::Def,
+            Service::Worlds => &services::worlds::Def,
         }
     }
 

@@ -87,6 +87,8 @@ pub(crate) trait SessionHandler: Send + 'static {
     fn on_tick(&mut self, shared: &Shared) -> Vec<Outgoing>;
     /// How often [`on_tick`](Self::on_tick) runs.
     fn tick_every(&self, shared: &Shared) -> std::time::Duration;
+    /// The session ended, however it ended (a close, a dropped connection, a cut).
+    fn on_close(&mut self, _shared: &Shared) {}
 }
 
 /// A message a session sends.
@@ -114,16 +116,16 @@ pub(crate) async fn run_session(
     let period = handler.tick_every(&shared);
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
+    'session: loop {
         let outgoing = tokio::select! {
-            _ = session.cancel.notified() => return,
+            _ = session.cancel.notified() => break,
             incoming = socket.next() => match incoming {
                 Some(Ok(Message::Text(text))) => handler.on_text(&shared, text.as_str()),
                 Some(Ok(Message::Binary(bytes))) => match std::str::from_utf8(&bytes) {
                     Ok(text) => handler.on_text(&shared, text),
                     Err(_) => Vec::new(),
                 },
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
                 Some(Ok(_)) => Vec::new(),
             },
             event = events.recv() => match event {
@@ -139,9 +141,9 @@ pub(crate) async fn run_session(
                             reason: "the session fell behind".into(),
                         })))
                         .await;
-                    return;
+                    break;
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             },
             _ = tick.tick() => handler.on_tick(&shared),
         };
@@ -151,8 +153,9 @@ pub(crate) async fn run_session(
                 Outgoing::Binary(t) => Message::Binary(t.into_bytes().into()),
             };
             if socket.send(message).await.is_err() {
-                return;
+                break 'session;
             }
         }
     }
+    handler.on_close(&shared);
 }

@@ -6,3 +6,4 @@ pub(crate) mod projects;
 pub(crate) mod social;
 pub(crate) mod trading;
 pub(crate) mod vision;
+pub(crate) mod worlds;

@@ -1,0 +1,310 @@
+//! The REST routes and the realtime upgrade, relative to `/worlds`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, put};
+use axum::{Extension, Router};
+use serde_json::{Map, Value, json};
+
+use super::{Tenant, WorldRecord, event, with_tenant};
+use crate::http::{Caller, bad_request, bounded_param, error, json, object_body, query_pairs};
+use crate::registry::Service;
+use crate::state::Shared;
+
+/// The longest world name accepted.
+const MAX_NAME: usize = 100;
+/// The most objects a world is created with.
+const MAX_OBJECTS: usize = 1_000;
+
+pub(super) fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/api/v1/worlds", get(list).post(create))
+        .route("/api/v1/worlds/{id}", get(get_world))
+        .route("/api/v1/worlds/{id}/users", get(users))
+        .route("/api/v1/assets/{id}", put(update_asset))
+        .route("/ws/v1/realtime", get(realtime))
+}
+
+fn not_found(id: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "world_not_found",
+        format!("no world with id {id:?}"),
+    )
+}
+
+fn find<'t>(tenant: &'t mut Tenant, id: &str) -> Option<&'t mut WorldRecord> {
+    tenant.worlds.iter_mut().find(|w| w.id == id)
+}
+
+/// `GET /api/v1/worlds?limit&page_token`: oldest first, `{"data", "next_page_token"}`.
+async fn list(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let pairs = query_pairs(query.as_deref());
+    let limit = match bounded_param(&pairs, "limit", 1, 100) {
+        Ok(l) => l.unwrap_or(20) as usize,
+        Err(e) => return e,
+    };
+    let start = match pairs.iter().find(|(k, _)| k == "page_token") {
+        None => 0,
+        Some((_, token)) => match token
+            .strip_prefix('p')
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            Some(n) => n,
+            None => {
+                return bad_request(
+                    "invalid_page_token",
+                    "the page token is not one this service gave",
+                );
+            }
+        },
+    };
+    shared.with_world(|w| {
+        with_tenant(w, &caller.key, |_, tenant| {
+            let data: Vec<Value> = tenant
+                .worlds
+                .iter()
+                .skip(start)
+                .take(limit)
+                .map(WorldRecord::to_json)
+                .collect();
+            let next = (start + limit < tenant.worlds.len()).then(|| format!("p{}", start + limit));
+            json(
+                StatusCode::OK,
+                &json!({"data": data, "next_page_token": next}),
+            )
+        })
+    })
+}
+
+/// Checks an object of a new world: `type`, `position` as three finite numbers, an
+/// optional `destination` (kept as given).
+fn object(i: usize, v: &Value) -> Result<Value, Response> {
+    let bad = |m: String| Err(bad_request("invalid_object", m));
+    let Some(o) = v.as_object() else {
+        return bad(format!("objects[{i}] is not an object"));
+    };
+    match o.get("type").and_then(Value::as_str) {
+        Some(t) if !t.trim().is_empty() => {}
+        _ => return bad(format!("objects[{i}].type is a non-empty string")),
+    }
+    let position = o.get("position").and_then(Value::as_array);
+    let valid = position
+        .is_some_and(|p| p.len() == 3 && p.iter().all(|n| n.as_f64().is_some_and(f64::is_finite)));
+    if !valid {
+        return bad(format!("objects[{i}].position is three numbers [x, y, z]"));
+    }
+    Ok(v.clone())
+}
+
+/// `POST /api/v1/worlds {name, theme, description?, objects?}`.
+async fn create(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
+    let body = match object_body(&body) {
+        Ok(b) => b,
+        Err(e) => return e,
+    };
+    let text = |name: &str| body.get(name).and_then(Value::as_str).map(str::trim);
+    let name = match text("name") {
+        Some(n) if !n.is_empty() && n.chars().count() <= MAX_NAME => n.to_owned(),
+        _ => {
+            return bad_request(
+                "invalid_name",
+                format!("name is a non-blank string of at most {MAX_NAME} characters"),
+            );
+        }
+    };
+    let theme = match text("theme") {
+        Some(t) if !t.is_empty() => t.to_owned(),
+        _ => return bad_request("invalid_theme", "theme is a non-blank string"),
+    };
+    let description = match body.get("description") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) => Some(d.clone()),
+        Some(_) => return bad_request("invalid_description", "description is a string"),
+    };
+    let objects = match body.get("objects") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) if items.len() <= MAX_OBJECTS => {
+            match items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| object(i, v))
+                .collect()
+            {
+                Ok(objects) => objects,
+                Err(e) => return e,
+            }
+        }
+        Some(_) => {
+            return bad_request(
+                "invalid_object",
+                format!("objects is an array of at most {MAX_OBJECTS}"),
+            );
+        }
+    };
+    shared.with_world(|w| {
+        let now = w.now();
+        let id = w.ids.next("world");
+        with_tenant(w, &caller.key, |_, tenant| {
+            let world = WorldRecord {
+                id,
+                name,
+                theme,
+                description,
+                objects,
+                created_at: now,
+                updated_at: now,
+                users: Default::default(),
+                seq: 0,
+            };
+            let answer = world.to_json();
+            tenant.worlds.push(world);
+            json(StatusCode::CREATED, &answer)
+        })
+    })
+}
+
+/// `GET /api/v1/worlds/{id}`.
+async fn get_world(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    shared.with_world(|w| {
+        with_tenant(w, &caller.key, |_, tenant| match find(tenant, &id) {
+            Some(world) => json(StatusCode::OK, &world.to_json()),
+            None => not_found(&id),
+        })
+    })
+}
+
+/// `GET /api/v1/worlds/{id}/users`: `{"data": [user]}`, by join time.
+async fn users(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    shared.with_world(|w| {
+        with_tenant(w, &caller.key, |_, tenant| match find(tenant, &id) {
+            Some(world) => json(StatusCode::OK, &json!({"data": world.users_json()})),
+            None => not_found(&id),
+        })
+    })
+}
+
+/// The revision an `If-Match` header names (`"3"`, `3` or `W/"3"`); `Err` when the
+/// header is there but names none.
+fn if_match(headers: &HeaderMap) -> Result<Option<u64>, Response> {
+    let Some(value) = headers.get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or_default().trim();
+    let text = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
+    text.parse().map(Some).map_err(|_| {
+        bad_request(
+            "invalid_if_match",
+            "If-Match names a revision such as \"3\"",
+        )
+    })
+}
+
+fn etag(revision: u64) -> HeaderValue {
+    HeaderValue::from_str(&format!("\"{revision}\"")).unwrap_or(HeaderValue::from_static("\"0\""))
+}
+
+/// `PUT /api/v1/assets/{id} {properties}`: replaces the properties (an `asset.updated`
+/// event in its world); `If-Match` makes it conditional.
+async fn update_asset(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let expected = match if_match(&headers) {
+        Ok(e) => e,
+        Err(e) => return e,
+    };
+    let properties: Map<String, Value> = match object_body(&body) {
+        Ok(b) => match b.get("properties") {
+            Some(Value::Object(p)) => p.clone(),
+            _ => return bad_request("invalid_properties", "properties is a JSON object"),
+        },
+        Err(e) => return e,
+    };
+    shared.with_world(|w| {
+        with_tenant(w, &caller.key, |w, tenant| {
+            let Some(asset) = tenant.assets.get_mut(&id) else {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    "asset_not_found",
+                    format!("no asset with id {id:?}"),
+                );
+            };
+            if let Some(expected) = expected
+                && expected != asset.revision
+            {
+                let mut response = error(
+                    StatusCode::PRECONDITION_FAILED,
+                    "revision_mismatch",
+                    format!(
+                        "the asset is at revision {}, not {expected}",
+                        asset.revision
+                    ),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::ETAG, etag(asset.revision));
+                return response;
+            }
+            asset.properties = properties;
+            asset.revision += 1;
+            asset.updated_at = w.now();
+            let answer = asset.to_json();
+            let revision = asset.revision;
+            let world_id = asset.world_id.clone();
+            if let Some(world) = tenant.worlds.iter_mut().find(|x| x.id == world_id) {
+                event(
+                    w,
+                    &caller.key,
+                    world,
+                    "asset.updated",
+                    json!({"asset": answer}),
+                    true,
+                );
+            }
+            let mut response = json(StatusCode::OK, &answer);
+            response.headers_mut().insert(header::ETAG, etag(revision));
+            response
+        })
+    })
+}
+
+/// `GET /ws/v1/realtime`: the upgrade.
+async fn realtime(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let key = caller.key.clone();
+    upgrade
+        .max_message_size(1024 * 1024)
+        .on_upgrade(move |socket| {
+            let session = super::stream::Session::new(key.clone());
+            crate::streams::run_session(shared, Service::Worlds, key, socket, session)
+        })
+        .into_response()
+}

@@ -1,0 +1,147 @@
+//! The worlds client: configuration (Bearer by default, or a custom header; the realtime
+//! URL) and the resource handles.
+
+use std::sync::Arc;
+
+use core_http::Result;
+
+use crate::assets::Assets;
+use crate::realtime::Realtime;
+use crate::worlds::Worlds;
+
+/// A client of the virtual worlds service. Cheap to clone; clones share the connection
+/// pool.
+///
+/// Build it with [`Client::new`] (Bearer key), [`Client::builder`] (for a custom auth
+/// header: `.auth(Auth::header("x-api-key", key))`) or [`Client::from_env`]
+/// (`WORLDS_BASE_URL`, `WORLDS_API_KEY`, and optionally `WORLDS_REALTIME_URL`), then reach
+/// the resources: [`worlds`](Client::worlds), [`assets`](Client::assets), and the
+/// [`realtime`](Client::realtime) channel.
+#[derive(Clone, Debug)]
+pub struct Client {
+    http: core_http::HttpClient,
+    settings: Settings,
+}
+
+core_http::service_client!(
+    Client,
+    env_prefix = "WORLDS",
+    settings = settings,
+    from_env_hook = Client::from_env_settings,
+);
+
+/// The client's own settings beside the transport's.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Settings {
+    inner: Arc<SettingsInner>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct SettingsInner {
+    realtime_url: Option<String>,
+}
+
+impl Client {
+    /// The same client with its realtime channel at `url` instead of the one derived
+    /// from the base URL (`https://host/x` gives `wss://host/x/ws/v1/realtime`).
+    pub fn with_realtime_url(mut self, url: impl Into<String>) -> Client {
+        Arc::make_mut(&mut self.settings.inner).realtime_url = Some(url.into());
+        self
+    }
+
+    /// The realtime channel's URL: the one given, or the base URL with `https` made
+    /// `wss` (`http` made `ws`) and `/ws/v1/realtime` added.
+    pub fn realtime_url(&self) -> String {
+        if let Some(url) = &self.settings.inner.realtime_url {
+            return url.clone();
+        }
+        let base = self.http.base_url().trim_end_matches('/');
+        let ws = if let Some(rest) = base.strip_prefix("https://") {
+            format!("wss://{rest}")
+        } else if let Some(rest) = base.strip_prefix("http://") {
+            format!("ws://{rest}")
+        } else {
+            base.to_owned()
+        };
+        format!("{ws}/ws/v1/realtime")
+    }
+
+    fn from_env_settings(
+        client: Client,
+        lookup: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Client> {
+        Ok(
+            match lookup("WORLDS_REALTIME_URL").filter(|v| !v.trim().is_empty()) {
+                Some(url) => client.with_realtime_url(url.trim()),
+                None => client,
+            },
+        )
+    }
+
+    /// The worlds: list, iterate, create, get, and their users.
+    pub fn worlds(&self) -> Worlds<'_> {
+        Worlds::new(self)
+    }
+
+    /// The assets: update their properties.
+    pub fn assets(&self) -> Assets<'_> {
+        Assets::new(self)
+    }
+
+    /// Opens the realtime channel (`/ws/v1/realtime`). Join worlds on it to receive
+    /// their events.
+    ///
+    /// ```no_run
+    /// use worlds_client::Event;
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join("world_1")?;
+    /// for event in realtime.by_ref().take(10) {
+    ///     match event? {
+    ///         Event::UserJoined { user, .. } => println!("{} joined", user.id),
+    ///         Event::Resynced { world_id } => println!("{world_id} resynchronised"),
+    ///         other => println!("{other:?}"),
+    ///     }
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn realtime(&self) -> Result<Realtime> {
+        Realtime::open(self, |config| config)
+    }
+
+    /// As [`realtime`](Self::realtime), with the channel's settings adjusted first (its
+    /// reconnect policy, ping and silence timers).
+    pub fn realtime_with(
+        &self,
+        configure: impl FnOnce(crate::StreamConfig) -> crate::StreamConfig,
+    ) -> Result<Realtime> {
+        Realtime::open(self, configure)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_realtime_url_follows_the_base_url_unless_given() {
+        let c = Client::new("https://worlds.example.com/", "k").unwrap();
+        assert_eq!(c.realtime_url(), "wss://worlds.example.com/ws/v1/realtime");
+        let c = Client::new("http://127.0.0.1:8080/worlds", "k").unwrap();
+        assert_eq!(
+            c.realtime_url(),
+            "ws://127.0.0.1:8080/worlds/ws/v1/realtime"
+        );
+        let c = c.with_realtime_url("wss://rt.example.com/live");
+        assert_eq!(c.realtime_url(), "wss://rt.example.com/live");
+        let env = |name: &str| match name {
+            "WORLDS_BASE_URL" => Some("https://w.example.com".to_owned()),
+            "WORLDS_API_KEY" => Some("k".to_owned()),
+            "WORLDS_REALTIME_URL" => Some("wss://rt.example.com/x".to_owned()),
+            _ => None,
+        };
+        let c = Client::from_env_with(env).unwrap();
+        assert_eq!(c.realtime_url(), "wss://rt.example.com/x");
+    }
+}

@@ -1,0 +1,687 @@
+//! The realtime channel (`/ws/v1/realtime`): join worlds, receive their events, and stay
+//! in step across reconnects and lost events.
+//!
+//! Every event of a world carries the world's sequence number. The client keeps, per
+//! joined world, the last number it delivered and the users it knows are there:
+//! - an event at or below the last number is old (from before the current join, or a
+//!   repeat) and is dropped;
+//! - an event past the next number means events were lost: the client asks for a
+//!   snapshot of the world's users;
+//! - after a reconnect the client joins every world again, and each join answers with a
+//!   snapshot.
+//!
+//! A snapshot (but the first, which comes out as [`Event::Joined`]) is compared with the
+//! users known: those missing come out as [`Event::UserLeft`], those new as
+//! [`Event::UserJoined`], both marked `recovered`, then [`Event::Resynced`]. Other events
+//! of the gap (assets, objects, the world) cannot be rebuilt: re-read what you need
+//! after `Resynced`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use core_http::ws::{Inbound, Protocol, Stream, StreamItem};
+use core_http::{Error, Result};
+use log::debug;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::assets::Asset;
+use crate::client::Client;
+use crate::worlds::{User, UserId, World, WorldId, WorldObject};
+
+/// How long a join waits for the world's snapshot.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the realtime channel delivers.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A world was joined: the users in it then.
+    Joined {
+        /// The world.
+        world_id: WorldId,
+        /// The users in it.
+        users: Vec<User>,
+    },
+    /// A user came into a world.
+    UserJoined {
+        /// The world.
+        world_id: WorldId,
+        /// The user.
+        user: User,
+        /// `true` when found by comparing a snapshot after a reconnect or lost events,
+        /// rather than received as it happened.
+        recovered: bool,
+    },
+    /// A user left a world.
+    UserLeft {
+        /// The world.
+        world_id: WorldId,
+        /// The user (only the id is certain for a recovered one).
+        user: User,
+        /// As for [`Event::UserJoined`].
+        recovered: bool,
+    },
+    /// An asset's properties changed.
+    AssetUpdated {
+        /// The world.
+        world_id: WorldId,
+        /// The asset as it is now.
+        asset: Asset,
+    },
+    /// The world itself changed (its name, theme, description...).
+    WorldUpdated {
+        /// The world.
+        world_id: WorldId,
+        /// The world as it is now.
+        world: World,
+    },
+    /// An object moved.
+    ObjectMoved {
+        /// The world.
+        world_id: WorldId,
+        /// The object's place in the world's list, when given.
+        index: Option<u64>,
+        /// The object as it is now.
+        object: WorldObject,
+    },
+    /// The users of a world were compared with a snapshot after a reconnect or lost
+    /// events; the joined and left events it found came just before.
+    Resynced {
+        /// The world.
+        world_id: WorldId,
+    },
+    /// The connection was lost and is back; every world was joined again and
+    /// resynchronised (its `Resynced` came just before).
+    Reconnected {
+        /// How long the channel was down.
+        gap: Duration,
+    },
+    /// An event type this version does not know (or a known one whose data did not
+    /// decode), kept whole.
+    Unknown {
+        /// Its `type`.
+        kind: String,
+        /// Its world, when it names one.
+        world_id: Option<WorldId>,
+        /// The whole message.
+        data: Value,
+    },
+}
+
+impl Event {
+    /// The world the event is about, if any.
+    pub fn world_id(&self) -> Option<&WorldId> {
+        match self {
+            Event::Joined { world_id, .. }
+            | Event::UserJoined { world_id, .. }
+            | Event::UserLeft { world_id, .. }
+            | Event::AssetUpdated { world_id, .. }
+            | Event::WorldUpdated { world_id, .. }
+            | Event::ObjectMoved { world_id, .. }
+            | Event::Resynced { world_id } => Some(world_id),
+            Event::Unknown { world_id, .. } => world_id.as_ref(),
+            Event::Reconnected { .. } => None,
+        }
+    }
+}
+
+/// Joining a world: as an observer, or as a user who is then in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Join {
+    world: WorldId,
+    user: Option<(String, String)>,
+}
+
+/// What a frame held, before the client puts it in order.
+#[derive(Debug)]
+pub(crate) enum Wire {
+    Snapshot {
+        world_id: WorldId,
+        users: Vec<User>,
+        seq: u64,
+    },
+    Event {
+        world_id: Option<WorldId>,
+        seq: Option<u64>,
+        event: Event,
+    },
+}
+
+/// The channel's wire protocol.
+#[derive(Debug, Default)]
+pub(crate) struct WorldsProtocol {
+    joined: BTreeMap<WorldId, Option<(String, String)>>,
+}
+
+fn join_message(world: &WorldId, user: Option<&(String, String)>) -> String {
+    let mut m = serde_json::json!({"action": "join", "world_id": world});
+    if let Some((id, name)) = user {
+        m["user"] = serde_json::json!({"id": id, "display_name": name});
+    }
+    m.to_string()
+}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    world_id: Option<WorldId>,
+    #[serde(default, deserialize_with = "core_http::de::opt_u64")]
+    seq: Option<u64>,
+    #[serde(default, borrow)]
+    data: Option<&'a RawValue>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SnapshotBody {
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    users: Vec<User>,
+}
+
+#[derive(Deserialize)]
+struct UserData {
+    user: User,
+}
+
+#[derive(Deserialize)]
+struct AssetData {
+    asset: Asset,
+}
+
+#[derive(Deserialize)]
+struct WorldData {
+    world: World,
+}
+
+#[derive(Deserialize)]
+struct ObjectData {
+    #[serde(default, deserialize_with = "core_http::de::opt_u64")]
+    index: Option<u64>,
+    object: WorldObject,
+}
+
+impl WorldsProtocol {
+    fn one(&self, raw: &str, out: &mut Vec<Inbound<Wire>>) {
+        let Ok(head) = serde_json::from_str::<Head<'_>>(raw) else {
+            return;
+        };
+        let kind = head.kind.as_deref().unwrap_or_default().to_owned();
+        let data = head.data.map(RawValue::get).unwrap_or("null");
+        let unknown = || Event::Unknown {
+            kind: kind.clone(),
+            world_id: head.world_id.clone(),
+            data: serde_json::from_str(raw).unwrap_or_default(),
+        };
+        let world = head.world_id.clone();
+        let event = match kind.as_str() {
+            "snapshot" => {
+                let (Some(world_id), Ok(body)) = (
+                    head.world_id.clone(),
+                    serde_json::from_str::<SnapshotBody>(raw),
+                ) else {
+                    out.push(Inbound::lossless(Wire::Event {
+                        world_id: world,
+                        seq: None,
+                        event: unknown(),
+                    }));
+                    return;
+                };
+                out.push(Inbound::Ack);
+                out.push(Inbound::lossless(Wire::Snapshot {
+                    world_id,
+                    users: body.users,
+                    seq: head.seq.unwrap_or(0),
+                }));
+                return;
+            }
+            "left" => return,
+            "error" => {
+                out.push(Inbound::Refused(
+                    head.message
+                        .unwrap_or_else(|| "the server reported an error".into()),
+                ));
+                return;
+            }
+            "user.joined" | "user.left" => match (&world, serde_json::from_str::<UserData>(data)) {
+                (Some(world_id), Ok(d)) if kind == "user.joined" => Event::UserJoined {
+                    world_id: world_id.clone(),
+                    user: d.user,
+                    recovered: false,
+                },
+                (Some(world_id), Ok(d)) => Event::UserLeft {
+                    world_id: world_id.clone(),
+                    user: d.user,
+                    recovered: false,
+                },
+                _ => unknown(),
+            },
+            "asset.updated" => match (&world, serde_json::from_str::<AssetData>(data)) {
+                (Some(world_id), Ok(d)) => Event::AssetUpdated {
+                    world_id: world_id.clone(),
+                    asset: d.asset,
+                },
+                _ => unknown(),
+            },
+            "world.updated" => match (&world, serde_json::from_str::<WorldData>(data)) {
+                (Some(world_id), Ok(d)) => Event::WorldUpdated {
+                    world_id: world_id.clone(),
+                    world: d.world,
+                },
+                _ => unknown(),
+            },
+            "object.moved" => match (&world, serde_json::from_str::<ObjectData>(data)) {
+                (Some(world_id), Ok(d)) => Event::ObjectMoved {
+                    world_id: world_id.clone(),
+                    index: d.index,
+                    object: d.object,
+                },
+                _ => unknown(),
+            },
+            _ => unknown(),
+        };
+        out.push(Inbound::lossless(Wire::Event {
+            world_id: world,
+            seq: head.seq,
+            event,
+        }));
+    }
+}
+
+impl Protocol for WorldsProtocol {
+    type Event = Wire;
+    type Subscription = Join;
+
+    fn subscribe(&mut self, join: &Join) -> Vec<String> {
+        self.joined.insert(join.world.clone(), join.user.clone());
+        vec![join_message(&join.world, join.user.as_ref())]
+    }
+
+    fn unsubscribe(&mut self, join: &Join) -> Vec<String> {
+        self.joined.remove(&join.world);
+        vec![serde_json::json!({"action": "leave", "world_id": join.world}).to_string()]
+    }
+
+    fn replay(&self) -> Vec<String> {
+        self.joined
+            .iter()
+            .map(|(world, user)| join_message(world, user.as_ref()))
+            .collect()
+    }
+
+    fn decode(&mut self, frame: &str, out: &mut Vec<Inbound<Wire>>) {
+        let trimmed = frame.trim_start();
+        if trimmed.starts_with('[') {
+            let items: Vec<&RawValue> = serde_json::from_str(trimmed).unwrap_or_default();
+            for item in items {
+                self.one(item.get(), out);
+            }
+        } else {
+            self.one(trimmed, out);
+        }
+    }
+}
+
+/// What the client knows of a joined world.
+#[derive(Debug, Default)]
+struct Known {
+    /// The last sequence number delivered (or given by a snapshot).
+    seq: u64,
+    /// The users known to be there.
+    users: BTreeMap<UserId, User>,
+    /// A snapshot has been asked for after lost events.
+    resyncing: bool,
+}
+
+/// An open realtime channel: [`Client::realtime`]. Iterate it (each item waits), or call
+/// [`next_timeout`](Self::next_timeout). Dropping it closes it.
+pub struct Realtime {
+    inner: Stream<WorldsProtocol>,
+    /// The worlds joined (a snapshot received for each).
+    worlds: BTreeMap<WorldId, Known>,
+    pending: VecDeque<Result<Event>>,
+}
+
+impl std::fmt::Debug for Realtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Realtime")
+            .field("worlds", &self.worlds.keys().collect::<Vec<_>>())
+            .field("stats", &self.inner.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Realtime {
+    pub(crate) fn open(
+        client: &Client,
+        configure: impl FnOnce(core_http::ws::StreamConfig) -> core_http::ws::StreamConfig,
+    ) -> Result<Realtime> {
+        let url = client.realtime_url();
+        let config = configure(client.http().stream_config(&url)?);
+        let inner = Stream::connect(config, WorldsProtocol::default())?;
+        Ok(Realtime {
+            inner,
+            worlds: BTreeMap::new(),
+            pending: VecDeque::new(),
+        })
+    }
+
+    /// Joins a world as an observer: its events from now on. Returns once the server
+    /// answered with the world's users (delivered first, as [`Event::Joined`]); an error
+    /// if there is no such world.
+    pub fn join(&mut self, world: impl Into<WorldId>) -> Result<()> {
+        self.join_inner(Join {
+            world: world.into(),
+            user: None,
+        })
+    }
+
+    /// Joins a world as user `id` (shown as `display_name`): the user is in the world
+    /// until [`leave`](Self::leave) or the channel closes, and is joined again after a
+    /// reconnect.
+    pub fn join_as(
+        &mut self,
+        world: impl Into<WorldId>,
+        id: impl Into<String>,
+        display_name: impl Into<String>,
+    ) -> Result<()> {
+        let id = id.into();
+        if id.trim().is_empty() {
+            return Err(Error::InvalidRequest("a user id is needed".into()));
+        }
+        self.join_inner(Join {
+            world: world.into(),
+            user: Some((id, display_name.into())),
+        })
+    }
+
+    fn join_inner(&mut self, join: Join) -> Result<()> {
+        join.world.segment()?;
+        self.worlds.remove(&join.world);
+        self.inner.subscribe_confirmed(join, JOIN_TIMEOUT)
+    }
+
+    /// Leaves a world: no more of its events (those already received are dropped too).
+    pub fn leave(&mut self, world: impl Into<WorldId>) {
+        let world = world.into();
+        self.worlds.remove(&world);
+        self.pending
+            .retain(|e| !matches!(e, Ok(event) if event.world_id() == Some(&world)));
+        self.inner.unsubscribe(Join { world, user: None });
+    }
+
+    /// The next event, waiting at most `timeout`; `None` when none came in time or the
+    /// channel has ended ([`is_closed`](Self::is_closed)).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<Event>> {
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(event);
+            }
+            let left = deadline.map_or(Duration::from_secs(u32::MAX as u64), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            let item = self.inner.next_timeout(left)?;
+            self.handle(item);
+            if self.pending.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
+            }
+        }
+    }
+
+    /// `true` once the channel has ended and every event has been read.
+    pub fn is_closed(&self) -> bool {
+        self.pending.is_empty() && self.inner.is_closed()
+    }
+
+    /// The channel's counters: reconnects, events received, age of the last message.
+    pub fn stats(&self) -> crate::StreamStats {
+        self.inner.stats()
+    }
+
+    /// Closes the channel (a close handshake, at most 5 s).
+    pub fn close(&mut self) {
+        self.inner.close();
+    }
+
+    fn handle(&mut self, item: Result<StreamItem<Wire>>) {
+        match item {
+            Ok(StreamItem::Event(Wire::Snapshot {
+                world_id,
+                users,
+                seq,
+            })) => self.snapshot(world_id, users, seq),
+            Ok(StreamItem::Event(Wire::Event {
+                world_id,
+                seq,
+                event,
+            })) => self.event(world_id, seq, event),
+            Ok(StreamItem::Reconnected { gap, .. }) => {
+                self.pending.push_back(Ok(Event::Reconnected { gap }));
+            }
+            Ok(_) => {}
+            Err(e) => self.pending.push_back(Err(e)),
+        }
+    }
+
+    fn snapshot(&mut self, world_id: WorldId, users: Vec<User>, seq: u64) {
+        let now: BTreeMap<UserId, User> = users.iter().map(|u| (u.id.clone(), u.clone())).collect();
+        let Some(known) = self.worlds.get_mut(&world_id) else {
+            // The first snapshot of this join.
+            self.worlds.insert(
+                world_id.clone(),
+                Known {
+                    seq,
+                    users: now,
+                    resyncing: false,
+                },
+            );
+            self.pending
+                .push_back(Ok(Event::Joined { world_id, users }));
+            return;
+        };
+        for (id, user) in &known.users {
+            if !now.contains_key(id) {
+                self.pending.push_back(Ok(Event::UserLeft {
+                    world_id: world_id.clone(),
+                    user: user.clone(),
+                    recovered: true,
+                }));
+            }
+        }
+        for (id, user) in &now {
+            if !known.users.contains_key(id) {
+                self.pending.push_back(Ok(Event::UserJoined {
+                    world_id: world_id.clone(),
+                    user: user.clone(),
+                    recovered: true,
+                }));
+            }
+        }
+        debug!("world {world_id}: resynchronised at {seq}");
+        known.users = now;
+        known.seq = known.seq.max(seq);
+        known.resyncing = false;
+        self.pending.push_back(Ok(Event::Resynced { world_id }));
+    }
+
+    fn event(&mut self, world_id: Option<WorldId>, seq: Option<u64>, event: Event) {
+        let Some(world_id) = world_id else {
+            // Not about a world: nothing to order.
+            self.pending.push_back(Ok(event));
+            return;
+        };
+        let Some(known) = self.worlds.get_mut(&world_id) else {
+            // A world not joined (any more), or not yet: its join's snapshot sets the
+            // starting point, and anything before it is older than the join.
+            return;
+        };
+        if let Some(seq) = seq {
+            if seq <= known.seq {
+                return;
+            }
+            if seq > known.seq + 1 && !known.resyncing {
+                debug!(
+                    "world {world_id}: event {seq} after {}: asking for a snapshot",
+                    known.seq
+                );
+                known.resyncing = true;
+                self.inner.send_text(
+                    serde_json::json!({"action": "snapshot", "world_id": world_id}).to_string(),
+                );
+            }
+            known.seq = seq;
+        }
+        match &event {
+            Event::UserJoined { user, .. } => {
+                known.users.insert(user.id.clone(), user.clone());
+            }
+            Event::UserLeft { user, .. } => {
+                known.users.remove(&user.id);
+            }
+            _ => {}
+        }
+        self.pending.push_back(Ok(event));
+    }
+}
+
+impl Iterator for Realtime {
+    type Item = Result<Event>;
+
+    /// Waits for the next event; `None` once the channel has ended.
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(event);
+            }
+            let item = self.inner.next()?;
+            self.handle(item);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn decoded(frame: &str) -> Vec<Inbound<Wire>> {
+        let mut out = Vec::new();
+        WorldsProtocol::default().decode(frame, &mut out);
+        out
+    }
+
+    #[test]
+    fn frames_decode_into_acks_snapshots_events_and_unknowns() {
+        let out = decoded(
+            r#"{"type":"snapshot","world_id":"w1","seq":4,"users":[{"id":"u1","display_name":"Ada","presence":"online","x_mood":"happy"}]}"#,
+        );
+        assert!(matches!(out[0], Inbound::Ack));
+        match &out[1] {
+            Inbound::Event {
+                event:
+                    Wire::Snapshot {
+                        world_id,
+                        users,
+                        seq,
+                    },
+                ..
+            } => {
+                assert_eq!((world_id.as_str(), *seq, users.len()), ("w1", 4, 1));
+                assert_eq!(users[0].extra["x_mood"], "happy");
+            }
+            other => panic!("{other:?}"),
+        }
+        let out = decoded(
+            r#"[{"type":"user.joined","world_id":"w1","seq":5,"data":{"user":{"id":"u2"}}},{"type":"weather.changed","world_id":"w1","seq":6,"data":{"rain":true}},{"type":"asset.updated","world_id":"w1","seq":"7","data":{"nope":1}}]"#,
+        );
+        assert_eq!(out.len(), 3);
+        let kinds: Vec<String> = out
+            .iter()
+            .map(|i| match i {
+                Inbound::Event {
+                    event: Wire::Event { event, seq, .. },
+                    ..
+                } => format!(
+                    "{:?}:{}",
+                    seq,
+                    match event {
+                        Event::UserJoined { .. } => "joined".to_owned(),
+                        Event::Unknown { kind, .. } => format!("unknown {kind}"),
+                        _ => "other".to_owned(),
+                    }
+                ),
+                _ => "?".into(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "Some(5):joined",
+                "Some(6):unknown weather.changed",
+                "Some(7):unknown asset.updated"
+            ]
+        );
+        assert!(matches!(
+            decoded(r#"{"type":"error","code":"world_not_found","message":"no world"}"#)[..],
+            [Inbound::Refused(_)]
+        ));
+        assert!(decoded(r#"{"type":"left","world_id":"w1"}"#).is_empty());
+        assert!(decoded("not json").is_empty());
+    }
+
+    #[test]
+    fn joins_are_replayed_with_their_users() {
+        let mut p = WorldsProtocol::default();
+        p.subscribe(&Join {
+            world: "w1".into(),
+            user: None,
+        });
+        p.subscribe(&Join {
+            world: "w2".into(),
+            user: Some(("u1".into(), "Ada".into())),
+        });
+        assert_eq!(
+            p.replay(),
+            [
+                r#"{"action":"join","world_id":"w1"}"#,
+                r#"{"action":"join","user":{"display_name":"Ada","id":"u1"},"world_id":"w2"}"#
+            ]
+        );
+        p.unsubscribe(&Join {
+            world: "w1".into(),
+            user: None,
+        });
+        assert_eq!(p.replay().len(), 1);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn no_frame_panics_the_decoder(frame in "\\PC{0,200}") {
+            let _ = decoded(&frame);
+        }
+
+        #[test]
+        fn no_json_frame_panics_the_decoder(
+            kind in proptest::sample::select(vec!["snapshot", "user.joined", "user.left", "asset.updated", "world.updated", "object.moved", "error", "x"]),
+            body in testkit::arb::json(),
+            seq in proptest::option::of(0u64..10),
+        ) {
+            let mut message = serde_json::Map::new();
+            message.insert("type".into(), kind.into());
+            message.insert("world_id".into(), "w1".into());
+            message.insert("data".into(), body.clone());
+            message.insert("users".into(), body);
+            if let Some(seq) = seq {
+                message.insert("seq".into(), seq.into());
+            }
+            let _ = decoded(&Value::Object(message).to_string());
+        }
+    }
+}

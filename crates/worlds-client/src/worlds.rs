@@ -1,0 +1,377 @@
+//! Worlds and the users in them: `client.worlds()`.
+
+use core_http::{Error, Result};
+use core_http::{TokenPage, TokenPaginator};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+use time::OffsetDateTime;
+
+use crate::client::Client;
+
+/// The largest page of worlds the service gives.
+pub const MAX_PAGE_SIZE: u32 = 100;
+
+core_http::string_id! {
+    /// A world's id.
+    pub struct WorldId;
+}
+
+core_http::string_id! {
+    /// A user's id.
+    pub struct UserId;
+}
+
+core_http::string_enum! {
+    /// Whether a user is there right now.
+    pub enum Presence {
+        /// Connected.
+        Online = "online",
+        /// Connected but idle.
+        Away = "away",
+        /// Not connected.
+        Offline = "offline",
+    }
+}
+
+/// A world. The document shows only the fields a world is created with (`name`,
+/// `theme`); the id is needed for anything, everything else is optional, and fields this
+/// version does not model are kept in `extra`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct World {
+    /// Its id.
+    pub id: WorldId,
+    /// Its name.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub name: String,
+    /// Its theme.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub theme: String,
+    /// Its description, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The objects placed in it.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub objects: Vec<WorldObject>,
+    /// How many users are in it, when the service says.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub user_count: Option<u64>,
+    /// When it was created.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_at: Option<OffsetDateTime>,
+    /// When it last changed.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub updated_at: Option<OffsetDateTime>,
+    /// Every other field, as received.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// An object in a world: its `type`, its `position` (x, y, z) and an optional
+/// `destination` (where a portal leads: a world id, a URL or a position, kept as the
+/// JSON the service uses).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct WorldObject {
+    /// What it is (`portal`, `fountain`, ...).
+    #[serde(
+        rename = "type",
+        default,
+        deserialize_with = "core_http::de::or_default"
+    )]
+    pub kind: String,
+    /// Where it is: x, y, z. `None` when the service sent no readable position.
+    #[serde(
+        default,
+        deserialize_with = "position",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub position: Option<[f64; 3]>,
+    /// Where it leads, if anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination: Option<Value>,
+    /// Every other field, as received.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl WorldObject {
+    /// An object of `kind` at `position` (x, y, z).
+    pub fn new(kind: impl Into<String>, position: [f64; 3]) -> Self {
+        WorldObject {
+            kind: kind.into(),
+            position: Some(position),
+            destination: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Where it leads: a world id, a URL, or any JSON the service understands.
+    pub fn destination(mut self, destination: impl Into<Value>) -> Self {
+        self.destination = Some(destination.into());
+        self
+    }
+}
+
+/// Three numbers (or numeric strings); anything else reads as `None`.
+fn position<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<[f64; 3]>, D::Error> {
+    let number = |v: &Value| {
+        match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse::<f64>().ok(),
+            _ => None,
+        }
+        .filter(|n| n.is_finite())
+    };
+    Ok(match Option::<Value>::deserialize(d)? {
+        Some(Value::Array(items)) if items.len() == 3 => {
+            match (number(&items[0]), number(&items[1]), number(&items[2])) {
+                (Some(x), Some(y), Some(z)) => Some([x, y, z]),
+                _ => None,
+            }
+        }
+        _ => None,
+    })
+}
+
+/// A user in a world. Only the id is needed; the rest is kept as sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct User {
+    /// Their id.
+    pub id: UserId,
+    /// The name shown for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// Whether they are there right now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence: Option<Presence>,
+    /// When they joined the world.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub joined_at: Option<OffsetDateTime>,
+    /// Every other field, as received.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A world to create: a name, a theme, an optional description and objects.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct NewWorld {
+    /// Its name (1 to 100 characters in the sandbox).
+    pub name: String,
+    /// Its theme.
+    pub theme: String,
+    /// Its description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The objects to place in it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<WorldObject>,
+}
+
+impl NewWorld {
+    /// A world with a name and a theme.
+    pub fn new(name: impl Into<String>, theme: impl Into<String>) -> Self {
+        NewWorld {
+            name: name.into(),
+            theme: theme.into(),
+            description: None,
+            objects: Vec::new(),
+        }
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Adds an object.
+    pub fn object(mut self, object: WorldObject) -> Self {
+        self.objects.push(object);
+        self
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.name.trim().is_empty() {
+            return Err(Error::InvalidRequest("a world needs a name".into()));
+        }
+        if self.theme.trim().is_empty() {
+            return Err(Error::InvalidRequest("a world needs a theme".into()));
+        }
+        for (i, o) in self.objects.iter().enumerate() {
+            if o.kind.trim().is_empty() {
+                return Err(Error::InvalidRequest(format!("object {i} has no type")));
+            }
+            match o.position {
+                Some(p) if p.iter().all(|n| n.is_finite()) => {}
+                _ => {
+                    return Err(Error::InvalidRequest(format!(
+                        "object {i} needs a position of three finite numbers"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One page of worlds and the token of the next.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct WorldPage {
+    /// The worlds, oldest first.
+    pub data: Vec<World>,
+    /// The token of the next page; `None` on the last.
+    #[serde(default)]
+    pub next_page_token: Option<String>,
+}
+
+/// Which page of worlds: [`Worlds::list`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListWorlds {
+    /// Worlds per page (1 to 100). Defaults to the service's (20 in the sandbox).
+    pub limit: Option<u32>,
+    /// The page a previous answer named.
+    pub page_token: Option<String>,
+}
+
+impl ListWorlds {
+    /// The first page, the service's page size.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the page size (1 to 100).
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Asks for the page `token` names.
+    pub fn page_token(mut self, token: impl Into<String>) -> Self {
+        self.page_token = Some(token.into());
+        self
+    }
+}
+
+/// A page as the service may send it: `{"data": [...], "next_page_token"}` or a bare
+/// array (everything at once).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PageAnswer<T> {
+    Page {
+        #[serde(default = "Vec::new", deserialize_with = "core_http::de::or_default")]
+        data: Vec<T>,
+        #[serde(default)]
+        next_page_token: Option<String>,
+    },
+    Bare(Vec<T>),
+}
+
+impl<T> PageAnswer<T> {
+    fn into_parts(self) -> (Vec<T>, Option<String>) {
+        match self {
+            PageAnswer::Page {
+                data,
+                next_page_token,
+            } => (data, next_page_token.filter(|t| !t.is_empty())),
+            PageAnswer::Bare(items) => (items, None),
+        }
+    }
+}
+
+/// The worlds resource: `client.worlds()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Worlds<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Worlds<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Worlds { client }
+    }
+
+    /// One page of worlds, oldest first. `GET /api/v1/worlds?limit&page_token`.
+    pub fn list(&self, params: &ListWorlds) -> Result<WorldPage> {
+        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
+        let answer: PageAnswer<World> = self
+            .client
+            .http()
+            .get("/api/v1/worlds")
+            .query_opt("limit", params.limit)
+            .query_opt("page_token", params.page_token.as_deref())
+            .send_json()?;
+        let (data, next_page_token) = answer.into_parts();
+        Ok(WorldPage {
+            data,
+            next_page_token,
+        })
+    }
+
+    /// Every world, fetched 100 at a time as the iteration reaches them.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// for world in client.worlds().iter() {
+    ///     let world = world?;
+    ///     println!("{} {} ({})", world.id, world.name, world.theme);
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = Result<World>> + 'static {
+        let client = self.client.clone();
+        TokenPaginator::new(move |token| {
+            let mut params = ListWorlds::new().limit(MAX_PAGE_SIZE);
+            params.page_token = token.map(str::to_owned);
+            let page = client.worlds().list(&params)?;
+            Ok(TokenPage {
+                items: page.data,
+                next_token: page.next_page_token,
+            })
+        })
+    }
+
+    /// Creates a world. `POST /api/v1/worlds`. Not retried once the server may have
+    /// acted on it, so it never creates two worlds.
+    pub fn create(&self, world: &NewWorld) -> Result<World> {
+        world.validate()?;
+        self.client
+            .http()
+            .post("/api/v1/worlds")
+            .json(world)
+            .send()?
+            .json_data()
+    }
+
+    /// A world by id. `GET /api/v1/worlds/{id}`.
+    pub fn get(&self, id: impl Into<WorldId>) -> Result<World> {
+        let path = format!("/api/v1/worlds/{}", id.into().segment()?);
+        self.client.http().get(&path).send_json()
+    }
+
+    /// The users in a world. `GET /api/v1/worlds/{id}/users`.
+    pub fn users(&self, id: impl Into<WorldId>) -> Result<Vec<User>> {
+        let path = format!("/api/v1/worlds/{}/users", id.into().segment()?);
+        let answer: PageAnswer<User> = self.client.http().get(&path).send_json()?;
+        Ok(answer.into_parts().0)
+    }
+}
