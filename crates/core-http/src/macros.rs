@@ -67,6 +67,12 @@ macro_rules! string_id {
             }
         }
 
+        impl ::std::convert::From<&String> for $name {
+            fn from(id: &String) -> Self {
+                $name(id.clone())
+            }
+        }
+
         impl ::std::convert::From<&$name> for $name {
             fn from(id: &$name) -> Self {
                 id.clone()

@@ -231,12 +231,15 @@ impl WorldsProtocol {
                     }));
                     return;
                 };
-                out.push(Inbound::Ack);
+                // The snapshot first, then its acknowledgement: after a reconnect the
+                // last acknowledgement brings `Reconnected`, which must come after the
+                // resynchronisation the snapshot leads to.
                 out.push(Inbound::lossless(Wire::Snapshot {
                     world_id,
                     users: body.users,
                     seq: head.seq.unwrap_or(0),
                 }));
+                out.push(Inbound::Ack);
                 return;
             }
             "left" => return,
@@ -402,7 +405,13 @@ impl Realtime {
     fn join_inner(&mut self, join: Join) -> Result<()> {
         join.world.segment()?;
         self.worlds.remove(&join.world);
-        self.inner.subscribe_confirmed(join, JOIN_TIMEOUT)
+        let world = join.world.clone();
+        let joined = self.inner.subscribe_confirmed(join, JOIN_TIMEOUT);
+        if joined.is_err() {
+            // Not joined: not to be joined again after a reconnect either.
+            self.inner.unsubscribe(Join { world, user: None });
+        }
+        joined
     }
 
     /// Leaves a world: no more of its events (those already received are dropped too).
@@ -580,8 +589,8 @@ mod tests {
         let out = decoded(
             r#"{"type":"snapshot","world_id":"w1","seq":4,"users":[{"id":"u1","display_name":"Ada","presence":"online","x_mood":"happy"}]}"#,
         );
-        assert!(matches!(out[0], Inbound::Ack));
-        match &out[1] {
+        assert!(matches!(out[1], Inbound::Ack));
+        match &out[0] {
             Inbound::Event {
                 event:
                     Wire::Snapshot {

@@ -204,7 +204,9 @@ impl<P: Protocol> Worker<P> {
         if live.outstanding > 0 {
             live.ack_deadline = Some(now + self.config.ack_timeout);
         } else {
-            self.announce(&mut live);
+            if let Some((lane, item)) = self.announce(&mut live) {
+                self.inbox.push(lane, item);
+            }
         }
         while let Some(message) = self.pending.pop_front() {
             self.write(&mut live, message).map_err(|e| e.to_string())?;
@@ -212,18 +214,19 @@ impl<P: Protocol> Worker<P> {
         Ok(live)
     }
 
-    fn announce(&mut self, live: &mut Live) {
+    /// Settles the waiting subscriptions; after a reconnect, returns the `Reconnected`
+    /// item, to be queued after whatever came before it.
+    fn announce(&mut self, live: &mut Live) -> Option<(Lane, super::inbox::Item<P::Event>)> {
         // Whatever was subscribed before this connection is now acknowledged.
         for (_, confirm) in self.confirmations.drain(..) {
             let _ = confirm.send(Ok(()));
         }
-        if let Some((gap, attempts)) = live.announce.take() {
-            debug!("stream {}: reconnected after {gap:?}", self.shown);
-            self.inbox.push(
-                Lane::Lossless,
-                Ok(StreamItem::Reconnected { gap, attempts }),
-            );
-        }
+        let (gap, attempts) = live.announce.take()?;
+        debug!("stream {}: reconnected after {gap:?}", self.shown);
+        Some((
+            Lane::Lossless,
+            Ok(StreamItem::Reconnected { gap, attempts }),
+        ))
     }
 
     /// Serves one connection until it ends.
@@ -425,19 +428,25 @@ impl<P: Protocol> Worker<P> {
                     live.outstanding = live.outstanding.saturating_sub(1);
                     if live.outstanding == 0 {
                         live.ack_deadline = None;
-                        self.announce(live);
+                        events.extend(self.announce(live));
                     }
                 }
                 Inbound::Refused(message) => {
+                    let message = self.config.redact.apply(message);
                     live.outstanding = live.outstanding.saturating_sub(1);
+                    // The oldest caller still waiting for its own acknowledgement gets
+                    // the refusal; with nobody waiting, the stream carries it.
+                    let waiting = self.confirmations.iter().position(|(n, _)| *n > 0);
+                    match waiting.and_then(|i| self.confirmations.remove(i)) {
+                        Some((_, confirm)) => {
+                            let _ = confirm.send(Err(WsError::Server(message)));
+                        }
+                        None => events.push((Lane::Lossless, Err(WsError::Server(message)))),
+                    }
                     if live.outstanding == 0 {
                         live.ack_deadline = None;
-                        self.announce(live);
+                        events.extend(self.announce(live));
                     }
-                    events.push((
-                        Lane::Lossless,
-                        Err(WsError::Server(self.config.redact.apply(message))),
-                    ));
                 }
             }
         }
