@@ -18,6 +18,7 @@ pub const GENERATED_NOTE: &str =
 /// The headers worth keeping in a fixture.
 const KEPT_HEADERS: &[&str] = &[
     "content-type",
+    "etag",
     "retry-after",
     "www-authenticate",
     "x-ratelimit-limit",
@@ -89,8 +90,28 @@ impl Recorder {
         path: &str,
         body: Option<Value>,
     ) -> Result<Fixture> {
+        self.exchange_with(base, key, method, path, body, &[])
+    }
+
+    /// As [`exchange`](Self::exchange), with extra request headers (kept in the
+    /// fixture's request).
+    pub fn exchange_with(
+        &self,
+        base: &str,
+        key: &str,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        extra: &[(&str, &str)],
+    ) -> Result<Fixture> {
         let url = format!("{base}{path}");
         let auth = format!("Bearer {key}");
+        let with_headers = |mut r: ureq::RequestBuilder<ureq::typestate::WithBody>| {
+            for (name, value) in extra {
+                r = r.header(*name, *value);
+            }
+            r
+        };
         let response = match (method, &body) {
             ("GET", _) => self.agent.get(&url).header("authorization", &auth).call(),
             ("DELETE", _) => self
@@ -98,9 +119,11 @@ impl Recorder {
                 .delete(&url)
                 .header("authorization", &auth)
                 .call(),
-            ("POST", Some(body)) => self
-                .agent
-                .post(&url)
+            ("POST", Some(body)) => with_headers(self.agent.post(&url))
+                .header("authorization", &auth)
+                .header("content-type", "application/json")
+                .send(body.to_string().as_bytes()),
+            ("PUT", Some(body)) => with_headers(self.agent.put(&url))
                 .header("authorization", &auth)
                 .header("content-type", "application/json")
                 .send(body.to_string().as_bytes()),
@@ -128,6 +151,10 @@ impl Recorder {
         let mut request = json!({"method": method, "path": path});
         if let Some(body) = body {
             request["body"] = body;
+        }
+        if !extra.is_empty() {
+            let headers: BTreeMap<&str, &str> = extra.iter().copied().collect();
+            request["headers"] = json!(headers);
         }
         Ok(Fixture {
             request,
@@ -162,6 +189,27 @@ impl<'r> Session<'r> {
         body: Option<Value>,
     ) -> Result<Fixture> {
         let fixture = self.send(key, method, path, body)?;
+        self.out.insert(name.to_owned(), fixture.clone());
+        Ok(fixture)
+    }
+
+    /// As [`record`](Self::record), with extra request headers.
+    fn record_with(
+        &mut self,
+        name: &str,
+        method: &str,
+        path: &str,
+        body: Value,
+        headers: &[(&str, &str)],
+    ) -> Result<Fixture> {
+        let fixture = self.recorder.exchange_with(
+            &self.base,
+            sandbox::DEFAULT_KEY,
+            method,
+            path,
+            Some(body),
+            headers,
+        )?;
         self.out.insert(name.to_owned(), fixture.clone());
         Ok(fixture)
     }
@@ -852,6 +900,188 @@ pub fn trading_transcript(recorder: &Recorder) -> Result<Value> {
         )?;
     // The new order, its fill, the filled order, the account.
     read(&mut ws, 4, &mut received)?;
+    let _ = ws.close(None);
+    Ok(json!({
+        "_generated": GENERATED_NOTE,
+        "sent": sent,
+        "received": received,
+    }))
+}
+
+/// The worlds service: every endpoint's success and the errors the sandbox answers.
+pub fn worlds(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
+    let key = sandbox::DEFAULT_KEY;
+    let mut s = Session::new(recorder, sandbox::Service::Worlds);
+    let plaza = recorder.sandbox().worlds().plaza(key);
+    let asset = recorder
+        .sandbox()
+        .worlds()
+        .add_asset(&plaza, json!({"model": "bench.glb", "scale": 1.5}))
+        .context("no plaza")?;
+    s.record(
+        "worlds_create",
+        key,
+        "POST",
+        "/api/v1/worlds",
+        Some(json!({
+            "name": "Harbour", "theme": "seaside", "description": "Boats and a lighthouse",
+            "objects": [
+                {"type": "lighthouse", "position": [12.0, 0.0, -3.5]},
+                {"type": "portal", "position": [0.0, 1.5, 0.0], "destination": "world_elsewhere"},
+            ],
+        })),
+    )?;
+    s.record(
+        "worlds_create_minimal",
+        key,
+        "POST",
+        "/api/v1/worlds",
+        Some(json!({"name": "Scratch", "theme": "plain"})),
+    )?;
+    s.record("worlds_list", key, "GET", "/api/v1/worlds", None)?;
+    s.record(
+        "worlds_list_page",
+        key,
+        "GET",
+        "/api/v1/worlds?limit=1&page_token=p1",
+        None,
+    )?;
+    s.record(
+        "worlds_get",
+        key,
+        "GET",
+        &format!("/api/v1/worlds/{plaza}"),
+        None,
+    )?;
+    s.record(
+        "worlds_users",
+        key,
+        "GET",
+        &format!("/api/v1/worlds/{plaza}/users"),
+        None,
+    )?;
+    s.record_with(
+        "assets_update",
+        "PUT",
+        &format!("/api/v1/assets/{asset}"),
+        json!({"properties": {"model": "bench.glb", "scale": 2.0, "colour": "oak"}}),
+        &[],
+    )?;
+    s.record_with(
+        "assets_update_if",
+        "PUT",
+        &format!("/api/v1/assets/{asset}"),
+        json!({"properties": {"colour": "ash"}}),
+        &[("if-match", "\"2\"")],
+    )?;
+    s.record_with(
+        "error_revision_mismatch",
+        "PUT",
+        &format!("/api/v1/assets/{asset}"),
+        json!({"properties": {"colour": "elm"}}),
+        &[("if-match", "\"2\"")],
+    )?;
+    s.record_with(
+        "error_asset_not_found",
+        "PUT",
+        "/api/v1/assets/asset_missing",
+        json!({"properties": {}}),
+        &[],
+    )?;
+    s.record(
+        "error_world_not_found",
+        key,
+        "GET",
+        "/api/v1/worlds/world_missing",
+        None,
+    )?;
+    s.record(
+        "error_invalid_object",
+        key,
+        "POST",
+        "/api/v1/worlds",
+        Some(
+            json!({"name": "Bad", "theme": "x", "objects": [{"type": "cube", "position": [1, 2]}]}),
+        ),
+    )?;
+    s.record(
+        "error_unauthorized",
+        "sk_test_wrong",
+        "GET",
+        "/api/v1/worlds",
+        None,
+    )?;
+    Ok(s.out)
+}
+
+/// A realtime transcript: the messages a client sent and the frames the sandbox
+/// answered (a snapshot, a user joining, an asset updated, an object moved, the world
+/// updated, an unknown event, a user leaving).
+pub fn worlds_transcript(recorder: &Recorder) -> Result<Value> {
+    let sandbox = recorder.sandbox();
+    let key = sandbox::DEFAULT_KEY;
+    let plaza = sandbox.worlds().plaza(key);
+    let asset = sandbox
+        .worlds()
+        .add_asset(&plaza, json!({"colour": "red"}))
+        .context("no plaza")?;
+    let url = sandbox.worlds().realtime_url();
+    let mut request = tungstenite::client::IntoClientRequest::into_client_request(url.as_str())?;
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {key}").parse()?);
+    let (mut ws, _) = tungstenite::connect(request)?;
+    let sent = [json!({"action": "join", "world_id": plaza})];
+    let mut received = Vec::new();
+    let mut read = |ws: &mut tungstenite::WebSocket<_>, n: usize| -> Result<()> {
+        for _ in 0..n {
+            let text = match ws.read()? {
+                tungstenite::Message::Text(t) => t.as_str().to_owned(),
+                tungstenite::Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
+                _ => continue,
+            };
+            received.push(serde_json::from_str(&text).unwrap_or(Value::String(text)));
+        }
+        Ok(())
+    };
+    ws.send(tungstenite::Message::text(sent[0].to_string()))?;
+    read(&mut ws, 1)?; // the snapshot
+    sandbox
+        .worlds()
+        .join_user(&plaza, "user_linus", "Linus", true);
+    read(&mut ws, 1)?;
+    let base = sandbox.worlds().url();
+    recorder.exchange_with(
+        &base,
+        key,
+        "PUT",
+        &format!("/api/v1/assets/{asset}"),
+        Some(json!({"properties": {"colour": "blue"}})),
+        &[],
+    )?;
+    read(&mut ws, 1)?;
+    let control = format!("{}/_sandbox/worlds/worlds/{plaza}", sandbox.url());
+    let agent = ureq::Agent::new_with_defaults();
+    agent
+        .post(&format!("{control}/objects/1/move"))
+        .header("content-type", "application/json")
+        .send(json!({"position": [2.0, 0.0, 1.0]}).to_string().as_bytes())?;
+    read(&mut ws, 1)?;
+    agent
+        .patch(&control)
+        .header("content-type", "application/json")
+        .send(
+            json!({"description": "Busier than before"})
+                .to_string()
+                .as_bytes(),
+        )?;
+    read(&mut ws, 1)?;
+    sandbox
+        .worlds()
+        .emit(&plaza, "weather.changed", json!({"rain": true}));
+    read(&mut ws, 1)?;
+    sandbox.worlds().leave_user(&plaza, "user_linus", true);
+    read(&mut ws, 1)?;
     let _ = ws.close(None);
     Ok(json!({
         "_generated": GENERATED_NOTE,

@@ -225,3 +225,81 @@ pub mod bench {
         let _ = std::fs::write("/proc/self/clear_refs", "5");
     }
 }
+
+/// A WebSocket server replaying a recorded transcript.
+pub mod ws {
+    use std::net::TcpListener;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use serde_json::Value;
+
+    /// Serves `frames` on one WebSocket connection: a frame `is_ack` says answers the
+    /// client waits for the client's next message; every other frame follows at once.
+    /// Returns the server's URL (`ws://127.0.0.1:port/stream`), and what the client sent:
+    /// `"<path> auth=<authorization header>"` first, then its messages.
+    pub fn replay(
+        frames: Vec<Value>,
+        is_ack: fn(&Value) -> bool,
+    ) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a local port");
+        let url = format!(
+            "ws://{}/stream",
+            listener.local_addr().expect("a local address")
+        );
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let record = seen.clone();
+        std::thread::spawn(move || {
+            let Ok((socket, _)) = listener.accept() else {
+                return;
+            };
+            let _ = socket.set_read_timeout(Some(Duration::from_secs(20)));
+            let header = record.clone();
+            #[allow(clippy::result_large_err)] // tungstenite's callback type
+            let callback =
+                move |request: &tungstenite::handshake::server::Request,
+                      response: tungstenite::handshake::server::Response| {
+                    let auth = request
+                        .headers()
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_owned();
+                    if let Ok(mut h) = header.lock() {
+                        h.push(format!("{} auth={auth}", request.uri()));
+                    }
+                    Ok(response)
+                };
+            let Ok(mut ws) = tungstenite::accept_hdr(socket, callback) else {
+                return;
+            };
+            let mut frames = frames.into_iter().peekable();
+            loop {
+                let message = match ws.read() {
+                    Ok(tungstenite::Message::Text(t)) => t.as_str().to_owned(),
+                    Ok(tungstenite::Message::Close(_)) | Err(_) => return,
+                    Ok(_) => continue,
+                };
+                if let Ok(mut r) = record.lock() {
+                    r.push(message);
+                }
+                // The acknowledgement, then everything up to the next one.
+                let mut first = true;
+                while let Some(frame) = frames.peek() {
+                    if !first && is_ack(frame) {
+                        break;
+                    }
+                    first = false;
+                    let Some(frame) = frames.next() else { break };
+                    if ws
+                        .send(tungstenite::Message::text(frame.to_string()))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+        });
+        (url, seen)
+    }
+}

@@ -3,12 +3,9 @@
 //! local WebSocket server. Each case snapshots what the client sent and what it made of
 //! the answer.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-// tungstenite's handshake callback type returns a large error; not ours to shrink.
-#![allow(clippy::result_large_err)]
 
 use std::fmt::Debug;
 use std::io::Read as _;
-use std::net::TcpListener;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -430,60 +427,9 @@ fn bad_input_is_refused_without_a_request() {
 
 // ---- the stream, replayed ----
 
-/// Serves the recorded transcript on one WebSocket connection: each recorded
-/// acknowledgement waits for a subscribe message from the client, every other frame
-/// follows at once. Returns the server's URL, and what the client sent (its handshake's
-/// authorization header first, then its messages).
-fn replay_server(received: Vec<Value>) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("ws://{}/stream", listener.local_addr().unwrap());
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let record = seen.clone();
-    std::thread::spawn(move || {
-        let (socket, _) = listener.accept().unwrap();
-        socket
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        let header = record.clone();
-        let callback =
-            move |request: &tungstenite::handshake::server::Request,
-                  response: tungstenite::handshake::server::Response| {
-                let auth = request
-                    .headers()
-                    .get("authorization")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_owned();
-                header
-                    .lock()
-                    .unwrap()
-                    .push(format!("{} auth={auth}", request.uri()));
-                Ok(response)
-            };
-        let mut ws = tungstenite::accept_hdr(socket, callback).unwrap();
-        let mut frames = received.into_iter().peekable();
-        loop {
-            let message = match ws.read() {
-                Ok(tungstenite::Message::Text(t)) => t.as_str().to_owned(),
-                Ok(tungstenite::Message::Close(_)) | Err(_) => return,
-                Ok(_) => continue,
-            };
-            record.lock().unwrap().push(message);
-            // The acknowledgement, then everything up to the next one.
-            let mut first = true;
-            while let Some(frame) = frames.peek() {
-                if !first && frame.get("type").and_then(Value::as_str) == Some("subscribed") {
-                    break;
-                }
-                first = false;
-                let text = frames.next().unwrap().to_string();
-                if ws.send(tungstenite::Message::text(text)).is_err() {
-                    return;
-                }
-            }
-        }
-    });
-    (url, seen)
+/// A subscription's acknowledgement: sent once the client has asked.
+fn is_ack(frame: &Value) -> bool {
+    frame.get("type").and_then(Value::as_str) == Some("subscribed")
 }
 
 #[test]
@@ -497,7 +443,7 @@ fn stream_transcript_replays_into_typed_events() {
     )
     .unwrap();
     let received = transcript["received"].as_array().unwrap().clone();
-    let (url, seen) = replay_server(received);
+    let (url, seen) = testkit::ws::replay(received, is_ack);
 
     // REST for the order reconciliation: the orders as they stood before the stream.
     let mut rest = mockito::Server::new();
@@ -567,7 +513,7 @@ fn stream_messages_that_are_odd_or_unknown_are_kept_not_fatal() {
         json!({"type": "halt", "symbol": "AAPL", "reason": "news pending"}),
         json!([{"type": "quote", "symbol": "AAPL", "price": 1e2}, {"type": "unsubscribed"}]),
     ];
-    let (url, _) = replay_server(frames);
+    let (url, _) = testkit::ws::replay(frames, is_ack);
     let client = testkit::client::<Client>("http://127.0.0.1:9").with_stream_url(url);
     let mut stream = client.stream().unwrap();
     stream.subscribe_quotes(&["AAPL"]).unwrap();

@@ -50,16 +50,26 @@ fn run(check: bool) -> Result<bool> {
             root.join("crates/trading-client/tests/fixtures"),
             e2e::fixtures::trading(&Recorder::start()?)?,
         ),
+        (
+            root.join("crates/worlds-client/tests/fixtures"),
+            e2e::fixtures::worlds(&Recorder::start()?)?,
+        ),
     ];
     let mut clean = true;
     for (dir, fixtures) in sets {
         clean &= sync(&root, &dir, &fixtures, check)?;
     }
     // Stream transcripts: one file each, compared whole.
-    let transcripts = [(
-        root.join("crates/trading-client/tests/transcripts/stream.json"),
-        e2e::fixtures::trading_transcript(&Recorder::start()?)?,
-    )];
+    let transcripts = [
+        (
+            root.join("crates/trading-client/tests/transcripts/stream.json"),
+            e2e::fixtures::trading_transcript(&Recorder::start()?)?,
+        ),
+        (
+            root.join("crates/worlds-client/tests/transcripts/realtime.json"),
+            e2e::fixtures::worlds_transcript(&Recorder::start()?)?,
+        ),
+    ];
     for (path, transcript) in transcripts {
         let text = format!("{}\n", serde_json::to_string_pretty(&transcript)?);
         let current = std::fs::read_to_string(&path).ok();
