@@ -22,6 +22,7 @@ fn main() -> anyhow::Result<()> {
     vision(&sandbox)?;
     esign(&sandbox)?;
     trading(&sandbox)?;
+    worlds(&sandbox)?;
     println!(
         "\ntour finished in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -610,5 +611,117 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
             p.unrealized_pl
         );
     }
+    Ok(())
+}
+
+fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
+    use worlds_client::{Event, NewWorld, WorldObject};
+    println!("\n#### worlds-client");
+    let client = worlds_client::Client::new(sandbox.worlds().url(), sandbox.api_key())?;
+    let next = |rt: &mut worlds_client::Realtime| -> anyhow::Result<Event> {
+        match rt.next_timeout(Duration::from_secs(10)) {
+            Some(event) => Ok(event?),
+            None => anyhow::bail!("no realtime event within 10 s"),
+        }
+    };
+    let describe = |e: &Event| match e {
+        Event::Joined { users, .. } => format!("Joined: {} users here", users.len()),
+        Event::UserJoined {
+            user, recovered, ..
+        } => {
+            format!("UserJoined {} (recovered: {recovered})", user.id)
+        }
+        Event::UserLeft {
+            user, recovered, ..
+        } => {
+            format!("UserLeft {} (recovered: {recovered})", user.id)
+        }
+        Event::AssetUpdated { asset, .. } => format!(
+            "AssetUpdated {} {} (revision {:?})",
+            asset.id,
+            serde_json::Value::Object(asset.properties.clone()),
+            asset.revision
+        ),
+        Event::Unknown { kind, .. } => format!("Unknown {kind:?}, kept whole"),
+        Event::Resynced { world_id } => format!("Resynced {world_id}"),
+        Event::Reconnected { gap } => format!("Reconnected after {gap:.1?}"),
+        other => format!("{other:?}"),
+    };
+
+    step("create a world with objects; list every world lazily");
+    let world = client.worlds().create(
+        &NewWorld::new("Harbour", "seaside")
+            .object(WorldObject::new("lighthouse", [12.0, 0.0, -3.5]))
+            .object(WorldObject::new("portal", [0.0, 1.5, 0.0]).destination("world_elsewhere")),
+    )?;
+    println!(
+        "  created {} with {} objects",
+        world.id,
+        world.objects.len()
+    );
+    for w in client.worlds().iter() {
+        let w = w?;
+        println!("  {} {:<14} theme {}", w.id, w.name, w.theme);
+    }
+    let plaza = sandbox.worlds().plaza(sandbox.api_key());
+    let users = client.worlds().users(plaza.as_str())?;
+    println!(
+        "  the plaza's users: {}",
+        users
+            .iter()
+            .map(|u| u.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+
+    step("two clients join the plaza; one updates an asset, the other sees it");
+    let asset = sandbox
+        .worlds()
+        .add_asset(&plaza, serde_json::json!({"colour": "red"}))
+        .ok_or_else(|| anyhow::anyhow!("no plaza"))?;
+    let mut watcher = client.realtime()?;
+    watcher.join(plaza.as_str())?;
+    println!("  watcher: {}", describe(&next(&mut watcher)?));
+    let mut visitor = client.realtime()?;
+    visitor.join_as(plaza.as_str(), "user_visitor", "Visitor")?;
+    println!("  watcher: {}", describe(&next(&mut watcher)?));
+    let mut colour = serde_json::Map::new();
+    colour.insert("colour".into(), serde_json::json!("blue"));
+    let updated = client.assets().update(asset.as_str(), &colour)?;
+    println!("  visitor set the colour: revision {:?}", updated.revision);
+    println!("  watcher: {}", describe(&next(&mut watcher)?));
+
+    step("a stale conditional update is a conflict that names the current revision");
+    let err = client
+        .assets()
+        .update_if(asset.as_str(), &colour, 1)
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("a stale update went through"))?;
+    println!(
+        "  {err}\n  current revision: {:?}",
+        worlds_client::current_revision(&err)
+    );
+
+    step("an event type this version does not know arrives whole");
+    sandbox
+        .worlds()
+        .emit(&plaza, "weather.changed", serde_json::json!({"rain": true}));
+    println!("  watcher: {}", describe(&next(&mut watcher)?));
+
+    step("every connection is cut and Ada leaves meanwhile: the watcher learns it on reconnecting");
+    sandbox.drop_streams(Some(Service::Worlds));
+    while sandbox.open_streams(Some(Service::Worlds)) > 0 {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    sandbox.worlds().leave_user(&plaza, "user_ada", true);
+    loop {
+        let event = next(&mut watcher)?;
+        println!("  watcher: {}", describe(&event));
+        if matches!(event, Event::Reconnected { .. }) {
+            break;
+        }
+    }
+    visitor.close();
+    watcher.close();
     Ok(())
 }
