@@ -849,6 +849,23 @@ pub fn trading(recorder: &Recorder) -> Result<BTreeMap<String, Fixture>> {
     Ok(s.out)
 }
 
+/// Reads `n` text (or binary) frames into `received`, as JSON where they are.
+fn read_frames<S: std::io::Read + std::io::Write>(
+    ws: &mut tungstenite::WebSocket<S>,
+    n: usize,
+    received: &mut Vec<Value>,
+) -> Result<()> {
+    for _ in 0..n {
+        let text = match ws.read()? {
+            tungstenite::Message::Text(t) => t.as_str().to_owned(),
+            tungstenite::Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
+            _ => continue,
+        };
+        received.push(serde_json::from_str(&text).unwrap_or(Value::String(text)));
+    }
+    Ok(())
+}
+
 /// A stream transcript: the messages a client sent and the frames the sandbox answered
 /// (subscription acknowledgements, quotes, a fill with its order and account changes).
 pub fn trading_transcript(recorder: &Recorder) -> Result<Value> {
@@ -868,22 +885,10 @@ pub fn trading_transcript(recorder: &Recorder) -> Result<Value> {
         json!({"action": "subscribe", "channels": ["orders", "account"], "symbols": []}),
     ];
     let mut received = Vec::new();
-    let read =
-        |ws: &mut tungstenite::WebSocket<_>, n: usize, received: &mut Vec<Value>| -> Result<()> {
-            for _ in 0..n {
-                let text = match ws.read()? {
-                    tungstenite::Message::Text(t) => t.as_str().to_owned(),
-                    tungstenite::Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
-                    _ => continue,
-                };
-                received.push(serde_json::from_str(&text).unwrap_or(Value::String(text)));
-            }
-            Ok(())
-        };
     ws.send(tungstenite::Message::text(sent[0].to_string()))?;
-    read(&mut ws, 2, &mut received)?; // the acknowledgement and the first quotes
+    read_frames(&mut ws, 2, &mut received)?; // the acknowledgement and the first quotes
     ws.send(tungstenite::Message::text(sent[1].to_string()))?;
-    read(&mut ws, 2, &mut received)?; // the acknowledgement and quotes again
+    read_frames(&mut ws, 2, &mut received)?; // the acknowledgement and quotes again
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()
@@ -899,7 +904,7 @@ pub fn trading_transcript(recorder: &Recorder) -> Result<Value> {
             .as_bytes(),
         )?;
     // The new order, its fill, the filled order, the account.
-    read(&mut ws, 4, &mut received)?;
+    read_frames(&mut ws, 4, &mut received)?;
     let _ = ws.close(None);
     Ok(json!({
         "_generated": GENERATED_NOTE,
@@ -1033,23 +1038,12 @@ pub fn worlds_transcript(recorder: &Recorder) -> Result<Value> {
     let (mut ws, _) = tungstenite::connect(request)?;
     let sent = [json!({"action": "join", "world_id": plaza})];
     let mut received = Vec::new();
-    let mut read = |ws: &mut tungstenite::WebSocket<_>, n: usize| -> Result<()> {
-        for _ in 0..n {
-            let text = match ws.read()? {
-                tungstenite::Message::Text(t) => t.as_str().to_owned(),
-                tungstenite::Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
-                _ => continue,
-            };
-            received.push(serde_json::from_str(&text).unwrap_or(Value::String(text)));
-        }
-        Ok(())
-    };
     ws.send(tungstenite::Message::text(sent[0].to_string()))?;
-    read(&mut ws, 1)?; // the snapshot
+    read_frames(&mut ws, 1, &mut received)?; // the snapshot
     sandbox
         .worlds()
         .join_user(&plaza, "user_linus", "Linus", true);
-    read(&mut ws, 1)?;
+    read_frames(&mut ws, 1, &mut received)?;
     let base = sandbox.worlds().url();
     recorder.exchange_with(
         &base,
@@ -1059,14 +1053,14 @@ pub fn worlds_transcript(recorder: &Recorder) -> Result<Value> {
         Some(json!({"properties": {"colour": "blue"}})),
         &[],
     )?;
-    read(&mut ws, 1)?;
+    read_frames(&mut ws, 1, &mut received)?;
     let control = format!("{}/_sandbox/worlds/worlds/{plaza}", sandbox.url());
     let agent = ureq::Agent::new_with_defaults();
     agent
         .post(&format!("{control}/objects/1/move"))
         .header("content-type", "application/json")
         .send(json!({"position": [2.0, 0.0, 1.0]}).to_string().as_bytes())?;
-    read(&mut ws, 1)?;
+    read_frames(&mut ws, 1, &mut received)?;
     agent
         .patch(&control)
         .header("content-type", "application/json")
@@ -1075,13 +1069,13 @@ pub fn worlds_transcript(recorder: &Recorder) -> Result<Value> {
                 .to_string()
                 .as_bytes(),
         )?;
-    read(&mut ws, 1)?;
+    read_frames(&mut ws, 1, &mut received)?;
     sandbox
         .worlds()
         .emit(&plaza, "weather.changed", json!({"rain": true}));
-    read(&mut ws, 1)?;
+    read_frames(&mut ws, 1, &mut received)?;
     sandbox.worlds().leave_user(&plaza, "user_linus", true);
-    read(&mut ws, 1)?;
+    read_frames(&mut ws, 1, &mut received)?;
     let _ = ws.close(None);
     Ok(json!({
         "_generated": GENERATED_NOTE,

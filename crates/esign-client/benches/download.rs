@@ -13,9 +13,9 @@
 
 use testkit::bench::{memory_mib, reset_peak};
 
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use esign_client::{Client, DocumentSource, NewSigner, SendDocument};
@@ -24,14 +24,9 @@ use esign_client::{Client, DocumentSource, NewSigner, SendDocument};
 const TARGET_PEAK_MIB: f64 = 64.0;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let option = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1).cloned())
-    };
+    let option = testkit::bench::option;
     let size_mib: u64 = option("--size-mib").map_or(1024, |s| s.parse().unwrap());
-    if args.iter().any(|a| a == "--serve") {
+    if testkit::bench::flag("--serve") {
         serve(size_mib << 20);
         return;
     }
@@ -151,35 +146,18 @@ fn serve(size: u64) {
         .unwrap();
     sandbox.esign().sign(document.id.as_str(), None).unwrap();
     assert!(sandbox.esign().set_pdf_size(document.id.as_str(), size));
-    println!(
+    testkit::bench::serve_until_stdin_closes(&format!(
         "{} {} {}",
         sandbox.esign().url(),
         document.id,
         sandbox.api_key()
-    );
-    std::io::stdout().flush().unwrap();
-    let mut rest = Vec::new();
-    let _ = std::io::stdin().read_to_end(&mut rest);
+    ));
 }
 
 fn start_sandbox(size_mib: u64) -> (Child, String, String, String) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--serve", "--size-mib", &size_mib.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let mut parts = line.split_whitespace().map(str::to_owned);
-    let (url, id, key) = (
-        parts.next().unwrap(),
-        parts.next().unwrap(),
-        parts.next().unwrap(),
-    );
-    (child, url, id, key)
+    let (child, words) =
+        testkit::bench::start_child(&["--serve", "--size-mib", &size_mib.to_string()]);
+    (child, words[0].clone(), words[1].clone(), words[2].clone())
 }
 
 /// The reference: a plain ureq GET copied to a file with `io::copy`, then synced.

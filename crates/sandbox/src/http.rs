@@ -120,3 +120,20 @@ pub(crate) fn bounded_param(
         )),
     }
 }
+
+/// The position a `page_token` names: `<prefix><n>`, as the service gave it; 0 without a
+/// token, 400 `invalid_page_token` for a token it did not give.
+pub(crate) fn page_token(pairs: &[(String, String)], prefix: &str) -> Result<usize, Response> {
+    let Some((_, token)) = pairs.iter().find(|(k, _)| k == "page_token") else {
+        return Ok(0);
+    };
+    token
+        .strip_prefix(prefix)
+        .and_then(|n| n.parse::<usize>().ok())
+        .ok_or_else(|| {
+            bad_request(
+                "invalid_page_token",
+                "the page token is not one this service gave",
+            )
+        })
+}

@@ -208,6 +208,49 @@ pub fn signed_delivery(dir: &str, name: &str) -> (String, Vec<(String, String)>,
 
 /// Helpers shared by the benchmarks.
 pub mod bench {
+    /// The value after `--name` on the command line, if given.
+    pub fn option(name: &str) -> Option<String> {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    }
+
+    /// Whether `--name` is on the command line.
+    pub fn flag(name: &str) -> bool {
+        std::env::args().any(|a| a == name)
+    }
+
+    /// Runs this program again with `args` (a server side measured apart from the
+    /// client side), and returns it with the words of the first line it printed. It
+    /// runs until its standard input closes (drop `child.stdin`, then wait).
+    pub fn start_child(args: &[&str]) -> (std::process::Child, Vec<String>) {
+        use std::io::BufRead as _;
+        let exe = std::env::current_exe().expect("this program's path");
+        let mut child = std::process::Command::new(exe)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the child starts");
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+        }
+        let words = line.split_whitespace().map(str::to_owned).collect();
+        (child, words)
+    }
+
+    /// In the child of [`start_child`]: prints `line` for the parent, then waits until
+    /// the parent closes its standard input.
+    pub fn serve_until_stdin_closes(line: &str) {
+        use std::io::{Read as _, Write as _};
+        println!("{line}");
+        let _ = std::io::stdout().flush();
+        let mut rest = Vec::new();
+        let _ = std::io::stdin().read_to_end(&mut rest);
+    }
+
     /// A memory figure of this process from `/proc/self/status` (`VmRSS`, `VmHWM`...), in
     /// MiB; 0 where there is no such file.
     pub fn memory_mib(field: &str) -> f64 {

@@ -14,8 +14,7 @@
 
 use testkit::bench::{memory_mib, reset_peak};
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -30,13 +29,8 @@ const END: &str = "2026-03-02T21:00:00Z";
 const PAGE: u32 = 10_000;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let option = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1).cloned())
-    };
-    if args.iter().any(|a| a == "--serve") {
+    let option = testkit::bench::option;
+    if testkit::bench::flag("--serve") {
         serve();
         return;
     }
@@ -218,23 +212,14 @@ fn raw_pass(url: &str, key: &str, start: OffsetDateTime, end: OffsetDateTime) ->
 fn serve() {
     let end = OffsetDateTime::parse(END, &time::format_description::well_known::Rfc3339).unwrap();
     let sandbox = sandbox::Sandbox::builder().frozen_at(end).start().unwrap();
-    println!("{} {}", sandbox.trading().url(), sandbox.api_key());
-    std::io::stdout().flush().unwrap();
-    let mut rest = Vec::new();
-    let _ = std::io::stdin().read_to_end(&mut rest);
+    testkit::bench::serve_until_stdin_closes(&format!(
+        "{} {}",
+        sandbox.trading().url(),
+        sandbox.api_key()
+    ));
 }
 
 fn start_sandbox() -> (Child, String, String) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .arg("--serve")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let mut parts = line.split_whitespace().map(str::to_owned);
-    (child, parts.next().unwrap(), parts.next().unwrap())
+    let (child, words) = testkit::bench::start_child(&["--serve"]);
+    (child, words[0].clone(), words[1].clone())
 }

@@ -26,12 +26,7 @@ use tungstenite::Message;
 const TARGET_RATIO: f64 = 0.9;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let option = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1).cloned())
-    };
+    let option = testkit::bench::option;
     let quotes: usize = option("--quotes").map_or(200_000, |s| s.parse().unwrap());
     let rounds: usize = option("--rounds").map_or(9, |s| s.parse().unwrap());
     let write_to = option("--write");

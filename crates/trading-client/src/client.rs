@@ -127,15 +127,7 @@ impl Client {
         if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
         }
-        let base = self.http.base_url();
-        let ws = if let Some(rest) = base.strip_prefix("https://") {
-            format!("wss://{rest}")
-        } else if let Some(rest) = base.strip_prefix("http://") {
-            format!("ws://{rest}")
-        } else {
-            base.to_owned()
-        };
-        format!("{ws}/stream")
+        self.http.websocket_url("/stream")
     }
 
     fn from_env_settings(

@@ -55,15 +55,7 @@ impl Client {
         if let Some(url) = &self.settings.inner.realtime_url {
             return url.clone();
         }
-        let base = self.http.base_url().trim_end_matches('/');
-        let ws = if let Some(rest) = base.strip_prefix("https://") {
-            format!("wss://{rest}")
-        } else if let Some(rest) = base.strip_prefix("http://") {
-            format!("ws://{rest}")
-        } else {
-            base.to_owned()
-        };
-        format!("{ws}/ws/v1/realtime")
+        self.http.websocket_url("/ws/v1/realtime")
     }
 
     fn from_env_settings(

@@ -517,6 +517,21 @@ impl<P: Protocol> Drop for Stream<P> {
 }
 
 impl crate::HttpClient {
+    /// The URL of a WebSocket endpoint at `path` beside this client's base URL: the base
+    /// with `https` made `wss` (`http` made `ws`) and `path` appended
+    /// (`https://host/x` and `/stream` give `wss://host/x/stream`).
+    pub fn websocket_url(&self, path: &str) -> String {
+        let base = self.base_url().trim_end_matches('/');
+        let ws = if let Some(rest) = base.strip_prefix("https://") {
+            format!("wss://{rest}")
+        } else if let Some(rest) = base.strip_prefix("http://") {
+            format!("ws://{rest}")
+        } else {
+            base.to_owned()
+        };
+        format!("{ws}{path}")
+    }
+
     /// The settings of a stream at `url` authenticated like this client (its Bearer key
     /// or custom header), trusting the same roots, with the same `User-Agent`, under
     /// the same HTTPS rule (`wss://`, or `ws://` to loopback unless insecure HTTP is

@@ -19,7 +19,9 @@ use super::engine::{Kind, Order, Side, day_end};
 use super::market::{self, Timeframe, valid_symbol};
 use super::{TradingState, account, publish};
 use crate::clock::{parse_rfc3339, rfc3339};
-use crate::http::{Caller, bad_request, bounded_param, error, json, object_body, query_pairs};
+use crate::http::{
+    Caller, bad_request, bounded_param, error, json, object_body, page_token, query_pairs,
+};
 use crate::registry::Service;
 use crate::state::{Shared, World};
 
@@ -963,20 +965,9 @@ async fn news(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery) -> R
         Ok(l) => l.unwrap_or(10) as usize,
         Err(e) => return e,
     };
-    let offset = match pairs.iter().find(|(k, _)| k == "page_token") {
-        None => 0,
-        Some((_, token)) => match token
-            .strip_prefix("n")
-            .and_then(|n| n.parse::<usize>().ok())
-        {
-            Some(n) => n,
-            None => {
-                return bad_request(
-                    "invalid_page_token",
-                    "the page token is not one this service gave",
-                );
-            }
-        },
+    let offset = match page_token(&pairs, "n") {
+        Ok(n) => n,
+        Err(e) => return e,
     };
     shared.with_world(|w| {
         let seed = w.settings.seed;

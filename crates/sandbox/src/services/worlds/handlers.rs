@@ -12,7 +12,9 @@ use axum::{Extension, Router};
 use serde_json::{Map, Value, json};
 
 use super::{Tenant, WorldRecord, event, with_tenant};
-use crate::http::{Caller, bad_request, bounded_param, error, json, object_body, query_pairs};
+use crate::http::{
+    Caller, bad_request, bounded_param, error, json, object_body, page_token, query_pairs,
+};
 use crate::registry::Service;
 use crate::state::Shared;
 
@@ -53,20 +55,9 @@ async fn list(
         Ok(l) => l.unwrap_or(20) as usize,
         Err(e) => return e,
     };
-    let start = match pairs.iter().find(|(k, _)| k == "page_token") {
-        None => 0,
-        Some((_, token)) => match token
-            .strip_prefix('p')
-            .and_then(|n| n.parse::<usize>().ok())
-        {
-            Some(n) => n,
-            None => {
-                return bad_request(
-                    "invalid_page_token",
-                    "the page token is not one this service gave",
-                );
-            }
-        },
+    let start = match page_token(&pairs, "p") {
+        Ok(n) => n,
+        Err(e) => return e,
     };
     shared.with_world(|w| {
         with_tenant(w, &caller.key, |_, tenant| {
