@@ -16,7 +16,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   test       every check CI runs, in order, failing on any cargo warning:
                fmt --check; clippy -D warnings; core-http with no features, each
-               feature alone (its tests), all features; every test of the workspace
+               feature alone (its tests), all features; the social and e-signature
+               clients without their default webhook feature; every test of the workspace
                (property tests included); the end-to-end suite again starting just
                before midnight; doc tests; docs -D warnings; fixtures --check
   bench      release-mode benchmarks; writes docs/benchmarks.md
@@ -261,6 +262,19 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         };
         run_step(&format!("core-http, {label}"), cmd, Some((runner, tally)))?;
     }
+
+    // The clients whose webhook support is a default feature build without it too.
+    let mut lean = cargo();
+    lean.args([
+        "check",
+        "-p",
+        "social-client",
+        "-p",
+        "esign-client",
+        "--no-default-features",
+        "--lib",
+    ]);
+    run_step("clients without default features", lean, None)?;
 
     let mut tests = cargo();
     let runner = if nextest {

@@ -106,6 +106,14 @@ impl<K: AsRef<str>, V: AsRef<str>> WebhookHeaders for BTreeMap<K, V> {
     }
 }
 
+/// Feature `http`: the header map of axum, actix-web and hyper.
+#[cfg(feature = "http")]
+impl WebhookHeaders for http::HeaderMap {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
 impl WebhookHeaders for crate::response::Headers {
     fn header(&self, name: &str) -> Option<&str> {
         self.get(name)
@@ -404,6 +412,21 @@ mod tests {
             ("Webhook-Timestamp".into(), ts.to_string()),
             ("Webhook-Signature".into(), sig.into()),
         ]
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn an_http_header_map_is_read_case_insensitively() {
+        let mut map = http::HeaderMap::new();
+        for (name, value) in headers(SPEC_SIG, SPEC_TS) {
+            map.insert(
+                http::header::HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes())
+                    .unwrap(),
+                value.parse().unwrap(),
+            );
+        }
+        assert_eq!(map.header("WEBHOOK-ID"), Some(SPEC_ID));
+        verify(SPEC_SECRET, &map, SPEC_BODY, at(SPEC_TS)).unwrap();
     }
 
     #[test]

@@ -55,6 +55,7 @@ mod download;
 mod encode;
 mod models;
 mod send;
+#[cfg(feature = "webhooks")]
 pub mod webhooks;
 
 pub use client::{Client, Plan};

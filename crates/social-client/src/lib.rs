@@ -45,6 +45,7 @@ mod analytics;
 mod client;
 mod posts;
 mod schedule;
+#[cfg(feature = "webhooks")]
 pub mod webhooks;
 
 pub use accounts::{Account, AccountId, AccountStatus, Accounts};
