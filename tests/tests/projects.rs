@@ -237,3 +237,33 @@ fn a_dropped_create_is_not_sent_twice() {
         .unwrap();
     assert_eq!(all(&client).len(), 2);
 }
+
+#[test]
+fn pages_and_iteration_from_a_point_resume_where_asked() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    for i in 0..7 {
+        client
+            .projects()
+            .create(&NewProject::new(format!("p{i}")))
+            .unwrap();
+    }
+    let pages: Vec<Vec<String>> = client
+        .projects()
+        .pages(&ListParams::new().limit(3))
+        .map(|p| p.unwrap().data.into_iter().map(|p| p.name).collect())
+        .collect();
+    assert_eq!(
+        pages,
+        [vec!["p0", "p1", "p2"], vec!["p3", "p4", "p5"], vec!["p6"]]
+    );
+    let mut from = client
+        .projects()
+        .iter_from(&ListParams::new().offset(2).limit(2));
+    let first: Vec<String> = from.by_ref().take(3).map(|p| p.unwrap().name).collect();
+    assert_eq!(first, ["p2", "p3", "p4"]);
+    // Two pages of two fetched: the next starts at 6.
+    assert_eq!(from.next_offset(), 6);
+    let rest: Vec<String> = from.map(|p| p.unwrap().name).collect();
+    assert_eq!(rest, ["p5", "p6"]);
+}

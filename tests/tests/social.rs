@@ -421,3 +421,27 @@ fn damaged_or_slow_answers_are_typed_errors() {
         "the timeout was not honoured"
     );
 }
+
+#[test]
+fn posts_come_page_by_page_or_from_an_offset() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    for i in 0..5 {
+        client
+            .posts()
+            .create(&NewPost::new(format!("post {i}"), [Platform::X]))
+            .unwrap();
+    }
+    let sizes: Vec<usize> = client
+        .posts()
+        .pages(&ListPosts::new().limit(2))
+        .map(|p| p.unwrap().data.len())
+        .collect();
+    assert_eq!(sizes, [2, 2, 1]);
+    let contents: Vec<String> = client
+        .posts()
+        .iter_from(&ListPosts::new().offset(3))
+        .map(|p| p.unwrap().content)
+        .collect();
+    assert_eq!(contents, ["post 3", "post 4"]);
+}

@@ -354,3 +354,32 @@ fn the_realtime_channel_carries_the_key_only_in_its_header() {
     assert!(matches!(next(&mut rt), Event::Joined { .. }));
     assert!(!format!("{rt:?} {client:?}").contains(sandbox.api_key()));
 }
+
+#[test]
+fn worlds_page_by_page_and_resume_from_a_token() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    for i in 0..4 {
+        client
+            .worlds()
+            .create(&NewWorld::new(format!("w{i}"), "plain"))
+            .unwrap();
+    }
+    // The plaza and four more, two a page.
+    let sizes: Vec<usize> = client
+        .worlds()
+        .pages(&ListWorlds::new().limit(2))
+        .map(|p| p.unwrap().data.len())
+        .collect();
+    assert_eq!(sizes, [2, 2, 1]);
+    let mut worlds = client.worlds().iter_from(&ListWorlds::new().limit(2));
+    let first: Vec<String> = worlds.by_ref().take(2).map(|w| w.unwrap().name).collect();
+    assert_eq!(first, ["Sandbox Plaza", "w0"]);
+    let token = worlds.resume_token().unwrap().to_owned();
+    let rest: Vec<String> = client
+        .worlds()
+        .iter_from(&ListWorlds::new().limit(2).page_token(token))
+        .map(|w| w.unwrap().name)
+        .collect();
+    assert_eq!(rest, ["w1", "w2", "w3"]);
+}

@@ -10,7 +10,8 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use core_http::Backoff;
+/// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+/// use social_client::Backoff; // any client crate re-exports it
 ///
 /// let b = Backoff::new(Duration::from_millis(500), Duration::from_secs(8), 0.25);
 /// // `random` is a number in [0, 1): 0 gives the nominal delay.

@@ -101,20 +101,23 @@ impl fmt::Debug for Config {
     }
 }
 
-/// Builds a client. Every setter's doc says its default.
+/// Builds a client: `Client::builder()` of any client crate (`social_client`,
+/// `esign_client`, ...), which re-exports this type and everything its setters take.
+/// Every setter's doc says its default.
 ///
 /// ```
 /// use std::time::Duration;
-/// use core_http::{HttpClient, RetryPolicy};
+/// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+/// use social_client::{Client, RetryPolicy};
 ///
-/// let client = HttpClient::builder()
+/// let client = Client::builder()
 ///     .base_url("https://api.example.com")
 ///     .api_key("sk_test_123")
 ///     .timeout(Duration::from_secs(30))
 ///     .retry_policy(RetryPolicy::default().with_max_retries(4))
 ///     .build()?;
-/// assert_eq!(client.base_url(), "https://api.example.com");
-/// # Ok::<(), core_http::Error>(())
+/// # assert_eq!(client.base_url(), "https://api.example.com");
+/// # Ok::<(), social_client::Error>(())
 /// ```
 pub struct ClientBuilder<C = HttpClient> {
     config: Config,

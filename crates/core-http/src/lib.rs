@@ -104,8 +104,8 @@ pub use config::{
 };
 pub use error::{ApiError, Error, ErrorKind, Result};
 pub use pagination::{
-    DEFAULT_MAX_PAGES, OffsetPage, OffsetPaginator, Page, PageMeta, PageParams, TokenPage,
-    TokenPaginator, check_page_size,
+    DEFAULT_MAX_PAGES, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
+    TokenPage, TokenPages, TokenPaginator, check_page_size,
 };
 pub use random::uuid_v4;
 pub use rate_limit::RateLimit;
@@ -276,9 +276,11 @@ impl fmt::Debug for HttpClient {
 /// type (or take it undecoded), keeping the client's auth, retries and error handling.
 ///
 /// ```no_run
+/// # mod social_client { pub use core_http::*; pub use core_http::__private::serde_json; }
+/// use social_client::{Method, serde_json};
 /// # let client = core_http::HttpClient::builder().base_url("https://a.io").build()?;
 /// let value: serde_json::Value = client.raw().get("/v1/something/new", &[("limit", "5")])?;
-/// let answer = client.raw().send(core_http::Method::Get, "/v1/health", &[], None)?;
+/// let answer = client.raw().send(Method::Get, "/v1/health", &[], None)?;
 /// println!("{} {:?}", answer.status(), answer.headers().get("content-type"));
 /// # Ok::<(), core_http::Error>(())
 /// ```

@@ -378,9 +378,10 @@ macro_rules! reexports {
         pub use $crate::__private::time;
         pub use $crate::{
             ApiError, Auth, Backoff, ClientBuilder, Clock, Error, ErrorKind, Headers, HttpClient,
-            Method, OAuth2Config, Page, PageMeta, PageParams, RateLimit, RateLimitInfo, Raw,
-            RequestOptions, Response, Result, RetryPolicy, Secret, Sleeper, StreamingResponse,
-            SystemClock, ThreadSleeper, WithResponse,
+            Method, OAuth2Config, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
+            RateLimit, RateLimitInfo, Raw, RequestOptions, Response, Result, RetryPolicy, Secret,
+            Sleeper, StreamingResponse, SystemClock, ThreadSleeper, TokenPages, TokenPaginator,
+            WithResponse,
         };
     };
 }

@@ -60,7 +60,8 @@ impl<T> From<Page<T>> for OffsetPage<T> {
 /// [`RequestBuilder::page`](crate::RequestBuilder::page), which checks the limit.
 ///
 /// ```
-/// let params = core_http::PageParams::new().limit(50).offset(100);
+/// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+/// let params = social_client::PageParams::new().limit(50).offset(100);
 /// assert_eq!((params.limit, params.offset), (Some(50), Some(100)));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -228,6 +229,186 @@ impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
     }
 }
 
+/// Iterates an offset/limit list page by page (`{data, meta}` pages), with the same
+/// stopping rules as [`OffsetPaginator`]: after an error, at an empty or short page, at
+/// the server's `total`, at a page that repeats the previous one, and after
+/// [`max_pages`](Self::max_pages) pages ([`Error::TooManyPages`]).
+pub struct OffsetPages<T, F> {
+    fetch: F,
+    page_size: u32,
+    offset: u64,
+    previous: Vec<T>,
+    pages: u64,
+    max_pages: u64,
+    done: bool,
+}
+
+impl<T, F> OffsetPages<T, F>
+where
+    T: Clone + PartialEq,
+    F: FnMut(u64, u32) -> Result<Page<T>>,
+{
+    /// Pages of `page_size` items from `offset`, each fetched by `fetch(offset, limit)`.
+    pub fn starting_at(offset: u64, page_size: u32, fetch: F) -> Self {
+        OffsetPages {
+            fetch,
+            page_size: page_size.max(1),
+            offset,
+            previous: Vec::new(),
+            pages: 0,
+            max_pages: DEFAULT_MAX_PAGES,
+            done: false,
+        }
+    }
+
+    /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.max_pages = pages;
+        self
+    }
+
+    /// The offset of the next page to fetch.
+    pub fn next_offset(&self) -> u64 {
+        self.offset
+    }
+}
+
+impl<T, F> Iterator for OffsetPages<T, F>
+where
+    T: Clone + PartialEq,
+    F: FnMut(u64, u32) -> Result<Page<T>>,
+{
+    type Item = Result<Page<T>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.pages >= self.max_pages {
+            self.done = true;
+            return Some(Err(Error::TooManyPages { pages: self.pages }));
+        }
+        self.pages += 1;
+        let page = match (self.fetch)(self.offset, self.page_size) {
+            Ok(page) => page,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(e));
+            }
+        };
+        if page.data.is_empty() || page.data == self.previous {
+            self.done = true;
+            return None;
+        }
+        let n = page.data.len() as u64;
+        self.offset = self.offset.saturating_add(n);
+        let reached_total = page.meta.as_ref().is_some_and(|m| self.offset >= m.total);
+        if n < u64::from(self.page_size) || reached_total {
+            self.done = true;
+        } else {
+            self.previous.clone_from(&page.data);
+        }
+        Some(Ok(page))
+    }
+}
+
+impl<T, F> fmt::Debug for OffsetPages<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OffsetPages")
+            .field("page_size", &self.page_size)
+            .field("offset", &self.offset)
+            .field("pages", &self.pages)
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+/// Iterates a page-token list page by page: `fetch(token)` gives a page and the token of
+/// the next (`None` or empty after the last). It stops after an error, at the last page,
+/// at a token the server already gave, and after [`max_pages`](Self::max_pages) pages
+/// ([`Error::TooManyPages`]).
+pub struct TokenPages<P, F> {
+    fetch: F,
+    next: Option<String>,
+    seen: HashSet<String>,
+    started: bool,
+    pages: u64,
+    max_pages: u64,
+    done: bool,
+    _page: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<P, F> TokenPages<P, F>
+where
+    F: FnMut(Option<&str>) -> Result<(P, Option<String>)>,
+{
+    /// Pages from the first (`token` `None`) or from the one `token` names.
+    pub fn starting_at(token: Option<String>, fetch: F) -> Self {
+        TokenPages {
+            fetch,
+            started: token.is_some(),
+            next: token,
+            seen: HashSet::new(),
+            pages: 0,
+            max_pages: DEFAULT_MAX_PAGES,
+            done: false,
+            _page: std::marker::PhantomData,
+        }
+    }
+
+    /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.max_pages = pages;
+        self
+    }
+
+    /// The token of the next page (start a new iteration there); `None` after the last.
+    pub fn resume_token(&self) -> Option<&str> {
+        self.next.as_deref()
+    }
+}
+
+impl<P, F> Iterator for TokenPages<P, F>
+where
+    F: FnMut(Option<&str>) -> Result<(P, Option<String>)>,
+{
+    type Item = Result<P>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || (self.started && self.next.is_none()) {
+            return None;
+        }
+        if self.pages >= self.max_pages {
+            self.done = true;
+            return Some(Err(Error::TooManyPages { pages: self.pages }));
+        }
+        self.started = true;
+        self.pages += 1;
+        let (page, next) = match (self.fetch)(self.next.as_deref()) {
+            Ok(answer) => answer,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(e));
+            }
+        };
+        if let Some(t) = self.next.take() {
+            self.seen.insert(t);
+        }
+        self.next = next.filter(|t| !t.is_empty() && !self.seen.contains(t));
+        Some(Ok(page))
+    }
+}
+
+impl<P, F> fmt::Debug for TokenPages<P, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenPages")
+            .field("next", &self.next)
+            .field("pages", &self.pages)
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
 /// One page of a page-token list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TokenPage<T> {
@@ -353,5 +534,68 @@ impl<T, F> fmt::Debug for TokenPaginator<T, F> {
             .field("buffered", &self.buffer.len())
             .field("done", &self.done)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn page(items: &[u32], total: Option<u64>) -> Page<u32> {
+        Page {
+            data: items.to_vec(),
+            meta: total.map(|t| PageMeta {
+                total: t,
+                limit: None,
+                offset: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn offset_pages_stop_at_total_short_pages_repeats_and_the_cap() {
+        let all: Vec<u32> = (0..7).collect();
+        let fetch = |offset: u64, limit: u32| -> Result<Page<u32>> {
+            let o = offset as usize;
+            Ok(page(&all[o.min(7)..(o + limit as usize).min(7)], Some(7)))
+        };
+        let sizes: Vec<usize> = OffsetPages::starting_at(0, 3, fetch)
+            .map(|p| p.unwrap().data.len())
+            .collect();
+        assert_eq!(sizes, [3, 3, 1]);
+        // A server that ignores the offset: the repeat ends it.
+        let same = |_: u64, _: u32| -> Result<Page<u32>> { Ok(page(&[1, 2], None)) };
+        assert_eq!(OffsetPages::starting_at(0, 2, same).count(), 1);
+        // An endless list: the cap ends it with an error.
+        let mut n = 0u32;
+        let endless = move |_: u64, _: u32| -> Result<Page<u32>> {
+            n += 2;
+            Ok(page(&[n, n + 1], None))
+        };
+        let last = OffsetPages::starting_at(0, 2, endless)
+            .max_pages(5)
+            .last()
+            .unwrap();
+        assert!(matches!(last, Err(Error::TooManyPages { pages: 5 })));
+    }
+
+    #[test]
+    fn token_pages_follow_tokens_resume_and_stop_on_a_repeat() {
+        let fetch = |token: Option<&str>| -> Result<(u32, Option<String>)> {
+            Ok(match token {
+                None => (1, Some("b".into())),
+                Some("b") => (2, Some("c".into())),
+                Some("c") => (3, Some("b".into())), // a token already given
+                Some(_) => (0, None),
+            })
+        };
+        let pages: Vec<u32> = TokenPages::starting_at(None, fetch)
+            .map(|p| p.unwrap())
+            .collect();
+        assert_eq!(pages, [1, 2, 3]);
+        let mut from_c = TokenPages::starting_at(Some("c".into()), fetch);
+        assert_eq!(from_c.next().unwrap().unwrap(), 3);
+        assert_eq!(from_c.resume_token(), Some("b"));
     }
 }

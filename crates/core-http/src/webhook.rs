@@ -420,8 +420,7 @@ mod tests {
         let mut map = http::HeaderMap::new();
         for (name, value) in headers(SPEC_SIG, SPEC_TS) {
             map.insert(
-                http::header::HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes())
-                    .unwrap(),
+                http::header::HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).unwrap(),
                 value.parse().unwrap(),
             );
         }

@@ -1,6 +1,6 @@
 //! Projects: list a page, iterate all, create, delete.
 
-use core_http::{Error, OffsetPaginator, Page, Result};
+use core_http::{Error, OffsetPage, OffsetPages, OffsetPaginator, Page, Result};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -170,13 +170,65 @@ impl<'a> Projects<'a> {
     ///     .collect::<Result<_, _>>()?;
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    pub fn iter(&self) -> impl Iterator<Item = Result<Project>> + 'static {
+    pub fn iter(
+        &self,
+    ) -> OffsetPaginator<
+        Project,
+        impl FnMut(u64, u32) -> Result<OffsetPage<Project>> + 'static + use<>,
+    > {
+        self.iter_from(&ListParams::new())
+    }
+
+    /// Every project from `params.offset` (default 0), fetched lazily `params.limit` (default
+    /// 100) at a time; `next_offset()` tells where to start again later.
+    ///
+    /// ```no_run
+    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
+    /// let mut items = client.projects().iter_from(&projects_client::ListParams::new().offset(200).limit(50));
+    /// for item in items.by_ref().take(10) {
+    ///     println!("{:?}", item?);
+    /// }
+    /// println!("go on from offset {}", items.next_offset());
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
+    pub fn iter_from(
+        &self,
+        params: &ListParams,
+    ) -> OffsetPaginator<
+        Project,
+        impl FnMut(u64, u32) -> Result<OffsetPage<Project>> + 'static + use<>,
+    > {
         let client = self.client.clone();
-        OffsetPaginator::new(MAX_PAGE_SIZE, move |offset, limit| {
+        let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
+        OffsetPaginator::starting_at(params.offset.unwrap_or(0), size, move |offset, limit| {
             let page = client
                 .projects()
                 .list(&ListParams::new().limit(limit).offset(offset))?;
             Ok(page.into())
+        })
+    }
+
+    /// Page by page from `params` (offset default 0, limit default 100), with each
+    /// page's `meta`; the same stopping rules as [`iter`](Self::iter).
+    ///
+    /// ```no_run
+    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
+    /// for page in client.projects().pages(&projects_client::ListParams::new().limit(50)) {
+    ///     let page = page?;
+    ///     println!("{} items (of {:?})", page.data.len(), page.meta.map(|m| m.total));
+    /// }
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
+    pub fn pages(
+        &self,
+        params: &ListParams,
+    ) -> OffsetPages<Project, impl FnMut(u64, u32) -> Result<ProjectPage> + 'static + use<>> {
+        let client = self.client.clone();
+        let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
+        OffsetPages::starting_at(params.offset.unwrap_or(0), size, move |offset, limit| {
+            client
+                .projects()
+                .list(&ListParams::new().limit(limit).offset(offset))
         })
     }
 

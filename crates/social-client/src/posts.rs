@@ -1,6 +1,6 @@
 //! Posts: create (now or scheduled, one post per platform), list a page, iterate all.
 
-use core_http::{Error, OffsetPaginator, Result};
+use core_http::{Error, OffsetPage, OffsetPages, OffsetPaginator, Result};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -197,13 +197,61 @@ impl<'a> Posts<'a> {
 
     /// Every post, fetched lazily 100 at a time. Stops at `meta.total`, an empty or
     /// short page, or the first error (yielded as the last item).
-    pub fn iter(&self) -> impl Iterator<Item = Result<Post>> + 'static {
+    pub fn iter(
+        &self,
+    ) -> OffsetPaginator<Post, impl FnMut(u64, u32) -> Result<OffsetPage<Post>> + 'static + use<>>
+    {
+        self.iter_from(&ListPosts::new())
+    }
+
+    /// Every post from `params.offset` (default 0), fetched lazily `params.limit` (default
+    /// 100) at a time; `next_offset()` tells where to start again later.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// let mut items = client.posts().iter_from(&social_client::ListPosts::new().offset(200).limit(50));
+    /// for item in items.by_ref().take(10) {
+    ///     println!("{:?}", item?);
+    /// }
+    /// println!("go on from offset {}", items.next_offset());
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
+    pub fn iter_from(
+        &self,
+        params: &ListPosts,
+    ) -> OffsetPaginator<Post, impl FnMut(u64, u32) -> Result<OffsetPage<Post>> + 'static + use<>>
+    {
         let client = self.client.clone();
-        OffsetPaginator::new(MAX_PAGE_SIZE, move |offset, limit| {
+        let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
+        OffsetPaginator::starting_at(params.offset.unwrap_or(0), size, move |offset, limit| {
             let page = client
                 .posts()
                 .list(&ListPosts::new().limit(limit).offset(offset))?;
             Ok(page.into())
+        })
+    }
+
+    /// Page by page from `params` (offset default 0, limit default 100), with each
+    /// page's `meta`; the same stopping rules as [`iter`](Self::iter).
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// for page in client.posts().pages(&social_client::ListPosts::new().limit(50)) {
+    ///     let page = page?;
+    ///     println!("{} items (of {:?})", page.data.len(), page.meta.map(|m| m.total));
+    /// }
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
+    pub fn pages(
+        &self,
+        params: &ListPosts,
+    ) -> OffsetPages<Post, impl FnMut(u64, u32) -> Result<PostPage> + 'static + use<>> {
+        let client = self.client.clone();
+        let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
+        OffsetPages::starting_at(params.offset.unwrap_or(0), size, move |offset, limit| {
+            client
+                .posts()
+                .list(&ListPosts::new().limit(limit).offset(offset))
         })
     }
 }

@@ -139,12 +139,28 @@ impl<'a> News<'a> {
     pub fn iter<S: AsRef<str>>(
         &self,
         symbols: &[S],
-    ) -> impl Iterator<Item = Result<NewsItem>> + 'static {
+    ) -> TokenPaginator<
+        NewsItem,
+        impl FnMut(Option<&str>) -> Result<TokenPage<NewsItem>> + 'static + use<S>,
+    > {
+        self.iter_from(symbols, None)
+    }
+
+    /// As [`iter`](Self::iter), from the page `token` names (a
+    /// [`resume_token`](TokenPaginator::resume_token) of an earlier iteration).
+    pub fn iter_from<S: AsRef<str>>(
+        &self,
+        symbols: &[S],
+        token: Option<&str>,
+    ) -> TokenPaginator<
+        NewsItem,
+        impl FnMut(Option<&str>) -> Result<TokenPage<NewsItem>> + 'static + use<S>,
+    > {
         let client = self.client.clone();
         let symbols: Vec<String> = symbols.iter().map(|s| s.as_ref().to_owned()).collect();
         let checked = check_symbols(&symbols).err();
         let mut failed = checked;
-        TokenPaginator::new(move |token| {
+        let fetch = move |token: Option<&str>| {
             if let Some(e) = failed.take() {
                 return Err(e);
             }
@@ -153,6 +169,10 @@ impl<'a> News<'a> {
                 items: page.news,
                 next_token: page.next_page_token,
             })
-        })
+        };
+        match token {
+            Some(t) => TokenPaginator::starting_at(t, fetch),
+            None => TokenPaginator::new(fetch),
+        }
     }
 }

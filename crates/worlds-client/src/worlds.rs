@@ -1,7 +1,7 @@
 //! Worlds and the users in them: `client.worlds()`.
 
 use core_http::{Error, Result};
-use core_http::{TokenPage, TokenPaginator};
+use core_http::{TokenPage, TokenPages, TokenPaginator};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
@@ -337,16 +337,75 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn iter(&self) -> impl Iterator<Item = Result<World>> + 'static {
+    pub fn iter(
+        &self,
+    ) -> TokenPaginator<World, impl FnMut(Option<&str>) -> Result<TokenPage<World>> + 'static + use<>>
+    {
+        self.iter_from(&ListWorlds::new())
+    }
+
+    /// Every world from the page `params.page_token` names (the first without one),
+    /// `params.limit` (default 100) a page; `resume_token()` tells where to start again.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut worlds = client.worlds().iter_from(&worlds_client::ListWorlds::new().limit(20));
+    /// for world in worlds.by_ref().take(20) {
+    ///     println!("{}", world?.name);
+    /// }
+    /// if let Some(token) = worlds.resume_token() {
+    ///     println!("go on later from {token}");
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn iter_from(
+        &self,
+        params: &ListWorlds,
+    ) -> TokenPaginator<World, impl FnMut(Option<&str>) -> Result<TokenPage<World>> + 'static + use<>>
+    {
         let client = self.client.clone();
-        TokenPaginator::new(move |token| {
-            let mut params = ListWorlds::new().limit(MAX_PAGE_SIZE);
+        let limit = params.limit.unwrap_or(MAX_PAGE_SIZE);
+        let fetch = move |token: Option<&str>| {
+            let mut params = ListWorlds::new().limit(limit);
             params.page_token = token.map(str::to_owned);
             let page = client.worlds().list(&params)?;
             Ok(TokenPage {
                 items: page.data,
                 next_token: page.next_page_token,
             })
+        };
+        match &params.page_token {
+            Some(token) => TokenPaginator::starting_at(token.clone(), fetch),
+            None => TokenPaginator::new(fetch),
+        }
+    }
+
+    /// Page by page from `params` (the first page, or the one its token names).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// for page in client.worlds().pages(&worlds_client::ListWorlds::new().limit(50)) {
+    ///     println!("{} worlds", page?.data.len());
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)] // an unnameable closure type: nothing to factor out
+    pub fn pages(
+        &self,
+        params: &ListWorlds,
+    ) -> TokenPages<
+        WorldPage,
+        impl FnMut(Option<&str>) -> Result<(WorldPage, Option<String>)> + 'static + use<>,
+    > {
+        let client = self.client.clone();
+        let limit = params.limit;
+        TokenPages::starting_at(params.page_token.clone(), move |token: Option<&str>| {
+            let mut params = ListWorlds::new();
+            params.limit = limit;
+            params.page_token = token.map(str::to_owned);
+            let page = client.worlds().list(&params)?;
+            let next = page.next_page_token.clone();
+            Ok((page, next))
         })
     }
 
