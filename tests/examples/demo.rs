@@ -2,6 +2,7 @@
 //! in-process. No key, no network.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use e2e::{WebhookReceiver, sandbox_time_builder, social_client_with_sleeper};
@@ -9,7 +10,46 @@ use sandbox::{Fault, Sandbox, Service};
 use social_client::webhooks;
 use social_client::{Client, ListPosts, NewPost, Period, Platform};
 
+/// What the tour did, for its closing summary: HTTP requests and retries (counted from
+/// core-http's debug log records), webhooks verified, bytes downloaded.
+struct Tally {
+    requests: AtomicU64,
+    retries: AtomicU64,
+    webhooks: AtomicU64,
+    bytes: AtomicU64,
+}
+
+static TALLY: Tally = Tally {
+    requests: AtomicU64::new(0),
+    retries: AtomicU64::new(0),
+    webhooks: AtomicU64::new(0),
+    bytes: AtomicU64::new(0),
+};
+
+impl log::Log for Tally {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.target().starts_with("core_http") && metadata.level() <= log::Level::Debug
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let message = record.args().to_string();
+        if message.starts_with("--> ") {
+            self.requests.fetch_add(1, Ordering::Relaxed);
+        }
+        if message.contains("; retry ") {
+            self.retries.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn flush(&self) {}
+}
+
 fn main() -> anyhow::Result<()> {
+    let _ = log::set_logger(&TALLY);
+    log::set_max_level(log::LevelFilter::Debug);
     let started = Instant::now();
     let sandbox = Arc::new(Sandbox::start()?);
     println!(
@@ -24,10 +64,34 @@ fn main() -> anyhow::Result<()> {
     trading(&sandbox)?;
     worlds(&sandbox)?;
     println!(
-        "\ntour finished in {:.1} s",
+        "\n#### in all\n  {} HTTP requests ({} of them retries), {} webhooks verified, \
+         {} bytes downloaded, {:.1} s",
+        TALLY.requests.load(Ordering::Relaxed),
+        TALLY.retries.load(Ordering::Relaxed),
+        TALLY.webhooks.load(Ordering::Relaxed),
+        TALLY.bytes.load(Ordering::Relaxed),
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// An error's kind in words ("not found"), or "no error".
+fn kind<E: std::borrow::Borrow<core_http::Error>>(e: Option<E>) -> String {
+    match e {
+        Some(e) => e
+            .borrow()
+            .kind()
+            .map_or_else(|| e.borrow().to_string(), |k| k.to_string()),
+        None => "no error".into(),
+    }
+}
+
+/// A time as RFC 3339, to the second.
+fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.replace_nanosecond(0)
+        .unwrap_or(t)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 fn step(title: &str) {
@@ -39,8 +103,15 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     let receiver = WebhookReceiver::start(0)?;
     let endpoint = sandbox.add_webhook(receiver.url());
     let client = Client::new(sandbox.social().url(), sandbox.api_key())?;
-    println!("client: {client:?}");
-    println!("(the key is shown as *** in Debug, errors and logs)");
+    let shown = format!("{client:?}");
+    println!(
+        "  the client's Debug shows the key as {}: it never appears in Debug, errors or logs",
+        if shown.contains(sandbox.api_key()) {
+            "IS VISIBLE"
+        } else {
+            "***"
+        }
+    );
 
     step("create a post on two platforms: one post per platform");
     let posts = client.posts().create(&NewPost::new(
@@ -48,7 +119,8 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         [Platform::X, Platform::LinkedIn],
     ))?;
     for post in &posts {
-        println!("  {} on {:?}: {}", post.id, post.platform, post.status);
+        let platform = post.platform.as_ref().map_or("?", |p| p.as_str());
+        println!("  {} on {platform}: {}", post.id, post.status);
     }
 
     step("schedule a post an hour ahead");
@@ -59,7 +131,8 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     for entry in client.schedule().list()? {
         println!(
             "  schedule: post {} at {}",
-            entry.post_id, entry.scheduled_at
+            entry.post_id,
+            rfc3339(entry.scheduled_at)
         );
     }
 
@@ -88,8 +161,9 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     step("iterate every post lazily");
     let count = client.posts().iter().collect::<Result<Vec<_>, _>>()?.len();
     println!(
-        "  {count} posts (meta.total says {:?})",
-        page.meta.map(|m| m.total)
+        "  {count} posts (the page's meta.total says {})",
+        page.meta
+            .map_or("nothing".to_owned(), |m| m.total.to_string())
     );
 
     step("disconnect an account");
@@ -97,16 +171,19 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     client.accounts().disconnect(&account.id)?;
     let again = client.accounts().disconnect(&account.id);
     println!(
-        "  disconnected {}; again -> {:?}",
+        "  disconnected {}; again: {}",
         account.id,
-        again.err().and_then(|e| e.kind())
+        kind(again.err())
     );
 
     step("webhooks: signed deliveries, verified by a local receiver");
     sandbox.wait_for_deliveries(Duration::from_secs(10));
     for delivered in receiver.drain(Duration::from_millis(300)) {
         match webhooks::verify_and_parse(&endpoint.secret, &delivered.headers, &delivered.body) {
-            Ok(event) => println!("  verified {}", event.event_type()),
+            Ok(event) => {
+                TALLY.webhooks.fetch_add(1, Ordering::Relaxed);
+                println!("  verified {}", event.event_type());
+            }
             Err(e) => println!("  REJECTED: {e}"),
         }
     }
@@ -125,8 +202,8 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         starter.schedule().list()?;
     }
     println!(
-        "  101 calls succeeded; the client waited {:?} (Retry-After)",
-        sleeper.slept()
+        "  101 calls succeeded; the client waited {:.1} s as Retry-After asked",
+        sleeper.slept().iter().sum::<Duration>().as_secs_f64()
     );
 
     step("an injected 503 is retried");
@@ -189,9 +266,9 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     }
     let page = client.projects().list(&ListParams::new())?;
     println!(
-        "  first page: {} projects (default 20), meta {:?}",
+        "  first page: {} projects (the default page size), {} in all",
         page.data.len(),
-        page.meta
+        page.meta.map_or("?".to_owned(), |m| m.total.to_string())
     );
     let all = client.projects().iter().collect::<Result<Vec<_>, _>>()?;
     println!(
@@ -210,11 +287,7 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     step("delete one; deleting it again is NotFound");
     client.projects().delete(&all[0].id)?;
     let again = client.projects().delete(&all[0].id).err();
-    println!(
-        "  deleted {}; again -> {:?}",
-        all[0].id,
-        again.and_then(|e| e.kind())
-    );
+    println!("  deleted {}; again: {}", all[0].id, kind(again));
 
     step("with Plan::Free the client paces itself: a burst of 150, then one call per 0.6 s");
     let (builder, sleeper) =
@@ -232,9 +305,7 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
 }
 
 fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
-    use vision_client::{
-        ClassifyRequest, Client, DetectRequest, ErrorKind, FacesRequest, OcrRequest,
-    };
+    use vision_client::{ClassifyRequest, Client, DetectRequest, FacesRequest, OcrRequest};
 
     println!("\n#### vision-client");
     let image = "https://images.example.com/street.jpg";
@@ -271,10 +342,17 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     let faces = client.faces(&FacesRequest::new(image).collection("col_staff"))?;
     for face in &faces.faces {
         println!(
-            "  face {:?} emotion {:?}, matches {:?}",
+            "  face at {:?}, looking {}, matches {}",
             face.bbox.xyxy(),
-            face.attributes.as_ref().and_then(|a| a.emotion.clone()),
-            face.matches.iter().map(|m| &m.face_id).collect::<Vec<_>>()
+            face.attributes
+                .as_ref()
+                .and_then(|a| a.emotion.as_ref())
+                .map_or("?", |e| e.as_str()),
+            face.matches
+                .iter()
+                .map(|m| m.face_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
 
@@ -287,10 +365,7 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
             Err(e) => break e,
         }
     };
-    println!(
-        "  after {calls} calls: {:?} -> {err}",
-        err.kind() == Some(ErrorKind::QuotaExceeded)
-    );
+    println!("  after {calls} calls, {}: {err}", kind(Some(&err)));
     let usage = free.status()?.usage;
     println!(
         "  status: {} of {} calls used in {}",
@@ -328,9 +403,9 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     sandbox.inject(Fault::on("POST", "/esign/documents").drop_connection());
     let document = client.documents().send(&contract)?;
     println!(
-        "  {} is {:?}; the connection dropped once, documents on the server: {}; token requests: {}",
+        "  {} is {}; the connection dropped once, documents on the server: {}; token requests: {}",
         document.id,
-        document.status,
+        document.status.as_str(),
         sandbox.esign().documents().len(),
         sandbox.esign().token_requests()
     );
@@ -357,8 +432,9 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
             Event::Unknown { .. } => "?".to_owned(),
             other => other
                 .document()
-                .map_or("?".to_owned(), |d| format!("{:?}", d.status)),
+                .map_or("?".to_owned(), |d| d.status.as_str().to_owned()),
         };
+        TALLY.webhooks.fetch_add(1, Ordering::Relaxed);
         println!("  verified {} (document {status})", event.event_type());
     }
 
@@ -369,10 +445,13 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         .download(&document.id)
         .on_progress(|done, total| last = (done, total))
         .to_path(&path)?;
+    TALLY.bytes.fetch_add(download.bytes, Ordering::Relaxed);
     let bytes = std::fs::read(&path)?;
     println!(
-        "  {} bytes (progress ended at {last:?}), starts with {:?}",
+        "  {} bytes (progress reached {} of {}), starts with {:?}",
         download.bytes,
+        last.0,
+        last.1.map_or("?".to_owned(), |t| t.to_string()),
         String::from_utf8_lossy(&bytes[..8.min(bytes.len())])
     );
     let text = String::from_utf8_lossy(&bytes);
@@ -390,8 +469,8 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     ));
     let again = client.documents().get(&document.id)?;
     println!(
-        "  get -> {:?}; token requests now {}",
-        again.status,
+        "  get: {}; token requests now {}",
+        again.status.as_str(),
         sandbox.esign().token_requests()
     );
     std::fs::remove_dir_all(&dir)?;
@@ -637,10 +716,10 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
             format!("UserLeft {} (recovered: {recovered})", user.id)
         }
         Event::AssetUpdated { asset, .. } => format!(
-            "AssetUpdated {} {} (revision {:?})",
+            "AssetUpdated {} {} (revision {})",
             asset.id,
             serde_json::Value::Object(asset.properties.clone()),
-            asset.revision
+            asset.revision.map_or("?".to_owned(), |r| r.to_string())
         ),
         Event::Unknown { kind, .. } => format!("Unknown {kind:?}, kept whole"),
         Event::Resynced { world_id } => format!("Resynced {world_id}"),
@@ -688,7 +767,10 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     let mut colour = serde_json::Map::new();
     colour.insert("colour".into(), serde_json::json!("blue"));
     let updated = client.assets().update(asset.as_str(), &colour)?;
-    println!("  visitor set the colour: revision {:?}", updated.revision);
+    println!(
+        "  visitor set the colour: revision {}",
+        updated.revision.map_or("?".to_owned(), |r| r.to_string())
+    );
     println!("  watcher: {}", describe(&next(&mut watcher)?));
 
     step("a stale conditional update is a conflict that names the current revision");
@@ -698,8 +780,8 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         .err()
         .ok_or_else(|| anyhow::anyhow!("a stale update went through"))?;
     println!(
-        "  {err}\n  current revision: {:?}",
-        worlds_client::current_revision(&err)
+        "  {err}\n  current revision: {}",
+        worlds_client::current_revision(&err).map_or("?".to_owned(), |r| r.to_string())
     );
 
     step("an event type this version does not know arrives whole");
