@@ -34,8 +34,10 @@
 //! - **Deleting**: 204, or 200 with or without a body, is success. A 404 is
 //!   [`ErrorKind::NotFound`], which callers cleaning up can treat as already deleted.
 //! - **Errors**: [`Error`] carries the status, the server's code and message and the
-//!   request id; [`Error::kind`] sorts them (`InvalidRequest`, `Unauthorized`,
-//!   `RateLimited`, `Server`, ...).
+//!   request id; [`Error::kind`] sorts them (`ErrorKind::BadRequest`,
+//!   `ErrorKind::Unauthorized`, `ErrorKind::NotFound`, `ErrorKind::RateLimited`,
+//!   `ErrorKind::Server`, ...). Input refused before sending is
+//!   [`Error::InvalidRequest`].
 //! - **Tolerance**: unknown fields are ignored; unknown environments and statuses are
 //!   kept in `Unknown(String)`; a list without `meta` still decodes.
 //! - **Secrets**: the API key is never printed (`Debug` shows `***`), logged or put in a
