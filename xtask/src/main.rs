@@ -19,7 +19,8 @@ commands:
                feature alone (its tests), all features; the social and e-signature
                clients without their default webhook feature; every test of the workspace
                (property tests included); the end-to-end suite again starting just
-               before midnight; doc tests; docs -D warnings; fixtures --check
+               before midnight; a program outside the workspace that depends on one
+               client crate; doc tests; docs -D warnings; fixtures --check
   bench      release-mode benchmarks; writes docs/benchmarks.md
   demo       a tour of the clients against the local sandbox (no key, no network)
   fixtures   re-record the fixtures from the sandbox (--check: fail when stale)
@@ -314,6 +315,19 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         midnight,
         Some((runner, tally)),
     )?;
+
+    // A program outside the workspace with one client crate as its only dependency:
+    // every type a user meets must be reachable through it. Same versions as the
+    // workspace (its lock file copied), same target folder (its build reused).
+    let external = root().join("tests/external");
+    fs::copy(root().join("Cargo.lock"), external.join("Cargo.lock"))
+        .map_err(|e| format!("cannot copy Cargo.lock to {external:?}: {e}"))?;
+    let mut one_dependency = cargo();
+    one_dependency
+        .args(["build", "--manifest-path"])
+        .arg(external.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root().join("target"));
+    run_step("a program with one client crate as its dependency", one_dependency, None)?;
 
     let mut doctests = cargo();
     doctests.args(["test", "--workspace", "--all-features", "--doc"]);

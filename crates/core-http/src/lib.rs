@@ -97,6 +97,11 @@ pub mod __private {
     pub use time;
 }
 
+/// Feature `http`: the `http` crate, whose `HeaderMap` implements
+/// [`webhook::WebhookHeaders`].
+#[cfg(feature = "http")]
+pub use http;
+
 pub use auth::{Auth, OAuth2Config, Secret};
 pub use backoff::Backoff;
 pub use config::{

@@ -66,6 +66,10 @@ pub use send::{DEFAULT_MAX_DOCUMENT_SIZE, DocumentSource, NewSigner, SendDocumen
 pub use time::OffsetDateTime;
 
 core_http::reexports!();
+/// Feature `http`: the `http` crate, whose `HeaderMap` (axum, actix-web and hyper give
+/// headers in one) [`webhooks::verify_and_parse`] takes as it is.
+#[cfg(feature = "http")]
+pub use core_http::http;
 
 /// This crate's README examples, compiled as doc tests.
 #[cfg(doctest)]

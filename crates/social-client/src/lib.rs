@@ -52,6 +52,10 @@ pub use accounts::{Account, AccountId, AccountStatus, Accounts};
 pub use analytics::{Analytics, AnalyticsOverview, Period};
 pub use client::{Client, Plan};
 core_http::reexports!();
+/// Feature `http`: the `http` crate, whose `HeaderMap` (axum, actix-web and hyper give
+/// headers in one) [`webhooks::verify_and_parse`] takes as it is.
+#[cfg(feature = "http")]
+pub use core_http::http;
 pub use posts::{
     ListPosts, MAX_PAGE_SIZE, NewPost, Platform, Post, PostId, PostPage, PostStatus, Posts,
 };
