@@ -327,7 +327,11 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         .args(["build", "--manifest-path"])
         .arg(external.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", root().join("target"));
-    run_step("a program with one client crate as its dependency", one_dependency, None)?;
+    run_step(
+        "a program with one client crate as its dependency",
+        one_dependency,
+        None,
+    )?;
 
     let mut doctests = cargo();
     doctests.args(["test", "--workspace", "--all-features", "--doc"]);

@@ -141,7 +141,10 @@ fn every_error_and_error_kind_named_in_the_docs_exists() {
 fn the_e2e_readme_names_every_test_file() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests");
     let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
-    for entry in std::fs::read_dir(format!("{root}/tests")).unwrap().flatten() {
+    for entry in std::fs::read_dir(format!("{root}/tests"))
+        .unwrap()
+        .flatten()
+    {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.ends_with(".rs") {
             assert!(
