@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 fn random_bytes<const N: usize>() -> [u8; N] {
     let mut buf = [0u8; N];
-    if getrandom::fill(&mut buf).is_err() {
+    if getrandom::getrandom(&mut buf).is_err() {
         // The OS source failed (it practically never does): fall back to a mix of the
         // clock and a counter, which is still unique per process.
         static COUNTER: AtomicU64 = AtomicU64::new(0);
