@@ -86,10 +86,10 @@ fn workspace_texts() -> Vec<(String, String)> {
                 if !name.starts_with('.') && name != "target" {
                     stack.push(path);
                 }
-            } else if name.ends_with(".md") || name.ends_with(".rs") {
-                if let Ok(text) = std::fs::read_to_string(&path) {
-                    out.push((path.display().to_string(), text));
-                }
+            } else if (name.ends_with(".md") || name.ends_with(".rs"))
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                out.push((path.display().to_string(), text));
             }
         }
     }
