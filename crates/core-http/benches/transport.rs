@@ -134,6 +134,23 @@ fn main() {
         let _: Page = c.get("/v1/posts").send_json().unwrap();
     }
     let connections = fresh.connections();
+    // And 1,000 calls from 8 threads sharing one client.
+    let shared = RawServer::start(vec![Reply::json(200, &body)]);
+    let c = core_http::HttpClient::builder()
+        .base_url(&shared.url)
+        .build()
+        .unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            let c = c.clone();
+            scope.spawn(move || {
+                for _ in 0..125 {
+                    let _: Page = c.get("/v1/posts").send_json().unwrap();
+                }
+            });
+        }
+    });
+    let threaded = shared.connections();
 
     let us = |d: Duration| format!("{:.1} µs", d.as_secs_f64() * 1e6);
     let report = format!(
@@ -149,7 +166,8 @@ JSON page of {} bytes decoded into typed structs.\n\n\
 Ratio core-http / raw: **{ratio_median:.3}** at the median (target ≤ 1.10), {ratio_p99:.3} at p99.\n\n\
 ### Connection reuse\n\n\
 1,000 sequential calls through one client opened **{connections}** TCP connection(s) \
-(target: 1).\n",
+(target: 1); 1,000 calls from 8 threads sharing one client opened **{threaded}** (target: at \
+most 8).\n",
         body.len(),
         us(om),
         us(op),

@@ -1215,6 +1215,25 @@ fn keep_alive_reuses_one_connection() {
 }
 
 #[test]
+fn eight_threads_sharing_a_client_open_at_most_eight_connections() {
+    let server = RawServer::start(vec![Reply::json(200, "{}")]);
+    let c = HttpClient::builder().base_url(&server.url).build().unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            let c = c.clone();
+            scope.spawn(move || {
+                for _ in 0..125 {
+                    c.get("/x").send().unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(server.requests().len(), 1000);
+    let opened = server.connections();
+    assert!((1..=8).contains(&opened), "{opened} connections");
+}
+
+#[test]
 fn a_streamed_body_is_reopened_for_each_attempt_and_sent_with_its_length() {
     let mut server = mockito::Server::new();
     let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
