@@ -59,6 +59,12 @@ fn main() {
         .iter()
         .position(|a| a == "--write")
         .and_then(|i| args.get(i + 1).cloned());
+    // `--quick`: a few rounds, to see that the benchmark still runs.
+    let (warm_up, rounds, per_round) = if args.iter().any(|a| a == "--quick") {
+        (5, 3, 10)
+    } else {
+        (200, 60, 50)
+    };
 
     let body = body();
     let server = RawServer::start(vec![Reply::json(200, &body)]);
@@ -111,11 +117,11 @@ fn main() {
     };
 
     let (mut ours_t, mut raw_t) = (Vec::new(), Vec::new());
-    ours(200, &mut Vec::new());
-    raw(200, &mut Vec::new());
-    for _ in 0..60 {
-        ours(50, &mut ours_t);
-        raw(50, &mut raw_t);
+    ours(warm_up, &mut Vec::new());
+    raw(warm_up, &mut Vec::new());
+    for _ in 0..rounds {
+        ours(per_round, &mut ours_t);
+        raw(per_round, &mut raw_t);
     }
     ours_t.sort();
     raw_t.sort();
@@ -156,7 +162,7 @@ fn main() {
     let report = format!(
         "## core-http per-call cost\n\n\
 Release build, one run, both sides measured in \
-60 alternating rounds of 50 calls, each round on a fresh client and connection, against the same \
+{rounds} alternating rounds of {per_round} calls, each round on a fresh client and connection, against the same \
 local keep-alive HTTP/1.1 server; body: a 20-post \
 JSON page of {} bytes decoded into typed structs.\n\n\
 ### core-http GET + JSON decode vs raw `ureq` + `serde_json`\n\n\

@@ -25,12 +25,16 @@ const TARGET_PEAK_MIB: f64 = 64.0;
 
 fn main() {
     let option = testkit::bench::option;
-    let size_mib: u64 = option("--size-mib").map_or(1024, |s| s.parse().unwrap());
+    // `--quick`: small, to see that the benchmark still runs.
+    let quick = testkit::bench::flag("--quick");
+    let size_mib: u64 =
+        option("--size-mib").map_or(if quick { 8 } else { 1024 }, |s| s.parse().unwrap());
     if testkit::bench::flag("--serve") {
         serve(size_mib << 20);
         return;
     }
-    let rounds: usize = option("--rounds").map_or(5, |s| s.parse().unwrap());
+    let rounds: usize =
+        option("--rounds").map_or(if quick { 1 } else { 5 }, |s| s.parse().unwrap());
     let write_to = option("--write");
 
     let (mut child, url, id, key) = start_sandbox(size_mib);

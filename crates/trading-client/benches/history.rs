@@ -30,17 +30,21 @@ const PAGE: u32 = 10_000;
 
 fn main() {
     let option = testkit::bench::option;
+    // `--quick`: small, to see that the benchmark still runs.
+    let quick = testkit::bench::flag("--quick");
     if testkit::bench::flag("--serve") {
         serve();
         return;
     }
     let years: i64 = option("--years").map_or(20, |s| s.parse().unwrap());
-    let rounds: usize = option("--rounds").map_or(3, |s| s.parse().unwrap());
+    let days: i64 = if quick { 20 } else { 365 * years };
+    let rounds: usize =
+        option("--rounds").map_or(if quick { 1 } else { 3 }, |s| s.parse().unwrap());
     let write_to = option("--write");
 
     let (mut child, url, key) = start_sandbox();
     let end = OffsetDateTime::parse(END, &time::format_description::well_known::Rfc3339).unwrap();
-    let start = end - time::Duration::days(365 * years);
+    let start = end - time::Duration::days(days);
     let client = Client::new(&url, key.as_str()).unwrap();
     let baseline = memory_mib("VmRSS");
 
@@ -102,7 +106,7 @@ fn main() {
     let ratio = rate(ours_t) / rate(raw_t);
     let verdict = |met: bool| if met { "met" } else { "**missed**" };
     let report = format!(
-        "## trading-client: {years} years of minute bars iterated\n\n\
+        "## trading-client: {} of minute bars iterated\n\n\
 Release build, one run, {rounds} alternating rounds per side (after a warm-up round) against the sandbox running \
 in a child process on this machine, its clock frozen at {END}: {bars} one-minute bars of \
 AAPL in pages of {PAGE}. The client decodes each bar into exact `Decimal` prices and an \
@@ -114,6 +118,11 @@ bars for both. Peak memory is the iterating process's resident high-water mark \
 | raw `ureq` + `serde_json` | {:.2} s | {:.0} | {raw_peak:.1} MiB |\n\n\
 Throughput ratio client / raw: **{ratio:.3}** (target at least {TARGET_RATIO}: {}). \
 Peak memory target under {TARGET_PEAK_MIB:.0} MiB: {}.\n",
+        if days % 365 == 0 {
+            format!("{} years", days / 365)
+        } else {
+            format!("{days} days")
+        },
         ours_t.as_secs_f64(),
         rate(ours_t),
         raw_t.as_secs_f64(),

@@ -27,8 +27,12 @@ const TARGET_RATIO: f64 = 0.9;
 
 fn main() {
     let option = testkit::bench::option;
-    let quotes: usize = option("--quotes").map_or(200_000, |s| s.parse().unwrap());
-    let rounds: usize = option("--rounds").map_or(9, |s| s.parse().unwrap());
+    // `--quick`: small, to see that the benchmark still runs.
+    let quick = testkit::bench::flag("--quick");
+    let quotes: usize =
+        option("--quotes").map_or(if quick { 5_000 } else { 200_000 }, |s| s.parse().unwrap());
+    let rounds: usize =
+        option("--rounds").map_or(if quick { 1 } else { 9 }, |s| s.parse().unwrap());
     let write_to = option("--write");
     let frames: Vec<String> = (0..quotes).map(frame).collect();
     let encoded = std::sync::Arc::new(encode(&frames));
