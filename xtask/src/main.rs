@@ -414,7 +414,7 @@ fn fuzz(args: &[String]) -> Result<(), String> {
 /// Runs each benchmark program (release builds), each writing its Markdown section, and
 /// gathers the sections into `docs/benchmarks.md`.
 /// The benchmarks: package, bench target, title.
-const BENCHES: [(&str, &str, &str); 4] = [
+const BENCHES: [(&str, &str, &str); 5] = [
     ("core-http", "transport", "core-http transport vs raw ureq"),
     ("esign-client", "download", "esign 1 GiB download to a file"),
     (
