@@ -411,8 +411,6 @@ fn fuzz(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs each benchmark program (release builds), each writing its Markdown section, and
-/// gathers the sections into `docs/benchmarks.md`.
 /// The benchmarks: package, bench target, title.
 const BENCHES: [(&str, &str, &str); 5] = [
     ("core-http", "transport", "core-http transport vs raw ureq"),
@@ -426,6 +424,11 @@ const BENCHES: [(&str, &str, &str); 5] = [
         "trading-client",
         "quotes",
         "trading: quotes through the stream",
+    ),
+    (
+        "social-client",
+        "scale",
+        "social: 10,000 posts created and iterated",
     ),
 ];
 
@@ -442,6 +445,8 @@ fn quick_benches() -> Result<(), String> {
     Ok(())
 }
 
+/// Runs each benchmark program (release builds), each writing its Markdown section, and
+/// gathers the sections into `docs/benchmarks.md`.
 fn bench(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--quick") {
         return quick_benches();
