@@ -97,7 +97,12 @@ pub(crate) fn run(
             };
             return Err(fail(error, Outcome::Final, hops));
         }
-        let origin = Origin::parse(&url).map_err(|e| fail(e, Outcome::Final, hops))?;
+        // The call's own URL was parsed once already; only a redirect's needs it.
+        let origin = if hops == 0 {
+            call.origin.clone()
+        } else {
+            Origin::parse(&url).map_err(|e| fail(e, Outcome::Final, hops))?
+        };
         // The client's credentials belong to its base URL's origin; a call's own
         // credential headers to the call's URL's origin.
         let client_credentials = call.base_origin.as_ref() == Some(&origin);

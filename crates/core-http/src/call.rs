@@ -82,7 +82,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
         method: rb.method,
         url: target,
         origin,
-        base_origin: Origin::parse(base).ok(),
+        base_origin: client.inner.base_origin.clone(),
         body: rb.body,
         headers: opts.headers,
         client_headers: internal.is_none(),

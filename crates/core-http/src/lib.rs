@@ -133,6 +133,8 @@ pub struct HttpClient {
 struct Inner {
     agent: ureq::Agent,
     config: config::Config,
+    /// The base URL's origin, parsed once: where the client's credentials may go.
+    base_origin: Option<url::Origin>,
     bucket: Option<rate_limit::TokenBucket>,
     tokens: auth::TokenCache,
 }
@@ -163,6 +165,10 @@ impl HttpClient {
         Ok(HttpClient {
             inner: Arc::new(Inner {
                 agent,
+                base_origin: config
+                    .base_url
+                    .as_deref()
+                    .and_then(|b| url::Origin::parse(b).ok()),
                 config,
                 bucket,
                 tokens: auth::TokenCache::default(),

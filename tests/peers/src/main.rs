@@ -1,0 +1,391 @@
+//! `cargo xtask bench`: a client call against what a user would pick instead, side by
+//! side in one run, and the build cost of a program on one client crate.
+//!
+//! - Per call: `social_client`'s `posts().list()` against raw `ureq` + `serde_json` and
+//!   `reqwest::blocking` (rustls) + `serde_json`, every side decoding the same 20-post
+//!   page into the same typed `PostPage`, against one local keep-alive server in a child
+//!   process. Wall time per call (median and p99, alternating rounds, a fresh client per
+//!   round), and instructions per call from valgrind's callgrind (the difference between
+//!   runs of 2N and N calls, so start-up cancels out), with each side's top five
+//!   functions.
+//! - Build cost (`--build`): total CPU time of a release build, from an empty target
+//!   folder, of a small program on `social-client` against the same program on `ureq`
+//!   alone.
+//!
+//! Options: `--rounds N` (default 40), `--build`, `--write <file>`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use social_client::{Client, ListPosts, PostPage};
+
+const SIDES: [&str; 3] = ["client", "raw ureq", "reqwest blocking"];
+
+fn option(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+fn body() -> String {
+    let posts: Vec<String> = (0..20)
+        .map(|i| {
+            format!(
+                r#"{{"id":"post_{i:04}","content":"Benchmark post number {i} with a little text","platform":"x","status":"published","created_at":"2026-11-22T10:00:{:02}Z"}}"#,
+                i % 60
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"data":[{}],"meta":{{"total":20,"limit":20,"offset":0}}}}"#,
+        posts.join(",")
+    )
+}
+
+fn main() {
+    if flag("--serve") {
+        serve();
+        return;
+    }
+    if let Some(side) = option("--side") {
+        // Under callgrind: N calls of one side.
+        let url = option("--url").expect("--url");
+        let calls: usize = option("--calls").map_or(100, |s| s.parse().expect("a number"));
+        let side: usize = side.parse().expect("a side");
+        let mut call = caller(side, &url);
+        for _ in 0..calls {
+            let page = call();
+            assert_eq!(page.data.len(), 20);
+        }
+        return;
+    }
+    let rounds: usize = option("--rounds").map_or(40, |s| s.parse().expect("a number"));
+    let write_to = option("--write");
+    let (mut child, url) = start_server();
+
+    // Wall time: alternating rounds of 50 calls, a fresh client per round.
+    let mut times: [Vec<Duration>; 3] = Default::default();
+    for round in 0..=rounds {
+        for k in 0..3 {
+            let side = (round + k) % 3;
+            let mut call = caller(side, &url);
+            call();
+            for _ in 0..50 {
+                let t = Instant::now();
+                let page = call();
+                let took = t.elapsed();
+                assert_eq!(page.data.len(), 20);
+                if round > 0 {
+                    times[side].push(took);
+                }
+            }
+        }
+    }
+    for t in &mut times {
+        t.sort();
+    }
+    let pct = |t: &[Duration], p: f64| t[((t.len() as f64 - 1.0) * p).round() as usize];
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+
+    // Instructions per call, and where they go.
+    let counts: Vec<Option<(f64, Vec<String>)>> =
+        (0..3).map(|side| callgrind(side, &url)).collect();
+
+    drop(child.stdin.take());
+    let _ = child.wait();
+
+    let mut table = String::new();
+    for (side, name) in SIDES.iter().enumerate() {
+        table.push_str(&format!(
+            "| {name} | {:.1} µs | {:.1} µs | {} |\n",
+            us(pct(&times[side], 0.5)),
+            us(pct(&times[side], 0.99)),
+            counts[side]
+                .as_ref()
+                .map_or("(callgrind not run)".to_owned(), |(n, _)| format!("{n:.0}"))
+        ));
+    }
+    let ratio = |a: usize, b: usize, p: f64| us(pct(&times[a], p)) / us(pct(&times[b], p));
+    let mut tops = String::new();
+    for (side, name) in SIDES.iter().enumerate() {
+        if let Some((_, top)) = &counts[side] {
+            tops.push_str(&format!(
+                "\n{name}, top five functions by instructions (self):\n\n"
+            ));
+            for line in top {
+                tops.push_str(&format!("    {line}\n"));
+            }
+        }
+    }
+    let verdict = |met: bool| if met { "met" } else { "**missed**" };
+    let (vs_ureq_median, vs_ureq_p99) = (ratio(0, 1, 0.5), ratio(0, 1, 0.99));
+    let vs_reqwest = ratio(0, 2, 0.5);
+    let mut report = format!(
+        "## Peers: one call\n\n\
+Release build, one run, {rounds} rounds of 50 calls per side (each round on a fresh client and \
+connection, each round starting with another side) against one local keep-alive HTTP/1.1 server \
+in a child process; every side decodes the same 20-post page ({} bytes) into the same typed \
+`PostPage`. Instructions per call are valgrind callgrind's count for 200 calls less that for \
+100, divided by 100 (the client process alone; start-up cancels out).\n\n\
+| side | median | p99 | instructions per call |\n|---|---|---|---|\n{table}\n\
+client ÷ raw ureq: **{vs_ureq_median:.3}** at the median, **{vs_ureq_p99:.3}** at p99 (target at \
+most 1.05: {}); client ÷ reqwest blocking: **{vs_reqwest:.3}** at the median (target under 1: \
+{}).\n{tops}",
+        body().len(),
+        verdict(vs_ureq_median <= 1.05 && vs_ureq_p99 <= 1.05),
+        verdict(vs_reqwest < 1.0),
+    );
+    if flag("--build") {
+        report.push_str(&build_costs());
+    }
+    println!("\n{report}");
+    if let Some(path) = write_to {
+        std::fs::write(&path, report).expect("the report is written");
+        println!("written to {path}");
+    }
+}
+
+/// A fresh client of `side` making one call each time it is called.
+fn caller(side: usize, base: &str) -> Box<dyn FnMut() -> PostPage> {
+    let url = format!("{base}/v1/posts");
+    match side {
+        0 => {
+            let client = Client::new(base, "sk_bench").expect("a client");
+            Box::new(move || client.posts().list(&ListPosts::new()).expect("a page"))
+        }
+        1 => {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .into();
+            Box::new(move || {
+                let bytes = agent
+                    .get(&url)
+                    .header("authorization", "Bearer sk_bench")
+                    .header("accept", "application/json")
+                    .call()
+                    .expect("an answer")
+                    .into_body()
+                    .with_config()
+                    .limit(16 * 1024 * 1024)
+                    .read_to_vec()
+                    .expect("a body");
+                serde_json::from_slice(&bytes).expect("a page")
+            })
+        }
+        _ => {
+            let client = reqwest::blocking::Client::builder()
+                .use_rustls_tls()
+                .build()
+                .expect("a client");
+            Box::new(move || {
+                let bytes = client
+                    .get(&url)
+                    .header("authorization", "Bearer sk_bench")
+                    .header("accept", "application/json")
+                    .send()
+                    .expect("an answer")
+                    .bytes()
+                    .expect("a body");
+                serde_json::from_slice(&bytes).expect("a page")
+            })
+        }
+    }
+}
+
+/// Instructions per call of `side` under callgrind, and its top five functions; `None`
+/// without valgrind.
+fn callgrind(side: usize, url: &str) -> Option<(f64, Vec<String>)> {
+    let dir = std::env::temp_dir().join("peers-callgrind");
+    std::fs::create_dir_all(&dir).ok()?;
+    let exe = std::env::current_exe().ok()?;
+    let mut totals = Vec::new();
+    let mut top = Vec::new();
+    for calls in [100, 200] {
+        let out = dir.join(format!("side{side}-{calls}.out"));
+        let status = Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", out.display()))
+            .arg(&exe)
+            .args([
+                "--side",
+                &side.to_string(),
+                "--url",
+                url,
+                "--calls",
+                &calls.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .ok()?;
+        if !status.success() {
+            return None;
+        }
+        let annotated = Command::new("callgrind_annotate").arg(&out).output().ok()?;
+        let text = String::from_utf8_lossy(&annotated.stdout).into_owned();
+        let total = text
+            .lines()
+            .find(|l| l.contains("PROGRAM TOTALS"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.replace(',', "").parse::<f64>().ok())?;
+        totals.push(total);
+        if calls == 200 {
+            top = text
+                .lines()
+                .skip_while(|l| !l.contains("file:function"))
+                .skip(2)
+                .filter(|l| !l.trim().is_empty())
+                .take(5)
+                .map(|l| l.trim().to_owned())
+                .collect();
+        }
+    }
+    Some(((totals[1] - totals[0]) / 100.0, top))
+}
+
+/// Total CPU time (user + system) of `cargo build --release` of two small programs from
+/// empty target folders: one on `social-client`, one on `ureq` alone.
+fn build_costs() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let work = std::env::temp_dir().join("peers-build");
+    let _ = std::fs::remove_dir_all(&work);
+    let client_path = root.join("../../crates/social-client");
+    let programs = [
+        (
+            "on `social-client` (no default features)",
+            format!(
+                "social-client = {{ path = {:?}, default-features = false }}\n",
+                client_path.display().to_string()
+            ),
+            "fn main() {\n    let c = social_client::Client::new(\"https://a.example\", \"k\").unwrap();\n    println!(\"{:?}\", c.posts().list(&social_client::ListPosts::new()).map(|p| p.data.len()));\n}\n",
+        ),
+        (
+            "on `ureq` alone",
+            "ureq = \"~3.5\"\nserde_json = \"1\"\n".to_owned(),
+            "fn main() {\n    let r = ureq::get(\"https://a.example/v1/posts\").call().map(|r| r.status());\n    println!(\"{r:?} {}\", serde_json::json!({\"a\": 1}));\n}\n",
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (i, (name, deps, main)) in programs.iter().enumerate() {
+        let dir = work.join(format!("p{i}"));
+        std::fs::create_dir_all(dir.join("src")).expect("a folder");
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"p{i}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[dependencies]\n{deps}\n[workspace]\n"
+            ),
+        )
+        .expect("a manifest");
+        std::fs::write(dir.join("src/main.rs"), main).expect("a program");
+        let cpu = cpu_seconds(&dir, &work.join(format!("target{i}")));
+        rows.push((name, cpu));
+    }
+    let ratio = rows[0].1 / rows[1].1;
+    let verdict = if ratio <= 1.3 { "met" } else { "**missed**" };
+    format!(
+        "\n## Build cost of a program on one client crate\n\n\
+`cargo build --release` of a small program, from an empty target folder each, in the same run; \
+total CPU time (user + system) of the build's processes.\n\n\
+| program | CPU time |\n|---|---|\n| {} | {:.1} s |\n| {} | {:.1} s |\n\n\
+Ratio: **{ratio:.2}** (target at most 1.3: {verdict}).\n",
+        rows[0].0, rows[0].1, rows[1].0, rows[1].1
+    )
+}
+
+/// The CPU seconds (user + system, children included) of a release build of `dir`.
+fn cpu_seconds(dir: &Path, target: &Path) -> f64 {
+    let out = Command::new("/usr/bin/time")
+        .args([
+            "-f",
+            "%U %S",
+            "cargo",
+            "build",
+            "--release",
+            "--quiet",
+            "--manifest-path",
+        ])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("/usr/bin/time runs cargo");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stderr);
+    let last = text.lines().last().unwrap_or_default();
+    last.split_whitespace()
+        .filter_map(|n| n.parse::<f64>().ok())
+        .sum()
+}
+
+// ---- the server, in a child process ----
+
+fn start_server() -> (Child, String) {
+    let mut child = Command::new(std::env::current_exe().expect("this program"))
+        .arg("--serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("its output"))
+        .read_line(&mut line)
+        .expect("its address");
+    (child, line.trim().to_owned())
+}
+
+/// A keep-alive HTTP/1.1 server answering every request with the page, a thread per
+/// connection, until standard input closes.
+fn serve() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+    println!("http://{}", listener.local_addr().expect("an address"));
+    std::io::stdout().flush().expect("flushed");
+    let body = body();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let body = body.clone();
+            std::thread::spawn(move || answer(stream, &body));
+        }
+    });
+    let mut rest = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut rest);
+}
+
+fn answer(stream: TcpStream, body: &str) {
+    let _ = stream.set_nodelay(true);
+    let mut reader = BufReader::new(stream.try_clone().expect("a clone"));
+    let mut writer = stream;
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    loop {
+        // Read one request head (the requests have no body).
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) if line == "\r\n" => break,
+                Ok(_) => {}
+            }
+        }
+        if writer.write_all(head.as_bytes()).is_err() || writer.write_all(body.as_bytes()).is_err()
+        {
+            return;
+        }
+    }
+}
