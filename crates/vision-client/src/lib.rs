@@ -32,8 +32,9 @@
 //! - **Retries**: the analyses only read, so they are retried on connection failures,
 //!   408, 429 and 5xx, twice by default (a retried call may count twice against the
 //!   quota, as on any service that counts calls).
-//! - **Boxes**: [`BBox`] keeps the four numbers as sent, read as
-//!   `[x, y, width, height]` in pixels, with [`BBox::xywh`] and [`BBox::xyxy`].
+//! - **Boxes**: [`BBox`] keeps the four numbers read as `[x, y, width, height]` in
+//!   pixels (integers as sent, floats rounded to whole pixels), with [`BBox::xywh`] and
+//!   [`BBox::xyxy`].
 //! - **Tolerance**: unknown fields are ignored; unknown emotions, genders and statuses
 //!   are kept in `Unknown(String)`; face attributes, gender and collection matches are
 //!   optional.
