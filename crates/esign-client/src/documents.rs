@@ -31,6 +31,18 @@ impl<'a> Documents<'a> {
     /// Every attempt carries the same `Idempotency-Key`, so the call is retried after a
     /// dropped connection or a 5xx without the risk of a second document: the service
     /// answers a repeated key with the document it already created.
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// let document = client.documents().send(
+    ///     &SendDocument::new(DocumentSource::path("contract.pdf"))
+    ///         .signer(NewSigner::new("Ada Lovelace", "ada@example.com"))
+    ///         .subject("Please sign"),
+    /// )?;
+    /// println!("{} is {:?}", document.id, document.status);
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn send(&self, document: &SendDocument) -> Result<Document> {
         document.validate()?;
         let key = document
@@ -42,6 +54,13 @@ impl<'a> Documents<'a> {
     }
 
     /// A document with its signers and status. `GET /documents/{id}`.
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// let document = client.documents().get("doc_123")?;
+    /// println!("{:?}, {} signers", document.status, document.signers.len());
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn get(&self, id: impl Into<DocumentId>) -> Result<Document> {
         let path = format!("/documents/{}", id.into().segment()?);
         self.client.http().get(&path).send()?.json_data()
@@ -54,6 +73,14 @@ impl<'a> Documents<'a> {
     /// an error. `to` may hold a partial file after an error in mid-stream: use
     /// [`download_to_path`](Documents::download_to_path) for a file that is either
     /// complete or absent.
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// let mut pdf = Vec::new();
+    /// let download = client.documents().download_to("doc_123", &mut pdf)?;
+    /// println!("{} bytes", download.bytes);
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn download_to(&self, id: impl Into<DocumentId>, to: &mut impl Write) -> Result<Download> {
         self.download(id).to_writer(to)
     }
@@ -61,6 +88,13 @@ impl<'a> Documents<'a> {
     /// Downloads the signed PDF to `path` atomically: into a temporary file in the same
     /// folder, checked, flushed to disk, then renamed over `path`. On any error the
     /// temporary file is removed and `path` is left as it was.
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// let download = client.documents().download_to_path("doc_123", "signed.pdf")?;
+    /// println!("{} bytes written", download.bytes);
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn download_to_path(
         &self,
         id: impl Into<DocumentId>,

@@ -149,6 +149,14 @@ impl<'a> Projects<'a> {
     ///
     /// A limit outside 1..=100 is refused with [`Error::InvalidRequest`] before anything
     /// is sent.
+    ///
+    /// ```no_run
+    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
+    /// use projects_client::ListParams;
+    /// let page = client.projects().list(&ListParams::new().limit(50))?;
+    /// println!("{} of {:?}", page.data.len(), page.meta.map(|m| m.total));
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
     pub fn list(&self, params: &ListParams) -> Result<ProjectPage> {
         self.client
             .http()
@@ -238,6 +246,14 @@ impl<'a> Projects<'a> {
     /// no idempotency key), so a dropped connection never creates two projects: the
     /// error's [`may_have_been_processed`](core_http::Error::may_have_been_processed)
     /// says whether to look for it before trying again.
+    ///
+    /// ```no_run
+    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
+    /// use projects_client::{Environment, NewProject};
+    /// let project = client.projects().create(&NewProject::new("billing").environment(Environment::Production))?;
+    /// println!("{} is {}", project.id, project.status);
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
     pub fn create(&self, project: &NewProject) -> Result<Project> {
         project.validate()?;
         self.client
@@ -252,6 +268,17 @@ impl<'a> Projects<'a> {
     /// body, is success. A project that does not exist is an error of kind
     /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound), which a clean-up can
     /// treat as already deleted.
+    ///
+    /// ```no_run
+    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
+    /// use projects_client::ErrorKind;
+    /// match client.projects().delete("proj_123") {
+    ///     Ok(()) => println!("deleted"),
+    ///     Err(e) if e.kind() == Some(ErrorKind::NotFound) => println!("already gone"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
     pub fn delete(&self, id: impl Into<ProjectId>) -> Result<()> {
         let path = format!("/v1/projects/{}", id.into().segment()?);
         self.client.http().delete(&path).send()?;

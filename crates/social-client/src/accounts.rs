@@ -65,6 +65,14 @@ impl<'a> Accounts<'a> {
     }
 
     /// The connected accounts. `GET /v1/accounts`.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// for account in client.accounts().list()? {
+    ///     println!("{} {:?}", account.id, account.username);
+    /// }
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn list(&self) -> Result<Vec<Account>> {
         self.client.http().get("/v1/accounts").send()?.json_list()
     }
@@ -72,6 +80,17 @@ impl<'a> Accounts<'a> {
     /// Disconnects an account. `DELETE /v1/accounts/:id`. A 404 is
     /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound): the account is not (or no
     /// longer) connected.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// use social_client::ErrorKind;
+    /// match client.accounts().disconnect("acct_123") {
+    ///     Ok(()) => println!("disconnected"),
+    ///     Err(e) if e.kind() == Some(ErrorKind::NotFound) => println!("already gone"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn disconnect(&self, id: impl Into<AccountId>) -> Result<()> {
         let path = format!("/v1/accounts/{}", id.into().segment()?);
         self.client.http().delete(&path).send()?;

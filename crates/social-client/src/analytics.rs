@@ -52,11 +52,26 @@ impl<'a> Analytics<'a> {
     }
 
     /// The overview over the service's default window. `GET /v1/analytics/overview`.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// let stats = client.analytics().overview()?;
+    /// println!("{} followers, {} impressions", stats.followers, stats.impressions);
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn overview(&self) -> Result<AnalyticsOverview> {
         self.fetch(None)
     }
 
     /// The overview over `period`. `GET /v1/analytics/overview?period=...`.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// use social_client::Period;
+    /// let week = client.analytics().overview_for(Period::Week)?;
+    /// println!("{} impressions this week", week.impressions);
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn overview_for(&self, period: Period) -> Result<AnalyticsOverview> {
         self.fetch(Some(period))
     }

@@ -176,6 +176,16 @@ impl<'a> Posts<'a> {
     /// no idempotency key), so a dropped connection never posts twice: the error's
     /// [`may_have_been_processed`](core_http::Error::may_have_been_processed) says
     /// whether to check the list before trying again.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// use social_client::{NewPost, Platform};
+    /// let posts = client.posts().create(&NewPost::new("Launch day!", [Platform::X, Platform::LinkedIn]))?;
+    /// for post in &posts {
+    ///     println!("{} on {:?}: {}", post.id, post.platform, post.status);
+    /// }
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn create(&self, post: &NewPost) -> Result<Vec<Post>> {
         post.validate()?;
         self.client
@@ -187,6 +197,14 @@ impl<'a> Posts<'a> {
     }
 
     /// One page of posts, oldest first. `GET /v1/posts?limit&offset`.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// use social_client::ListPosts;
+    /// let page = client.posts().list(&ListPosts::new().limit(50).offset(100))?;
+    /// println!("{} posts here, {:?} in all", page.data.len(), page.meta.map(|m| m.total));
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn list(&self, params: &ListPosts) -> Result<PostPage> {
         self.client
             .http()
@@ -197,6 +215,14 @@ impl<'a> Posts<'a> {
 
     /// Every post, fetched lazily 100 at a time. Stops at `meta.total`, an empty or
     /// short page, or the first error (yielded as the last item).
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// for post in client.posts().iter() {
+    ///     println!("{}", post?.id);
+    /// }
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn iter(
         &self,
     ) -> OffsetPaginator<Post, impl FnMut(u64, u32) -> Result<OffsetPage<Post>> + 'static + use<>>

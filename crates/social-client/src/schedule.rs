@@ -40,6 +40,14 @@ impl<'a> Schedule<'a> {
     }
 
     /// The scheduled posts, soonest first. `GET /v1/schedule`.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// for entry in client.schedule().list()? {
+    ///     println!("{} at {}", entry.post_id, entry.scheduled_at);
+    /// }
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn list(&self) -> Result<Vec<ScheduleEntry>> {
         self.client.http().get("/v1/schedule").send()?.json_list()
     }

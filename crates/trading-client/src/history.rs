@@ -117,6 +117,18 @@ impl BarsQuery {
     }
 
     /// One page: the first, or the one `token` names. `GET /v1/history`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Timeframe;
+    /// let query = client.history().bars("AAPL", Timeframe::Day).page_size(100);
+    /// let first = query.page(None)?;
+    /// if let Some(token) = &first.next_page_token {
+    ///     let second = query.page(Some(token))?;
+    ///     println!("{} + {} bars", first.bars.len(), second.bars.len());
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn page(&self, token: Option<&str>) -> Result<BarPage> {
         if self.symbol.trim().is_empty() {
             return Err(Error::InvalidRequest("the symbol is empty".into()));

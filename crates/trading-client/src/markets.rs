@@ -240,6 +240,15 @@ impl<'a> Markets<'a> {
 
     /// The last `limit` (1 to 1,000) bars of `timeframe` for each symbol.
     /// `GET /v1/markets?kind=bars&timeframe=..&limit=..`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Timeframe;
+    /// for bar in client.markets().bars(&["AAPL"], Timeframe::FiveMinutes, 12)? {
+    ///     println!("{} o {} c {} v {}", bar.t, bar.o, bar.c, bar.v);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn bars<S: AsRef<str>>(
         &self,
         symbols: &[S],
@@ -262,6 +271,13 @@ impl<'a> Markets<'a> {
 
     /// Each symbol's order book, `depth` (1 to 50) levels a side.
     /// `GET /v1/markets?kind=orderbook&depth=..`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let books = client.markets().orderbook(&["AAPL"], 5)?;
+    /// println!("best bid {:?}", books[0].bids.first().map(|l| l.price));
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn orderbook<S: AsRef<str>>(&self, symbols: &[S], depth: u32) -> Result<Vec<OrderBook>> {
         let symbols = check_symbols(symbols)?;
         core_http::check_page_size(Some(depth), 50)?;
@@ -277,6 +293,14 @@ impl<'a> Markets<'a> {
     }
 
     /// Each symbol's last `limit` (1 to 1,000) trades. `GET /v1/markets?kind=trades`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// for trade in client.markets().trades(&["AAPL"], 10)? {
+    ///     println!("{} x {}", trade.size, trade.price);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn trades<S: AsRef<str>>(&self, symbols: &[S], limit: u32) -> Result<Vec<Trade>> {
         let symbols = check_symbols(symbols)?;
         core_http::check_page_size(Some(limit), 1000)?;

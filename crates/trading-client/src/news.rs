@@ -106,6 +106,15 @@ impl<'a> News<'a> {
 
     /// One page of news about `symbols`, newest first: the first, or the one `token`
     /// names. `limit` is 1 to 50.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let page = client.news().page(&["AAPL"], 10, None)?;
+    /// for item in &page.news {
+    ///     println!("{}", item.headline);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn page<S: AsRef<str>>(
         &self,
         symbols: &[S],

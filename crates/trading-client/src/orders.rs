@@ -835,6 +835,13 @@ impl<'a> Orders<'a> {
     }
 
     /// An order by id. `GET /v1/orders/{id}`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let order = client.orders().get("ord_123")?;
+    /// println!("{} filled of {:?}: {}", order.filled_qty, order.qty, order.status);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn get(&self, id: impl Into<OrderId>) -> Result<Order> {
         let path = format!("/v1/orders/{}", id.into().segment()?);
         self.client.http().get(&path).send_json()
@@ -842,6 +849,15 @@ impl<'a> Orders<'a> {
 
     /// The order placed with `client_order_id`, if there is one.
     /// `GET /v1/orders?client_order_id=..&status=all`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// match client.orders().get_by_client_order_id("my-order-1")? {
+    ///     Some(order) => println!("placed: {}", order.id),
+    ///     None => println!("not placed"),
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn get_by_client_order_id(&self, client_order_id: &str) -> Result<Option<Order>> {
         if client_order_id.is_empty() || client_order_id.len() > MAX_CLIENT_ORDER_ID {
             return Err(Error::InvalidRequest(format!(
@@ -863,6 +879,15 @@ impl<'a> Orders<'a> {
 
     /// Orders, newest first (or, with `updated_since`, oldest change first).
     /// `GET /v1/orders?status&updated_since&limit`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::ListOrders;
+    /// for order in client.orders().list(&ListOrders::new().all().limit(100))? {
+    ///     println!("{} {} {}", order.id, order.symbol, order.status);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn list(&self, params: &ListOrders) -> Result<Vec<Order>> {
         core_http::check_page_size(params.limit, 500)?;
         let list: OrderList = self
@@ -881,6 +906,13 @@ impl<'a> Orders<'a> {
 
     /// Cancels an open order (and its working legs); answers the order as it stands.
     /// `DELETE /v1/orders/{id}`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let order = client.orders().cancel("ord_123")?;
+    /// println!("{}", order.status);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn cancel(&self, id: impl Into<OrderId>) -> Result<Order> {
         let path = format!("/v1/orders/{}", id.into().segment()?);
         self.client.http().delete(&path).send_json()

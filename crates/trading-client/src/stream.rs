@@ -311,6 +311,13 @@ impl TradingStream {
 
     /// Receives quotes of `symbols` (1 to 100 of them). Returns once the server has
     /// acknowledged the subscription.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_quotes(&["AAPL", "MSFT"])?;
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn subscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
         let symbols = check_symbols(symbols)?;
         self.inner.subscribe_confirmed(
@@ -337,6 +344,13 @@ impl TradingStream {
     /// are recorded first (one REST call) so that only new ones are delivered, and the
     /// orders are reconciled once more after the acknowledgement, so a fill between the
     /// two is delivered too.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_orders()?; // from here on, no fill is missed
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn subscribe_orders(&mut self) -> Result<()> {
         let first = !self.orders;
         if first {
@@ -367,6 +381,13 @@ impl TradingStream {
 
     /// Receives account changes. Returns once the server has acknowledged the
     /// subscription.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_account()?;
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn subscribe_account(&mut self) -> Result<()> {
         self.inner.subscribe_confirmed(
             Subscription {
@@ -379,6 +400,17 @@ impl TradingStream {
 
     /// The next event, waiting at most `timeout`; `None` when none came in time or the
     /// stream has ended ([`is_closed`](Self::is_closed)).
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use std::time::Duration;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_orders()?;
+    /// while let Some(event) = stream.next_timeout(Duration::from_secs(30)) {
+    ///     println!("{:?}", event?);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<Event>> {
         // The deadline is only worked out when an item is skipped (a repeated fill):
         // the common path reads no clock.

@@ -96,6 +96,16 @@ impl<'a> Assets<'a> {
     /// Replaces an asset's properties with `properties` (a full replace, as `PUT` is).
     /// `PUT /api/v1/assets/{id}`. Retried like any `PUT`: sending the same properties
     /// twice leaves the same asset.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::serde_json::{Map, json};
+    /// let mut properties = Map::new();
+    /// properties.insert("colour".into(), json!("oak"));
+    /// let asset = client.assets().update("asset_1", &properties)?;
+    /// println!("revision {:?}", asset.revision);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn update(&self, id: impl Into<AssetId>, properties: &Map<String, Value>) -> Result<Asset> {
         self.put(id.into(), properties, None)
     }

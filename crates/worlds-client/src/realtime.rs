@@ -386,6 +386,13 @@ impl Realtime {
     /// Joins a world as user `id` (shown as `display_name`): the user is in the world
     /// until [`leave`](Self::leave) or the channel closes, and is joined again after a
     /// reconnect.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join_as("world_1", "user_ada", "Ada")?; // Ada is in the world until she leaves
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn join_as(
         &mut self,
         world: impl Into<WorldId>,
@@ -415,6 +422,14 @@ impl Realtime {
     }
 
     /// Leaves a world: no more of its events (those already received are dropped too).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join("world_1")?;
+    /// realtime.leave("world_1");
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn leave(&mut self, world: impl Into<WorldId>) {
         let world = world.into();
         self.worlds.remove(&world);

@@ -311,6 +311,14 @@ impl<'a> Worlds<'a> {
     }
 
     /// One page of worlds, oldest first. `GET /api/v1/worlds?limit&page_token`.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::ListWorlds;
+    /// let page = client.worlds().list(&ListWorlds::new().limit(20))?;
+    /// println!("{} worlds, next page {:?}", page.data.len(), page.next_page_token);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn list(&self, params: &ListWorlds) -> Result<WorldPage> {
         core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         let answer: PageAnswer<World> = self
@@ -411,6 +419,16 @@ impl<'a> Worlds<'a> {
 
     /// Creates a world. `POST /api/v1/worlds`. Not retried once the server may have
     /// acted on it, so it never creates two worlds.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::{NewWorld, WorldObject};
+    /// let world = client.worlds().create(
+    ///     &NewWorld::new("Harbour", "seaside").object(WorldObject::new("lighthouse", [12.0, 0.0, -3.5])),
+    /// )?;
+    /// println!("{}", world.id);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn create(&self, world: &NewWorld) -> Result<World> {
         world.validate()?;
         self.client
@@ -422,12 +440,27 @@ impl<'a> Worlds<'a> {
     }
 
     /// A world by id. `GET /api/v1/worlds/{id}`.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let world = client.worlds().get("world_1")?;
+    /// println!("{} ({}), {} objects", world.name, world.theme, world.objects.len());
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn get(&self, id: impl Into<WorldId>) -> Result<World> {
         let path = format!("/api/v1/worlds/{}", id.into().segment()?);
         self.client.http().get(&path).send_json()
     }
 
     /// The users in a world. `GET /api/v1/worlds/{id}/users`.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// for user in client.worlds().users("world_1")? {
+    ///     println!("{} {:?}", user.id, user.display_name);
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn users(&self, id: impl Into<WorldId>) -> Result<Vec<User>> {
         let path = format!("/api/v1/worlds/{}/users", id.into().segment()?);
         let answer: PageAnswer<User> = self.client.http().get(&path).send_json()?;
