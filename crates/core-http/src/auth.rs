@@ -19,16 +19,33 @@ pub struct Secret(String);
 
 impl Secret {
     /// Wraps a credential.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let key = social_client::Secret::new("sk_live_123");
+    /// assert!(!format!("{key:?} {key}").contains("sk_live"));
+    /// ```
     pub fn new(value: impl Into<String>) -> Self {
         Secret(value.into())
     }
 
     /// The credential itself. Call this only where the value must be sent.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let key = social_client::Secret::new("sk_live_123");
+    /// assert_eq!(key.expose(), "sk_live_123");
+    /// ```
     pub fn expose(&self) -> &str {
         &self.0
     }
 
     /// `true` when the credential is empty.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// assert!(social_client::Secret::new("").is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -81,11 +98,33 @@ pub enum Auth {
 
 impl Auth {
     /// Bearer authentication with an API key.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use social_client::Auth;
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .auth(Auth::bearer("sk_test")) // what `.api_key("sk_test")` does
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn bearer(key: impl Into<Secret>) -> Self {
         Auth::Bearer(key.into())
     }
 
     /// A custom header carrying the key.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use social_client::Auth;
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .auth(Auth::header("x-api-key", "sk_test"))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn header(name: impl Into<String>, value: impl Into<Secret>) -> Self {
         Auth::Header {
             name: name.into(),
@@ -94,6 +133,18 @@ impl Auth {
     }
 
     /// OAuth 2.0 client credentials.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use social_client::{Auth, OAuth2Config};
+    /// let auth = Auth::oauth2(
+    ///     OAuth2Config::new("https://auth.example.com/oauth/token", "my-client-id", "my-secret")
+    ///         .with_scope("posts:write"),
+    /// );
+    /// let client = social_client::Client::builder().base_url("https://api.example.com").auth(auth).build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn oauth2(config: OAuth2Config) -> Self {
         Auth::OAuth2ClientCredentials(config)
     }
@@ -115,6 +166,16 @@ pub struct OAuth2Config {
 
 impl OAuth2Config {
     /// Settings for a token URL, client id and secret, with no scope.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let config = social_client::OAuth2Config::new(
+    ///     "https://auth.example.com/oauth/token",
+    ///     "my-client-id",
+    ///     std::env::var("CLIENT_SECRET").unwrap_or_default(),
+    /// );
+    /// assert_eq!(config.scope, None);
+    /// ```
     pub fn new(
         token_url: impl Into<String>,
         client_id: impl Into<String>,
@@ -129,6 +190,13 @@ impl OAuth2Config {
     }
 
     /// The same settings asking for a scope.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let config = social_client::OAuth2Config::new("https://auth.example.com/token", "id", "secret")
+    ///     .with_scope("documents:read documents:write");
+    /// assert!(config.scope.is_some());
+    /// ```
     pub fn with_scope(mut self, scope: impl Into<String>) -> Self {
         self.scope = Some(scope.into());
         self

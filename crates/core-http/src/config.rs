@@ -138,6 +138,12 @@ impl<C: ServiceClient> Default for ClientBuilder<C> {
 
 impl<C: ServiceClient> ClientBuilder<C> {
     /// A builder with the defaults and no base URL.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let builder = social_client::ClientBuilder::<social_client::Client>::new();
+    /// assert!(builder.build().is_err()); // a base URL is required
+    /// ```
     pub fn new() -> Self {
         ClientBuilder {
             config: Config {
@@ -174,12 +180,38 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// with `<PREFIX>_SCOPE` optional), and optionally `<PREFIX>_MAX_RETRIES` and
     /// `<PREFIX>_TIMEOUT_SECS`. A missing or invalid value gives an [`Error::Config`]
     /// naming the variable.
+    ///
+    /// ```no_run
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// // Reads SOCIAL_BASE_URL, SOCIAL_API_KEY, SOCIAL_MAX_RETRIES and SOCIAL_TIMEOUT_SECS,
+    /// // then lets the program change what it wants.
+    /// let client = social_client::ClientBuilder::<social_client::Client>::from_env("SOCIAL")?
+    ///     .user_agent_suffix("nightly-report/1.0")
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn from_env(prefix: &str) -> Result<Self> {
         Self::from_env_with(prefix, |name| std::env::var(name).ok())
     }
 
     /// Like [`from_env`](Self::from_env), reading variables through `lookup` (for tests,
     /// or configuration kept elsewhere).
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use std::collections::HashMap;
+    /// let settings = HashMap::from([
+    ///     ("SOCIAL_BASE_URL", "https://api.example.com"),
+    ///     ("SOCIAL_API_KEY", "sk_test"),
+    /// ]);
+    /// let client = social_client::ClientBuilder::<social_client::Client>::from_env_with("SOCIAL", |name| {
+    ///     settings.get(name).map(|v| v.to_string())
+    /// })?
+    /// .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn from_env_with(prefix: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let key_var = format!("{prefix}_API_KEY");
@@ -221,6 +253,18 @@ impl<C: ServiceClient> ClientBuilder<C> {
 
     /// Applies `<PREFIX>_BASE_URL` (required), `<PREFIX>_MAX_RETRIES` and
     /// `<PREFIX>_TIMEOUT_SECS` from `lookup`, leaving authentication to the caller.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use social_client::{Auth, ClientBuilder, Client};
+    /// let lookup = |name: &str| (name == "SOCIAL_BASE_URL").then(|| "https://api.example.com".to_owned());
+    /// let client = ClientBuilder::<Client>::new()
+    ///     .env_settings_with("SOCIAL", &lookup)?
+    ///     .auth(Auth::header("x-api-key", "sk_test"))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn env_settings_with(
         mut self,
         prefix: &str,
@@ -261,6 +305,16 @@ impl<C: ServiceClient> ClientBuilder<C> {
 
     /// The service's base URL, e.g. `https://api.example.com` (a trailing `/` is dropped).
     /// Required: there is no default.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let client = social_client::Client::builder()
+    ///     .base_url("http://127.0.0.1:8080/") // a local sandbox: plain http to loopback is allowed
+    ///     .api_key("sk_test")
+    ///     .build()?;
+    /// assert_eq!(client.base_url(), "http://127.0.0.1:8080");
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         let url = url.into();
         self.config.base_url = Some(url.trim_end_matches('/').to_owned());
@@ -268,30 +322,95 @@ impl<C: ServiceClient> ClientBuilder<C> {
     }
 
     /// Authenticates with `Authorization: Bearer <key>`. Defaults to no authentication.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let key = std::env::var("SOCIAL_API_KEY").unwrap_or_else(|_| "sk_test".into());
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key(key)
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
         self.config.auth = Auth::Bearer(key.into());
         self
     }
 
     /// Sets the authentication. Defaults to [`Auth::None`].
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use social_client::{Auth, OAuth2Config};
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .auth(Auth::oauth2(OAuth2Config::new(
+    ///         "https://auth.example.com/oauth/token",
+    ///         "my-client-id",
+    ///         "my-client-secret",
+    ///     )))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn auth(mut self, auth: Auth) -> Self {
         self.config.auth = auth;
         self
     }
 
     /// Sets the retry policy. Defaults to [`RetryPolicy::default`] (2 retries).
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use std::time::Duration;
+    /// use social_client::{Backoff, RetryPolicy};
+    /// let policy = RetryPolicy::default()
+    ///     .with_max_retries(5)
+    ///     .with_backoff(Backoff::new(Duration::from_millis(200), Duration::from_secs(10), 0.5));
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .retry_policy(policy)
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.config.retry = policy;
         self
     }
 
     /// Sets the number of retries. Defaults to 2.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .max_retries(0) // fail fast: the caller retries
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn max_retries(mut self, retries: u32) -> Self {
         self.config.retry.max_retries = retries;
         self
     }
 
     /// Sets the connect timeout. Defaults to 10 s.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use std::time::Duration;
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .connect_timeout(Duration::from_secs(3))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.config.connect_timeout = timeout;
         self
@@ -300,6 +419,18 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Sets the whole-call timeout: every attempt, wait and body read of one call fits in
     /// it. For streamed downloads it bounds the wait for the answer and each read. Defaults
     /// to 60 s.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use std::time::Duration;
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .timeout(Duration::from_secs(15)) // retries and waits included
+    ///     .build()?;
+    /// assert_eq!(client.timeout(), Duration::from_secs(15));
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.config.timeout = timeout;
         self
@@ -307,12 +438,35 @@ impl<C: ServiceClient> ClientBuilder<C> {
 
     /// Paces requests with a client-side token bucket shared by all clones of the client.
     /// Defaults to no limit.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use social_client::RateLimit;
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .rate_limit(RateLimit::per_minute(100).with_burst(150))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn rate_limit(mut self, limit: impl Into<Option<RateLimit>>) -> Self {
         self.config.rate_limit = limit.into();
         self
     }
 
     /// Adds a header sent on every request. Defaults to none.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .header("x-team", "growth")
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.config.headers.push((name.into(), value.into()));
         self
@@ -320,6 +474,17 @@ impl<C: ServiceClient> ClientBuilder<C> {
 
     /// Appends a product token to the `User-Agent`, e.g. `my-tool/1.2`. Defaults to
     /// `<crate>/<version> (rust; core-http/<version>)` alone.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .user_agent_suffix("nightly-report/1.2")
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn user_agent_suffix(mut self, suffix: &str) -> Self {
         self.config.user_agent = format!("{} {suffix}", self.config.user_agent);
         self
@@ -327,6 +492,22 @@ impl<C: ServiceClient> ClientBuilder<C> {
 
     /// Allows plain `http://` to hosts other than loopback. Defaults to `false`: only
     /// `https://`, or `http://` to `localhost`, 127.0.0.0/8 and `[::1]`.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let refused = social_client::Client::builder()
+    ///     .base_url("http://api.internal")
+    ///     .api_key("sk_test")
+    ///     .build();
+    /// assert!(refused.is_err()); // the key would cross the network in clear
+    /// let client = social_client::Client::builder()
+    ///     .base_url("http://api.internal")
+    ///     .api_key("sk_test")
+    ///     .allow_insecure_http(true)
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn allow_insecure_http(mut self, allow: bool) -> Self {
         self.config.allow_insecure_http = allow;
         self
@@ -336,6 +517,17 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// an automatic key (a random UUID, the same on every attempt) on each POST that has
     /// none: POSTs then become safe to retry. Turn it on only for a server you know
     /// honours the header. Defaults to `false` (or to what the service crate declares).
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .idempotency_keys(true) // only for a server known to honour the header
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn idempotency_keys(mut self, enabled: bool) -> Self {
         self.config.idempotency_keys = enabled;
         self.config.honours_idempotency_keys = enabled || C::HONOURS_IDEMPOTENCY_KEYS;
@@ -345,18 +537,52 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Trusts exactly the certificate authorities in `pem` (one or more PEM
     /// certificates) for HTTPS and `wss://`, instead of the built-in Mozilla set: for a
     /// private deployment or a TLS-inspecting proxy. Defaults to the Mozilla roots.
+    ///
+    /// ```no_run
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let pem = std::fs::read("/etc/ssl/private-ca.pem")?;
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.internal.example.com")
+    ///     .api_key("sk_test")
+    ///     .root_certificates_pem(&pem)?
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn root_certificates_pem(mut self, pem: &[u8]) -> Result<Self> {
         self.config.roots = RootCertificates::from_pem(pem)?;
         Ok(self)
     }
 
     /// Caps the size of a response body read into memory. Defaults to 16 MiB.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .max_body_size(64 * 1024 * 1024)
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn max_body_size(mut self, bytes: u64) -> Self {
         self.config.max_body_size = bytes;
         self
     }
 
     /// Sets how many redirects are followed. Defaults to 5.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .max_redirects(0) // a redirect is an error
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn max_redirects(mut self, redirects: u32) -> Self {
         self.config.max_redirects = redirects;
         self
@@ -364,6 +590,30 @@ impl<C: ServiceClient> ClientBuilder<C> {
 
     /// Replaces the sleeper used between retries and by the rate limiter (tests use one
     /// that records instead of sleeping). Defaults to `std::thread::sleep`.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    /// use social_client::Sleeper;
+    ///
+    /// /// Records the waits instead of sleeping, so that a test runs at full speed.
+    /// #[derive(Debug, Default)]
+    /// struct Recorder(Mutex<Vec<Duration>>);
+    /// impl Sleeper for Recorder {
+    ///     fn sleep(&self, duration: Duration) {
+    ///         self.0.lock().unwrap().push(duration);
+    ///     }
+    /// }
+    ///
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .sleeper(Arc::new(Recorder::default()))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
         self.config.sleeper = sleeper;
         self
@@ -371,12 +621,48 @@ impl<C: ServiceClient> ClientBuilder<C> {
 
     /// Replaces the clock every deadline, the rate limiter and the OAuth token cache read.
     /// Defaults to `Instant::now()`.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use std::sync::Arc;
+    /// use std::time::Instant;
+    /// use social_client::Clock;
+    ///
+    /// /// A clock that starts where the test wants (a real test would also move it).
+    /// #[derive(Debug)]
+    /// struct Fixed(Instant);
+    /// impl Clock for Fixed {
+    ///     fn now(&self) -> Instant {
+    ///         self.0
+    ///     }
+    /// }
+    ///
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .clock(Arc::new(Fixed(Instant::now())))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.config.clock = clock;
         self
     }
 
     /// Checks the settings and builds the client.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let missing_url = social_client::Client::builder().api_key("sk_test").build();
+    /// assert!(missing_url.is_err());
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn build(self) -> Result<C> {
         let base = self.config.base_url.clone().ok_or_else(|| {
             Error::config(format!(

@@ -26,11 +26,13 @@ macro_rules! string_id {
 
         impl $name {
             /// Wraps an id.
+            #[doc = concat!("\n```\nlet id = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"id_1\");\nassert_eq!(id.to_string(), \"id_1\");\n```")]
             pub fn new(id: impl Into<String>) -> Self {
                 $name(id.into())
             }
 
             /// The id as a string.
+            #[doc = concat!("\n```\nlet id = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::from(\"id_1\");\nassert_eq!(id.as_str(), \"id_1\");\n```")]
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -38,6 +40,7 @@ macro_rules! string_id {
             /// The id as one path segment, percent-encoded; an
             /// [`InvalidRequest`](core_http::Error::InvalidRequest) error when it is empty or
             /// would change the path (`.`, `..`), so that nothing is sent.
+            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nassert_eq!(", stringify!($name), "::new(\"a/b c\").segment()?, \"a%2Fb%20c\");\nassert!(", stringify!($name), "::new(\"..\").segment().is_err());\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn segment(&self) -> $crate::Result<::std::string::String> {
                 $crate::__private::path_segment(concat!("a ", stringify!($name)), &self.0)
             }
@@ -136,6 +139,7 @@ macro_rules! string_enum {
             pub const KNOWN: &'static [$name] = &[$($name::$variant),+];
 
             /// The wire spelling.
+            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nfor known in ", stringify!($name), "::KNOWN {\n    assert_eq!(", stringify!($name), "::from(known.as_str()), *known);\n}\n// A value added by the service later is kept as it was sent.\nassert_eq!(", stringify!($name), "::from(\"something_new\").as_str(), \"something_new\");\n```")]
             pub fn as_str(&self) -> &str {
                 match self {
                     $( $name::$variant => $value, )+
@@ -144,6 +148,7 @@ macro_rules! string_enum {
             }
 
             /// Whether this is a value this version does not know.
+            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nassert!(", stringify!($name), "::from(\"something_new\").is_unknown());\nassert!(!", stringify!($name), "::KNOWN[0].is_unknown());\n```")]
             pub fn is_unknown(&self) -> bool {
                 matches!(self, $name::Unknown(_))
             }
@@ -275,6 +280,7 @@ macro_rules! service_client {
             /// A client for `base_url` (see the crate docs for what it includes)
             /// authenticated with `api_key` as a Bearer token, with every other setting at
             /// its default.
+            #[doc = concat!("\n```\nlet key = std::env::var(\"", $prefix, "_API_KEY\").unwrap_or_else(|_| \"sk_test\".into());\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"https://api.example.com\", key)?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn new(
                 base_url: impl Into<::std::string::String>,
                 api_key: impl Into<$crate::Secret>,
@@ -284,6 +290,7 @@ macro_rules! service_client {
 
             /// A builder for every setting: timeouts, retries, rate limit, headers,
             /// authentication.
+            #[doc = concat!("\n```\nuse std::time::Duration;\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::builder()\n    .base_url(\"https://api.example.com\")\n    .api_key(\"sk_test\")\n    .timeout(Duration::from_secs(20))\n    .max_retries(3)\n    .build()?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn builder() -> $crate::ClientBuilder<$name> {
                 $crate::ClientBuilder::new()
             }
@@ -294,6 +301,7 @@ macro_rules! service_client {
                 $prefix, "_TIMEOUT_SECS`; [`", stringify!($name),
                 "::from_env_with`] lists the rest."
             )]
+            #[doc = concat!("\n```no_run\n// ", $prefix, "_BASE_URL=https://api.example.com ", $prefix, "_API_KEY=sk_... cargo run\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::from_env()?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn from_env() -> $crate::Result<$name> {
                 $name::from_env_with(|name| ::std::env::var(name).ok())
             }
@@ -306,6 +314,7 @@ macro_rules! service_client {
                 "`) whose rate limit the client paces itself under", )?
                 "."
             )]
+            #[doc = concat!("\n```\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::from_env_with(|name| match name {\n    \"", $prefix, "_BASE_URL\" => Some(\"https://api.example.com\".to_owned()),\n    \"", $prefix, "_API_KEY\" => Some(\"sk_test\".to_owned()),\n    \"", $prefix, "_TIMEOUT_SECS\" => Some(\"20\".to_owned()),\n    _ => None,\n})?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn from_env_with(
                 lookup: impl Fn(&str) -> ::std::option::Option<::std::string::String>,
             ) -> $crate::Result<$name> {
@@ -325,6 +334,7 @@ macro_rules! service_client {
 
             /// A copy of this client whose calls use these options (timeout, retries,
             /// extra headers); the connection pool and the rate limiter stay shared.
+            #[doc = concat!("\n```\nuse std::time::Duration;\nuse ", env!("CARGO_CRATE_NAME"), "::{", stringify!($name), ", RequestOptions};\nlet client = ", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\n// One slow job: a longer timeout and no retries, for this copy only.\nlet patient = client.with_options(&RequestOptions::new().timeout(Duration::from_secs(300)).max_retries(0));\n# let _ = patient;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn with_options(&self, options: &$crate::RequestOptions) -> $name {
                 $name {
                     http: self.http.with_options(options),
@@ -336,6 +346,7 @@ macro_rules! service_client {
             /// metadata of the last answer it got (status, headers, request id,
             /// rate-limit figures), as Stainless SDKs' `with_raw_response` does:
             /// `client.with_response(|c| c.<resource>().<method>(..))`.
+            #[doc = concat!("\n```no_run\nuse ", env!("CARGO_CRATE_NAME"), "::serde_json::Value;\n# let client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\nlet answer = client.with_response(|c| c.raw().get::<Value>(\"/v1/anything\", &[]))?;\nprintln!(\"{} request {:?}, limit {:?}\", answer.status, answer.request_id(), answer.rate_limit());\nlet value = answer.into_value();\n# let _ = value;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn with_response<T>(
                 &self,
                 call: impl FnOnce(&$name) -> $crate::Result<T>,
@@ -352,6 +363,7 @@ macro_rules! service_client {
             /// Requests to paths this crate does not model, with the same
             /// authentication, retries and errors:
             /// `client.raw().get::<serde_json::Value>("/v1/...", &[])`.
+            #[doc = concat!("\n```no_run\nuse ", env!("CARGO_CRATE_NAME"), "::serde_json::Value;\n# let client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\nlet beta: Value = client.raw().get(\"/v1/beta/feature\", &[(\"limit\", \"10\")])?;\nprintln!(\"{beta}\");\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn raw(&self) -> $crate::Raw<'_> {
                 self.http.raw()
             }
@@ -429,6 +441,7 @@ macro_rules! service_plans {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// The plan's name as `<PREFIX>_PLAN` takes it.
+            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nfor plan in ", stringify!($name), "::ALL {\n    assert_eq!(plan.as_str().parse::<", stringify!($name), ">()?, *plan);\n}\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn as_str(self) -> &'static str {
                 match self {
                     $( $name::$variant => $wire, )+
@@ -437,6 +450,7 @@ macro_rules! service_plans {
 
             /// The plan's documented limit as a core-http token bucket; `None` when the
             /// plan is unlimited.
+            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::{Client, ", stringify!($name), "};\nfor plan in ", stringify!($name), "::ALL {\n    println!(\"{plan}: {:?}\", plan.rate_limit());\n}\n// The client paces itself under the plan's limit.\nlet client = Client::builder()\n    .base_url(\"https://api.example.com\")\n    .api_key(\"sk\")\n    .rate_limit(", stringify!($name), "::ALL[0])\n    .build()?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn rate_limit(self) -> ::std::option::Option<$crate::RateLimit> {
                 match self {
                     $( $name::$variant => $limit, )+

@@ -39,6 +39,17 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// A policy that never retries.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let client = social_client::Client::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .retry_policy(social_client::RetryPolicy::never())
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
     pub fn never() -> Self {
         RetryPolicy {
             max_retries: 0,
@@ -47,18 +58,41 @@ impl RetryPolicy {
     }
 
     /// The same policy with another retry count.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// let policy = social_client::RetryPolicy::default().with_max_retries(4);
+    /// assert_eq!(policy.max_retries, 4);
+    /// ```
     pub fn with_max_retries(mut self, max_retries: u32) -> Self {
         self.max_retries = max_retries;
         self
     }
 
     /// The same policy with other backoff delays.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use std::time::Duration;
+    /// use social_client::{Backoff, RetryPolicy};
+    /// let policy = RetryPolicy::default()
+    ///     .with_backoff(Backoff::new(Duration::from_millis(100), Duration::from_secs(5), 1.0));
+    /// # let _ = policy;
+    /// ```
     pub fn with_backoff(mut self, backoff: Backoff) -> Self {
         self.backoff = backoff;
         self
     }
 
     /// The same policy sleeping through server-requested waits up to `max`.
+    ///
+    /// ```
+    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+    /// use std::time::Duration;
+    /// // Wait up to two minutes when a 429 or 503 says `Retry-After: 90`.
+    /// let policy = social_client::RetryPolicy::default().with_max_retry_after(Duration::from_secs(120));
+    /// # let _ = policy;
+    /// ```
     pub fn with_max_retry_after(mut self, max: Duration) -> Self {
         self.max_retry_after = max;
         self

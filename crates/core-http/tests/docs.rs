@@ -154,3 +154,167 @@ fn the_e2e_readme_names_every_test_file() {
         }
     }
 }
+
+/// The `pub fn`s of `source` (outside `#[cfg(test)]` and `#[doc(hidden)]`) whose doc
+/// comment has no example.
+fn methods_without_an_example(path: &str, source: &str) -> Vec<String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut missing = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let Some(rest) = line.trim_start().strip_prefix("pub fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // The doc comment and attributes right above.
+        let above: Vec<&str> = lines[..i]
+            .iter()
+            .rev()
+            .take_while(|l| {
+                let l = l.trim_start();
+                l.starts_with("///") || l.starts_with("#[")
+            })
+            .copied()
+            .collect();
+        if above.iter().any(|l| l.contains("doc(hidden)")) {
+            continue;
+        }
+        if !above.iter().any(|l| l.contains("```")) {
+            missing.push(format!("{path}: {name}"));
+        }
+    }
+    missing
+}
+
+#[test]
+fn every_public_method_of_every_client_has_an_example() {
+    let root = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    // The methods the clients get from core-http's macros (`new`, `builder`, `from_env`,
+    // ids, enums, plans), the builder, authentication and rate-limit types every client
+    // re-exports, and every client crate's own.
+    let mut files: Vec<_> = ["macros.rs", "config.rs", "auth.rs", "rate_limit.rs"]
+        .iter()
+        .map(|f| root.join("crates/core-http/src").join(f))
+        .collect();
+    for entry in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().ends_with("-client") {
+            let mut stack = vec![entry.path().join("src")];
+            while let Some(dir) = stack.pop() {
+                for file in std::fs::read_dir(&dir).unwrap().flatten() {
+                    let path = file.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if path.extension().is_some_and(|e| e == "rs") {
+                        files.push(path);
+                    }
+                }
+            }
+        }
+    }
+    for path in files {
+        let source = std::fs::read_to_string(&path).unwrap();
+        checked += source.matches("pub fn ").count();
+        missing.extend(methods_without_an_example(
+            &path.display().to_string(),
+            &source,
+        ));
+    }
+    assert!(
+        checked > 150,
+        "only {checked} methods found: is the scan broken?"
+    );
+    assert!(
+        missing.is_empty(),
+        "methods without an example: {missing:#?}"
+    );
+}
+
+/// The labels every client README's "Behaviour" list has, in this order; a service's own
+/// (streams, downloads, webhooks...) go between `Limits` and `Configuration`.
+const BEHAVIOUR: [&str; 9] = [
+    "Writes",
+    "Retries",
+    "Checks",
+    "Decoding",
+    "Errors",
+    "Limits",
+    "Configuration",
+    "Secrets",
+    "Logging",
+];
+
+#[test]
+fn every_client_readme_has_its_sections_and_its_behaviour_in_the_shared_order() {
+    let root = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let mut readmes = 0;
+    for entry in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with("-client") {
+            continue;
+        }
+        readmes += 1;
+        let readme = std::fs::read_to_string(entry.path().join("README.md")).unwrap();
+        let headings: Vec<&str> = readme.lines().filter(|l| l.starts_with("## ")).collect();
+        let position = |h: &str| headings.iter().position(|x| *x == h);
+        let (behaviour, examples) = (position("## Behaviour"), position("## Examples"));
+        assert!(
+            behaviour.is_some() && examples.is_some() && behaviour < examples,
+            "{name}: README needs ## Behaviour, then ## Examples: {headings:?}"
+        );
+        let section = readme
+            .split("## Behaviour\n")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .unwrap();
+        let labels: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .map(|l| {
+                l.strip_prefix("**")
+                    .and_then(|l| l.split(".**").next())
+                    .unwrap_or_else(|| panic!("{name}: a Behaviour bullet without a label: {l}"))
+            })
+            .collect();
+        let shared: Vec<&str> = labels
+            .iter()
+            .copied()
+            .filter(|l| BEHAVIOUR.contains(l))
+            .collect();
+        assert_eq!(shared, BEHAVIOUR, "{name}: Behaviour labels {labels:?}");
+        // The crate's docs carry the same list, word for word.
+        let lib = std::fs::read_to_string(entry.path().join("src/lib.rs")).unwrap();
+        let in_docs: Vec<String> = lib
+            .lines()
+            .skip_while(|l| *l != "//! # Behaviour")
+            .skip(1)
+            .skip_while(|l| !l.starts_with("//! - "))
+            .take_while(|l| l.starts_with("//! - ") || l.starts_with("//!   "))
+            .map(|l| l["//! ".len()..].to_owned())
+            .collect();
+        let in_readme: Vec<&str> = section
+            .lines()
+            .skip_while(|l| !l.starts_with("- "))
+            .take_while(|l| l.starts_with("- ") || l.starts_with("  "))
+            .collect();
+        assert_eq!(
+            in_docs, in_readme,
+            "{name}: the crate docs' Behaviour differs from the README's"
+        );
+        let limits = labels.iter().position(|l| *l == "Limits").unwrap();
+        let configuration = labels.iter().position(|l| *l == "Configuration").unwrap();
+        for (i, label) in labels.iter().enumerate() {
+            assert!(
+                BEHAVIOUR.contains(label) || (limits < i && i < configuration),
+                "{name}: {label} goes between Limits and Configuration"
+            );
+        }
+    }
+    assert_eq!(readmes, 6, "six client crates");
+}

@@ -32,6 +32,17 @@ impl Client {
     /// A client for `base_url` (with any version prefix inside it) authenticated by OAuth
     /// 2.0 client credentials: the token is requested from `token_url` on first use,
     /// cached, refreshed before it expires, and refreshed once on a 401.
+    ///
+    /// ```
+    /// let client = esign_client::Client::with_oauth(
+    ///     "https://api.example.com/v1",
+    ///     "https://auth.example.com/oauth/token",
+    ///     "my-client-id",
+    ///     std::env::var("ESIGN_CLIENT_SECRET").unwrap_or_default(),
+    /// )?;
+    /// # let _ = client;
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn with_oauth(
         base_url: impl Into<String>,
         token_url: impl Into<String>,
@@ -49,6 +60,13 @@ impl Client {
     }
 
     /// Documents: send, get, download.
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// let document = client.documents().get("doc_1")?;
+    /// println!("{} is {}", document.name, document.status);
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn documents(&self) -> Documents<'_> {
         Documents::new(self)
     }

@@ -54,18 +54,43 @@ impl<'a> DownloadRequest<'a> {
 
     /// Calls `progress(bytes so far, Content-Length)` as the body arrives (every 64 KiB
     /// or so). Defaults to none.
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// client
+    ///     .documents()
+    ///     .download("doc_1")
+    ///     .on_progress(|done, total| eprintln!("{done} of {total:?} bytes"))
+    ///     .to_path("signed.pdf")?;
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn on_progress(mut self, progress: impl FnMut(u64, Option<u64>) + 'a) -> Self {
         self.progress = Some(Box::new(progress));
         self
     }
 
     /// Streams the PDF into `to`; see [`Documents::download_to`](crate::Documents::download_to).
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// let mut pdf = Vec::new();
+    /// let done = client.documents().download("doc_1").to_writer(&mut pdf)?;
+    /// assert_eq!(done.bytes as usize, pdf.len());
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn to_writer(mut self, to: &mut impl Write) -> Result<Download> {
         let bytes = self.stream(to)?;
         Ok(Download { bytes, path: None })
     }
 
     /// Downloads the PDF to `path` atomically; see [`Documents::download_to_path`](crate::Documents::download_to_path).
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// let done = client.documents().download("doc_1").to_path("signed.pdf")?;
+    /// println!("{} bytes in {:?}", done.bytes, done.path);
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
     pub fn to_path(mut self, path: impl AsRef<Path>) -> Result<Download> {
         let path = path.as_ref();
         let io_error = |source: io::Error| Error::Io {

@@ -21,28 +21,40 @@
 //! (`cargo run -p esign-client --example esign_quickstart`).
 //!
 //! # Behaviour
-//! - **Never twice**: every send carries an `Idempotency-Key`, the same on each retry,
-//!   so a send retried after a dropped connection or a 5xx cannot create a second
-//!   document. Pass your own key with [`SendDocument::idempotency_key`] to resend safely
-//!   after a restart.
-//! - **Never a broken PDF**: [`Documents::download_to_path`] writes to a temporary file
-//!   in the same folder, checks the `%PDF-` signature, the `Content-Length` and the
-//!   closing `%%EOF`, syncs the file and renames it into place. On any error (a 409 "not
-//!   completed yet", a short read, a body that is not a PDF) nothing is left at the path.
-//! - **Memory**: uploads are base64-encoded while the request is written and downloads
-//!   are streamed in 64 KiB chunks; neither holds the document in memory.
-//! - **Timeouts**: a send must finish within the call's timeout (60 s by default; raise
-//!   it with [`Client::with_options`] for large files on slow links); a download has no
-//!   overall limit, but each read must make progress within the timeout.
-//! - **Authentication**: an API key (Bearer) or OAuth 2.0 client credentials
-//!   ([`Client::with_oauth`]); the token is fetched once, shared by all threads and
-//!   clones, refreshed before expiry and once on a 401.
-//! - **Checks before sending**: at least one signer, plausible and distinct emails, a
-//!   non-empty file of at most 25 MiB ([`SendDocument::max_size`]), an absolute http(s)
-//!   URL.
-//! - **Rate limits**: [`Plan::Business`] paces the client at 10,000 requests an hour.
-//! - **Secrets**: the API key, client secret and tokens are never printed (`Debug`
-//!   shows `***`), logged or put in a URL.
+//! - **Writes.** Never sent twice: every send carries an `Idempotency-Key`, the same on each
+//!   retry, so a send retried after a dropped connection cannot create a second document.
+//!   Give your own key with `SendDocument::idempotency_key` to resend safely after a
+//!   restart.
+//! - **Retries.** Sends (they always carry a key) and reads are retried on connection
+//!   failures, 408, 429 (after `Retry-After`) and 5xx, twice by default. An upload must fit
+//!   in the whole-call timeout (60 s by default); a download is bounded per read.
+//! - **Checks.** Checked before sending: at least one signer, plausible and distinct
+//!   emails, a non-empty file of at most 25 MiB (`SendDocument::max_size` changes it).
+//! - **Decoding.** Only the documented fields are required; statuses added later are kept
+//!   as `Unknown("...")`, and undocumented fields in `extra`.
+//! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
+//!   request id; downloading a document that is not completed is `ErrorKind::Conflict`.
+//! - **Limits.** `Plan::Business` paces calls under 10,000 an hour; `Plan::Enterprise` is
+//!   unlimited.
+//! - **Downloads.** Never a broken PDF: `download_to_path` writes to a temporary file in the
+//!   same folder, checks the `%PDF-` signature, the `Content-Length` and the closing `%%EOF`,
+//!   syncs and renames. On a 409 "not completed yet", a short read or a body that is not a
+//!   PDF it returns an error and leaves nothing at the path. Memory stays constant: uploads
+//!   are base64-encoded while the request body is written; downloads stream in 64 KiB
+//!   chunks (a 1 GiB PDF in about 5 MiB of resident memory: see `docs/benchmarks.md`).
+//! - **Webhooks.** `webhooks::verify_and_parse` checks a delivery's signature and timestamp
+//!   and returns a typed `Event` (`Sent`, `Viewed`, `Signed`, `Completed`, `Declined`,
+//!   `Voided`, `Expired`, or `Unknown` for types added later).
+//! - **Configuration.** An API key, or OAuth 2.0 client credentials (`Client::with_oauth`):
+//!   one token request shared by every thread and clone, refreshed before expiry and once
+//!   on a 401. `Client::from_env()` reads `ESIGN_BASE_URL` and `ESIGN_API_KEY`, or
+//!   `ESIGN_CLIENT_ID`, `ESIGN_CLIENT_SECRET` and `ESIGN_TOKEN_URL` (plus `ESIGN_SCOPE`,
+//!   `ESIGN_PLAN`, `ESIGN_MAX_RETRIES`, `ESIGN_TIMEOUT_SECS`).
+//! - **Secrets.** The API key, client secret and tokens are never printed (`Debug` shows
+//!   `***`), put in a URL or an error, and go only to their own origin.
+//! - **Logging.** The client logs through the `log` crate (calls and retry decisions at
+//!   debug), never a key. Keep the `ureq_proto` target below `trace`: at trace it dumps the
+//!   raw bytes of every request, the `Authorization` header included.
 //!
 //! The wire format and every choice made where the service's document is silent are in
 //! the workspace's `docs/esign.md`.

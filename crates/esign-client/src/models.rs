@@ -33,6 +33,12 @@ core_http::string_enum! {
 
 impl DocumentStatus {
     /// Whether the document will not change any more.
+    ///
+    /// ```
+    /// use esign_client::DocumentStatus;
+    /// assert!(DocumentStatus::Completed.is_final());
+    /// assert!(!DocumentStatus::Sent.is_final());
+    /// ```
     pub fn is_final(&self) -> bool {
         matches!(
             self,

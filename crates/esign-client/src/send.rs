@@ -37,11 +37,25 @@ pub enum DocumentSource {
 
 impl DocumentSource {
     /// A file on disk.
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// let nda = SendDocument::new(DocumentSource::path("contracts/nda.pdf"))
+    ///     .signer(NewSigner::new("Ada Lovelace", "ada@example.com"));
+    /// # let _ = nda;
+    /// ```
     pub fn path(path: impl Into<PathBuf>) -> Self {
         DocumentSource::Path(path.into())
     }
 
     /// Bytes in memory, under `filename`.
+    ///
+    /// ```
+    /// use esign_client::DocumentSource;
+    /// let pdf: Vec<u8> = b"%PDF-1.7 ... %%EOF".to_vec();
+    /// let source = DocumentSource::bytes("nda.pdf", pdf);
+    /// # let _ = source;
+    /// ```
     pub fn bytes(filename: impl Into<String>, content: impl Into<Vec<u8>>) -> Self {
         DocumentSource::Bytes {
             filename: filename.into(),
@@ -50,6 +64,12 @@ impl DocumentSource {
     }
 
     /// A URL the service fetches.
+    ///
+    /// ```
+    /// use esign_client::DocumentSource;
+    /// let source = DocumentSource::url("https://files.example.com/nda.pdf");
+    /// # let _ = source;
+    /// ```
     pub fn url(url: impl Into<String>) -> Self {
         DocumentSource::Url(url.into())
     }
@@ -70,6 +90,12 @@ pub struct NewSigner {
 
 impl NewSigner {
     /// A signer with no particular place in the order.
+    ///
+    /// ```
+    /// use esign_client::NewSigner;
+    /// let signer = NewSigner::new("Ada Lovelace", "ada@example.com");
+    /// assert_eq!(signer.order, None);
+    /// ```
     pub fn new(name: impl Into<String>, email: impl Into<String>) -> Self {
         NewSigner {
             name: name.into(),
@@ -79,6 +105,14 @@ impl NewSigner {
     }
 
     /// Sets the signer's place in the order (1 first).
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
+    ///     .signer(NewSigner::new("Ada", "ada@example.com").order(1))
+    ///     .signer(NewSigner::new("Grace", "grace@example.com").order(2));
+    /// assert_eq!(document.signers[1].order, Some(2));
+    /// ```
     pub fn order(mut self, order: u32) -> Self {
         self.order = Some(order);
         self
@@ -121,6 +155,12 @@ pub struct SendDocument {
 
 impl SendDocument {
     /// A document from `source`, with no signers yet.
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, SendDocument};
+    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"));
+    /// assert!(document.signers.is_empty());
+    /// ```
     pub fn new(source: DocumentSource) -> Self {
         SendDocument {
             source,
@@ -135,30 +175,64 @@ impl SendDocument {
     }
 
     /// Sets the document's name.
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, SendDocument};
+    /// let document = SendDocument::new(DocumentSource::path("nda.pdf")).name("NDA, Acme 2026");
+    /// assert_eq!(document.name.as_deref(), Some("NDA, Acme 2026"));
+    /// ```
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// Adds a signer.
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
+    ///     .signer(NewSigner::new("Ada", "ada@example.com"));
+    /// assert_eq!(document.signers.len(), 1);
+    /// ```
     pub fn signer(mut self, signer: NewSigner) -> Self {
         self.signers.push(signer);
         self
     }
 
     /// Sets the email subject.
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, SendDocument};
+    /// let document = SendDocument::new(DocumentSource::path("nda.pdf")).subject("Please sign the NDA");
+    /// assert!(document.subject.is_some());
+    /// ```
     pub fn subject(mut self, subject: impl Into<String>) -> Self {
         self.subject = Some(subject.into());
         self
     }
 
     /// Sets the email message.
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, SendDocument};
+    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
+    ///     .message("Hi Ada, here is the NDA we discussed.");
+    /// assert!(document.message.is_some());
+    /// ```
     pub fn message(mut self, message: impl Into<String>) -> Self {
         self.message = Some(message.into());
         self
     }
 
     /// Sets one metadata entry.
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, SendDocument};
+    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
+    ///     .metadata("deal", "acme-2026")
+    ///     .metadata("amount", 1200);
+    /// assert_eq!(document.metadata.map(|m| m.len()), Some(2));
+    /// ```
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.metadata
             .get_or_insert_with(Map::new)
@@ -167,6 +241,12 @@ impl SendDocument {
     }
 
     /// Sets the largest document accepted.
+    ///
+    /// ```
+    /// use esign_client::{DocumentSource, SendDocument};
+    /// let document = SendDocument::new(DocumentSource::path("scan.pdf")).max_size(100 * 1024 * 1024);
+    /// assert_eq!(document.max_size, 100 * 1024 * 1024);
+    /// ```
     pub fn max_size(mut self, bytes: u64) -> Self {
         self.max_size = bytes;
         self
@@ -174,6 +254,18 @@ impl SendDocument {
 
     /// Sends this `Idempotency-Key` (for example one you stored, to resend safely after
     /// your own process restarted).
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// // The key saved before a crash: resending it cannot send the document twice.
+    /// let key = std::fs::read_to_string("nda.idempotency-key")?;
+    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
+    ///     .signer(NewSigner::new("Ada", "ada@example.com"))
+    ///     .idempotency_key(key.trim());
+    /// client.documents().send(&document)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
         self

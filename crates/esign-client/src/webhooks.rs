@@ -38,6 +38,15 @@ core_http::webhook_events! {
 
 impl Event {
     /// The document, for the known event types.
+    ///
+    /// ```
+    /// # let (secret, headers, body) = esign_client::webhooks::example_delivery();
+    /// let event = esign_client::webhooks::verify_and_parse(&secret, &headers, &body)?;
+    /// if let Some(document) = event.document() {
+    ///     println!("{} is now {}", document.id, document.status);
+    /// }
+    /// # Ok::<(), esign_client::webhooks::WebhookError>(())
+    /// ```
     pub fn document(&self) -> Option<&Document> {
         match self {
             Event::Sent(d)

@@ -20,6 +20,13 @@ core_http::service_client!(Client, env_prefix = "PROJECTS", plan = Plan);
 
 impl Client {
     /// Projects: list, iterate, create, delete.
+    ///
+    /// ```no_run
+    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
+    /// let page = client.projects().list(&projects_client::ListParams::new().limit(10))?;
+    /// println!("{} projects on the first page", page.data.len());
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
     pub fn projects(&self) -> Projects<'_> {
         Projects::new(self)
     }

@@ -21,27 +21,27 @@
 //! (`cargo run -p projects-client --example projects_quickstart`).
 //!
 //! # Behaviour
-//! - **Pages**: [`Projects::list`] takes a limit of 1 to 100 (the service's default is
-//!   20); anything else is refused before a request is sent. [`Projects::iter`] walks
-//!   every project 100 at a time and stops at `meta.total`, an empty page or a short one.
-//! - **Rate limits**: [`Plan`] sets the client-side token bucket to the plan's documented
-//!   rate and burst (`.rate_limit(Plan::Free)`, or `PROJECTS_PLAN=free`). A 429 is
-//!   retried after its `Retry-After`.
-//! - **Retries**: reads and deletes are retried on connection failures, 408, 429 and
-//!   5xx, twice by default. Creating a project is retried only when the server cannot
-//!   have acted (no connection made, 429, 503): the service documents no idempotency
-//!   key, so a retry never creates a second project.
-//! - **Deleting**: 204, or 200 with or without a body, is success. A 404 is
-//!   [`ErrorKind::NotFound`], which callers cleaning up can treat as already deleted.
-//! - **Errors**: [`Error`] carries the status, the server's code and message and the
-//!   request id; [`Error::kind`] sorts them (`ErrorKind::BadRequest`,
-//!   `ErrorKind::Unauthorized`, `ErrorKind::NotFound`, `ErrorKind::RateLimited`,
-//!   `ErrorKind::Server`, ...). Input refused before sending is
-//!   [`Error::InvalidRequest`].
-//! - **Tolerance**: unknown fields are ignored; unknown environments and statuses are
-//!   kept in `Unknown(String)`; a list without `meta` still decodes.
-//! - **Secrets**: the API key is never printed (`Debug` shows `***`), logged or put in a
-//!   URL.
+//! - **Writes.** `create` is never retried once the server may have acted on it, so it never
+//!   creates two projects; after a dropped connection the error says
+//!   `may_have_been_processed() == true`.
+//! - **Retries.** `list`, `iter` and `delete` are retried on connection failures, 408, 429
+//!   (after `Retry-After`) and 5xx, twice by default.
+//! - **Checks.** Checked before sending: a name that is not blank, a page size of 1 to 100.
+//! - **Decoding.** Only the id is required; unknown environments and statuses are kept as
+//!   `Unknown("...")`. `list(&ListParams::new().limit(50).offset(100))` returns one page
+//!   with `meta`; `iter()` walks everything, 100 at a time.
+//! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
+//!   request id. `delete(id)`: 204 or 200 is success; a 404 is `ErrorKind::NotFound`.
+//! - **Limits.** `Plan::{Free, Pro, Enterprise}` paces calls under the documented 100/min
+//!   (bursts of 150), 1,000/min (1,500) or no limit, so a script meets no 429.
+//! - **Configuration.** `Client::from_env()` reads `PROJECTS_API_KEY`, `PROJECTS_BASE_URL`
+//!   and optionally `PROJECTS_PLAN` (`free`, `pro`, `enterprise`), `PROJECTS_MAX_RETRIES`,
+//!   `PROJECTS_TIMEOUT_SECS`.
+//! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
+//!   error, and goes only to the base URL's origin.
+//! - **Logging.** The client logs through the `log` crate (calls and retry decisions at
+//!   debug), never a key. Keep the `ureq_proto` target below `trace`: at trace it dumps the
+//!   raw bytes of every request, the `Authorization` header included.
 //!
 //! The wire format and every choice made where the service's document is silent are in
 //! the workspace's `docs/projects.md`.

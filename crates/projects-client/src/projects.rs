@@ -87,6 +87,11 @@ pub struct NewProject {
 
 impl NewProject {
     /// A project called `name`.
+    ///
+    /// ```
+    /// let new = projects_client::NewProject::new("billing");
+    /// assert!(new.description.is_none() && new.environment.is_none());
+    /// ```
     pub fn new(name: impl Into<String>) -> Self {
         NewProject {
             name: name.into(),
@@ -96,12 +101,23 @@ impl NewProject {
     }
 
     /// Sets the description.
+    ///
+    /// ```
+    /// let new = projects_client::NewProject::new("billing").description("Invoices and payments");
+    /// assert_eq!(new.description.as_deref(), Some("Invoices and payments"));
+    /// ```
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
     /// Sets the environment.
+    ///
+    /// ```
+    /// use projects_client::{Environment, NewProject};
+    /// let new = NewProject::new("billing").environment(Environment::Staging);
+    /// assert_eq!(new.environment, Some(Environment::Staging));
+    /// ```
     pub fn environment(mut self, environment: Environment) -> Self {
         self.environment = Some(environment);
         self

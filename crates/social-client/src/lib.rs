@@ -20,20 +20,31 @@
 //! (`cargo run -p social-client --example social_quickstart`).
 //!
 //! # Behaviour
-//! - **Retries**: reads are retried on connection failures, 408, 429 (after
-//!   `Retry-After`) and 5xx, twice by default. Creating a post is retried only when the
-//!   server cannot have acted on it (no connection made, 429, 503): the service documents
-//!   no idempotency key, so a post is never created twice by a retry.
-//! - **Rate limits**: [`Plan`] sets the client-side limiter to the plan's documented
-//!   limit (`.rate_limit(Plan::Starter)`, or `SOCIAL_PLAN=starter`).
-//! - **Timeouts**: 10 s to connect, 60 s for a whole call, retries included.
-//! - **Errors**: [`Error`] carries the status, the server's code and message and the
-//!   request id; [`Error::kind`] sorts them (`NotFound`, `RateLimited`, ...).
-//! - **Tolerance**: unknown fields are ignored; unknown platforms, statuses and periods
-//!   are kept in `Unknown(String)`; lists are accepted wrapped in `{"data"}` or bare, and
-//!   the created posts as a list, a single post, or `{"data": post}`.
-//! - **Secrets**: the API key is never printed (`Debug` shows `***`), logged or put in a
-//!   URL.
+//! - **Writes.** A post is never created twice by a retry. The service documents no
+//!   idempotency key, so `create` is retried only when the server cannot have acted (no
+//!   connection made, 429, 503). After a dropped connection or a 500 the error says
+//!   `may_have_been_processed() == true`: list the posts before trying again.
+//! - **Retries.** Reads are retried on connection failures, 408, 429 (after `Retry-After`)
+//!   and 5xx, twice by default, within the call's 60 s timeout.
+//! - **Checks.** Checked before sending: non-empty content, at least one platform, a page
+//!   size of 1 to 100.
+//! - **Decoding.** Unknown fields are ignored; unknown platforms, statuses and periods are
+//!   kept as `Unknown("...")`; accounts keep undocumented fields in `extra`. Timestamps are
+//!   `time::OffsetDateTime`, sent in UTC with a `Z`.
+//! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
+//!   request id; `error.kind()` sorts them (`BadRequest`, `NotFound`, `RateLimited`, ...).
+//!   Disconnecting an account that is not connected is `ErrorKind::NotFound`.
+//! - **Limits.** `Plan::{Starter, Pro, Enterprise}` sets the client-side limiter to the
+//!   documented 100/1,000/10,000 requests per minute.
+//! - **Webhooks.** `webhooks::verify_and_parse` checks a delivery's signature and timestamp
+//!   and returns a typed `Event` (the `webhooks` feature, on by default).
+//! - **Configuration.** `Client::from_env()` reads `SOCIAL_BASE_URL` and `SOCIAL_API_KEY`
+//!   (plus `SOCIAL_PLAN`, `SOCIAL_MAX_RETRIES`, `SOCIAL_TIMEOUT_SECS`).
+//! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
+//!   error, and goes only to the base URL's origin.
+//! - **Logging.** The client logs through the `log` crate (calls and retry decisions at
+//!   debug), never a key. Keep the `ureq_proto` target below `trace`: at trace it dumps the
+//!   raw bytes of every request, the `Authorization` header included.
 //!
 //! The wire format and every choice made where the service's document is silent are in
 //! the workspace's `docs/social.md`.

@@ -114,6 +114,12 @@ pub struct NewPost {
 
 impl NewPost {
     /// A post to publish now on `platforms`.
+    ///
+    /// ```
+    /// use social_client::{NewPost, Platform};
+    /// let post = NewPost::new("Hello", [Platform::X]);
+    /// assert!(post.scheduled_at.is_none());
+    /// ```
     pub fn new(content: impl Into<String>, platforms: impl IntoIterator<Item = Platform>) -> Self {
         NewPost {
             content: content.into(),
@@ -123,6 +129,14 @@ impl NewPost {
     }
 
     /// Publishes at `at` instead of now (the service refuses a time in the past).
+    ///
+    /// ```
+    /// use social_client::{NewPost, Platform};
+    /// use social_client::time::{Duration, OffsetDateTime};
+    /// let tomorrow = OffsetDateTime::now_utc() + Duration::days(1);
+    /// let post = NewPost::new("Tomorrow", [Platform::X]).scheduled_at(tomorrow);
+    /// assert_eq!(post.scheduled_at, Some(tomorrow));
+    /// ```
     pub fn scheduled_at(mut self, at: OffsetDateTime) -> Self {
         self.scheduled_at = Some(at);
         self

@@ -53,6 +53,11 @@ pub enum Environment {
 
 impl Environment {
     /// `paper` or `live`.
+    ///
+    /// ```
+    /// use trading_client::Environment;
+    /// assert_eq!(Environment::Paper.as_str(), "paper");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Environment::Paper => "paper",
@@ -82,6 +87,14 @@ struct SettingsInner {
 
 impl Client {
     /// A live-trading client (real money) for `base_url` with `api_key`.
+    ///
+    /// ```
+    /// use trading_client::{Client, Environment};
+    /// let key = std::env::var("TRADING_LIVE_KEY").unwrap_or_else(|_| "lk".into());
+    /// let client = Client::live("https://api.example.com", key)?;
+    /// assert_eq!(client.environment(), Environment::Live);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn live(
         base_url: impl Into<String>,
         api_key: impl Into<core_http::Secret>,
@@ -91,6 +104,13 @@ impl Client {
 
     /// The same client for another environment. The base URL does not change: give the
     /// environment's own URL to the builder.
+    ///
+    /// ```
+    /// use trading_client::{Client, Environment};
+    /// let client = Client::new("https://live.example.com", "lk")?.with_environment(Environment::Live);
+    /// assert_eq!(client.environment(), Environment::Live);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn with_environment(mut self, environment: Environment) -> Client {
         Arc::make_mut(&mut self.settings.inner).environment = environment;
         self
@@ -98,6 +118,14 @@ impl Client {
 
     /// The same client streaming from `url` instead of the one derived from the base URL
     /// (`https://host/x` gives `wss://host/x/stream`).
+    ///
+    /// ```
+    /// use trading_client::Client;
+    /// let client = Client::new("https://paper.example.com", "pk")?
+    ///     .with_stream_url("wss://stream.example.com/v1");
+    /// assert_eq!(client.stream_url(), "wss://stream.example.com/v1");
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn with_stream_url(mut self, url: impl Into<String>) -> Client {
         Arc::make_mut(&mut self.settings.inner).stream_url = Some(url.into());
         self
@@ -106,23 +134,56 @@ impl Client {
     /// Tells the client its plan, so that it refuses what the plan does not include
     /// (streaming on Free) before asking. The rate limit is set separately, with
     /// `builder().rate_limit(plan)`. Defaults to unknown: the server decides.
+    ///
+    /// ```
+    /// use trading_client::{Client, Plan};
+    /// let client = Client::builder()
+    ///     .base_url("https://paper.example.com")
+    ///     .api_key("pk")
+    ///     .rate_limit(Plan::Free)
+    ///     .build()?
+    ///     .with_plan(Plan::Free);
+    /// assert!(client.stream().is_err()); // streaming is a Pro feature: refused before connecting
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn with_plan(mut self, plan: Plan) -> Client {
         Arc::make_mut(&mut self.settings.inner).plan = Some(plan);
         self
     }
 
     /// The environment the client trades in.
+    ///
+    /// ```
+    /// use trading_client::{Client, Environment};
+    /// let client = Client::new("https://paper.example.com", "pk")?;
+    /// assert_eq!(client.environment(), Environment::Paper);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn environment(&self) -> Environment {
         self.settings.inner.environment
     }
 
     /// The plan the client was told it is on, if any.
+    ///
+    /// ```
+    /// use trading_client::{Client, Plan};
+    /// let client = Client::new("https://paper.example.com", "pk")?;
+    /// assert_eq!(client.plan(), None);
+    /// assert_eq!(client.with_plan(Plan::Pro).plan(), Some(Plan::Pro));
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn plan(&self) -> Option<Plan> {
         self.settings.inner.plan
     }
 
     /// The stream's URL: the one given, or the base URL with `https` made `wss` (`http`
     /// made `ws`) and `/stream` added.
+    ///
+    /// ```
+    /// let client = trading_client::Client::new("https://paper.example.com/v1", "pk")?;
+    /// assert_eq!(client.stream_url(), "wss://paper.example.com/v1/stream");
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn stream_url(&self) -> String {
         if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
@@ -156,26 +217,63 @@ impl Client {
     }
 
     /// Market data: quotes, bars, order books, trades.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// for quote in client.markets().quotes(&["AAPL", "MSFT"])? {
+    ///     println!("{} {}", quote.symbol, quote.price);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn markets(&self) -> Markets<'_> {
         Markets::new(self)
     }
 
     /// Orders: place (never twice), get, look up by client order id, list, cancel.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let open = client.orders().list(&trading_client::ListOrders::new())?;
+    /// println!("{} open orders", open.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn orders(&self) -> Orders<'_> {
         Orders::new(self)
     }
 
     /// The account: balances, buying power, positions, status.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let account = client.account().get()?;
+    /// println!("buying power {}", account.buying_power);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn account(&self) -> AccountHandle<'_> {
         AccountHandle::new(self)
     }
 
     /// Historical bars, up to twenty years back, fetched lazily page by page.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let page = client.history().bars("AAPL", trading_client::Timeframe::Day).page(None)?;
+    /// println!("{} daily bars", page.bars.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn history(&self) -> History<'_> {
         History::new(self)
     }
 
     /// News and earnings.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// for item in client.news().iter(&["AAPL"]).take(5) {
+    ///     println!("{}", item?.headline);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn news(&self) -> News<'_> {
         News::new(self)
     }
@@ -184,6 +282,19 @@ impl Client {
     /// this returns, then kept connected. Streaming is included in the Pro plan: a
     /// client told it is on Free refuses here, and a server that refuses says which
     /// environment refused.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Event;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_orders()?;
+    /// for event in stream.by_ref() {
+    ///     if let Event::Fill(fill) = event? {
+    ///         println!("filled {} of {}", fill.qty, fill.symbol);
+    ///     }
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn stream(&self) -> Result<TradingStream> {
         TradingStream::open(self, |config| config)
     }

@@ -92,18 +92,45 @@ pub struct BarPage {
 
 impl BarsQuery {
     /// From `t` (included). Defaults to a day before the end.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{Timeframe, time::{Duration, OffsetDateTime}};
+    /// let week_ago = OffsetDateTime::now_utc() - Duration::days(7);
+    /// let bars = client.history().bars("AAPL", Timeframe::Hour).start(week_ago).iter();
+    /// println!("{} hourly bars this week", bars.count());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
         self
     }
 
     /// Up to `t` (excluded). Defaults to now.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{Timeframe, time::{Duration, OffsetDateTime}};
+    /// let end = OffsetDateTime::now_utc() - Duration::days(365);
+    /// let query = client.history().bars("AAPL", Timeframe::Day).start(end - Duration::days(30)).end(end);
+    /// let page = query.page(None)?;
+    /// println!("{} daily bars a year ago", page.bars.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self
     }
 
     /// Bars per page (1 to 10,000). Defaults to the service's (1,000).
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Timeframe;
+    /// let page = client.history().bars("AAPL", Timeframe::Minute).page_size(10_000).page(None)?;
+    /// assert!(page.bars.len() <= 10_000);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn page_size(mut self, n: u32) -> Self {
         self.page_size = Some(n);
         self
@@ -111,6 +138,15 @@ impl BarsQuery {
 
     /// The most pages one iteration fetches. Defaults to
     /// [`DEFAULT_MAX_PAGES`](core_http::DEFAULT_MAX_PAGES).
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Timeframe;
+    /// // At most 5 pages of 1,000: a bounded sample, however long the range.
+    /// let sample = client.history().bars("AAPL", Timeframe::Minute).page_size(1_000).max_pages(5);
+    /// println!("{} bars", sample.iter().count());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn max_pages(mut self, pages: u64) -> Self {
         self.max_pages = pages;
         self
@@ -157,12 +193,33 @@ impl BarsQuery {
     }
 
     /// Every bar of the range, fetched a page at a time as the iteration reaches it.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Timeframe;
+    /// for bar in client.history().bars("AAPL", Timeframe::Minute).iter() {
+    ///     let bar = bar?;
+    ///     println!("{} close {}", bar.t, bar.c);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn iter(self) -> BarIter {
         self.iter_inner(None)
     }
 
     /// As [`iter`](Self::iter), starting at the page `token` names (from
     /// [`BarIter::resume_token`]).
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Timeframe;
+    /// // The token saved by an earlier run (`BarIter::resume_token`).
+    /// let token = std::fs::read_to_string("aapl.resume")?;
+    /// for bar in client.history().bars("AAPL", Timeframe::Minute).iter_from(token.trim()) {
+    ///     println!("{}", bar?.t);
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn iter_from(self, token: impl Into<String>) -> BarIter {
         self.iter_inner(Some(token.into()))
     }
@@ -194,11 +251,38 @@ pub struct BarIter {
 impl BarIter {
     /// The token of the next page to fetch once the bars already fetched are used up:
     /// give it to [`BarsQuery::iter_from`] to go on later. `None` at the end.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Timeframe;
+    /// let mut bars = client.history().bars("AAPL", Timeframe::Minute).iter();
+    /// for bar in bars.by_ref().take(5_000) {
+    ///     println!("{}", bar?.t);
+    /// }
+    /// // Drain what is buffered, then save where to go on.
+    /// let buffered = bars.buffered();
+    /// for bar in bars.by_ref().take(buffered) {
+    ///     println!("{}", bar?.t);
+    /// }
+    /// if let Some(token) = bars.resume_token() {
+    ///     std::fs::write("aapl.resume", token)?;
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn resume_token(&self) -> Option<&str> {
         self.pages.resume_token()
     }
 
     /// Bars fetched but not yet yielded.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Timeframe;
+    /// let mut bars = client.history().bars("AAPL", Timeframe::Minute).page_size(1_000).iter();
+    /// let first = bars.next().transpose()?;
+    /// println!("{first:?}, {} more in memory", bars.buffered());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn buffered(&self) -> usize {
         self.pages.buffered()
     }

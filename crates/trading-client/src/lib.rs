@@ -3,7 +3,7 @@
 //! loses or repeats a fill.
 //!
 //! ```no_run
-//! use rust_decimal::Decimal;
+//! use trading_client::Decimal;
 //! use trading_client::{Amount, Client, Event, OrderRequest, Side};
 //!
 //! let client = Client::new("https://paper-api.example.com", "pk_...")?; // paper trading
@@ -25,31 +25,44 @@
 //! engine (`cargo run -p trading-client --example trading_quote_ticker -- AAPL`).
 //!
 //! # Behaviour
-//! - **Never twice**: every order carries a `client_order_id` (yours, or a UUID), the
-//!   same on every attempt, and the service never places two orders with one id; the
-//!   POST is retried after a dropped connection or a 5xx, and an outcome still uncertain
-//!   after the retries is settled by looking the order up: you get the order, or
-//!   [`Error::NotProcessed`] ("not placed, safe to send again").
-//! - **Exact money**: prices, quantities and amounts are [`Decimal`]s, read from the
-//!   exact text of the JSON and written as exact decimal numbers (never `f64`, never an
-//!   exponent).
-//! - **Orders that cannot be wrong**: each order type carries its own prices
-//!   ([`OrderType`]), the amount is [`Amount::Qty`] or [`Amount::Notional`], and bracket,
-//!   OCO and OTO orders hold exactly their legs.
-//! - **Paper by default**: [`Environment::Paper`] unless [`Environment::Live`] is asked
-//!   for by name; a stream refused with 401 or 403 says which environment refused it.
-//! - **Streams that survive**: pings both ways, a connection silent for 60 s declared
-//!   dead, reconnects with backoff and full jitter (a 90 s cool-down after 429 or 406),
-//!   subscriptions replayed, fills reconciled through REST after each reconnect and
-//!   de-duplicated by execution id, then [`Event::Reconnected`]. Quotes go through a
-//!   bounded queue (10,000) that drops the oldest when you fall behind, counted in
-//!   [`TradingStream::stats`]; fills, orders and account changes are never dropped.
-//! - **History**: [`BarsQuery::iter`] fetches a page at a time as you iterate (memory
-//!   does not grow with the range), paced by the client's rate limit, resumable from
-//!   [`BarIter::resume_token`].
-//! - **Plans**: [`Plan`] sets the client-side limiter (`.rate_limit(Plan::Pro)`, or
-//!   `TRADING_PLAN=pro`); streaming is in the Pro plan.
-//! - **Secrets**: the API key is never printed, logged or put in a URL.
+//! - **Writes.** Orders are placed once. Each order carries a `client_order_id` (yours, or a
+//!   UUID), the same on every retry; when the outcome is uncertain (timeout, reset, 5xx),
+//!   the client looks the order up before answering, so you get the order or
+//!   `Error::NotProcessed` ("not placed, safe to send again"), all within the client's
+//!   timeout.
+//! - **Retries.** Reads, and order POSTs (deduplicated by `client_order_id`), are retried on
+//!   connection failures, 408, 429 (after `Retry-After`) and 5xx, twice by default. A 4xx
+//!   refusal is returned as it is.
+//! - **Checks.** Orders are built by constructors that take exactly their prices and legs
+//!   (`market`, `limit`, `stop`, `stop_limit`, `trailing_stop`, `bracket`, `oco`, `oto`): an
+//!   order missing a price does not compile. Checked before sending: positive amounts and
+//!   prices, a symbol, a client order id of 1 to 48 characters.
+//! - **Decoding.** Exact money: every price, quantity and amount is a `Decimal`, read from
+//!   the exact text of the JSON number or string and written as exact decimal text
+//!   (`187.10`, never `187.1000000001` or `1e-7`). A quote without a readable price is an
+//!   error, not a zero.
+//! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
+//!   request id; a refused stream says which environment (paper or live) refused.
+//! - **Limits.** `builder().rate_limit(Plan::Free)` paces calls under 200 a minute;
+//!   `with_plan(Plan::Free)` makes `stream()` refuse before connecting (streaming and
+//!   history are in Pro).
+//! - **History.** `history().bars(..).iter()` fetches a page at a time as you iterate (one
+//!   page in memory), stops fetching when you stop, and can resume from a page token.
+//! - **Streams.** Pings, dead-connection detection, reconnects with jittered backoff,
+//!   subscriptions replayed; after each reconnect, fills missed in the gap are fetched
+//!   through REST and delivered once (`recovered: true`), then
+//!   `Event::Reconnected { gap }`. Quotes are dropped, oldest first and counted, only if you
+//!   fall 10,000 behind; fills never are.
+//! - **Configuration.** Paper by default: `Client::new` and `from_env` trade on paper; live
+//!   trading is asked for by name (`Client::live`, `TRADING_ENVIRONMENT=live`).
+//!   `Client::from_env()` reads `TRADING_BASE_URL` and `TRADING_API_KEY` (plus
+//!   `TRADING_ENVIRONMENT`, `TRADING_STREAM_URL`, `TRADING_PLAN`, `TRADING_MAX_RETRIES`,
+//!   `TRADING_TIMEOUT_SECS`).
+//! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
+//!   error, and goes only to the base URL's origin and the stream.
+//! - **Logging.** The client logs through the `log` crate (calls and retries at debug,
+//!   stream frames at trace), never a key. Keep the `ureq_proto` target below `trace`: at
+//!   trace it dumps the raw bytes of every request, the `Authorization` header included.
 //!
 //! The wire format and every choice made where the service's document is silent are in
 //! the workspace's `docs/trading.md`.

@@ -157,6 +157,20 @@ impl<'a> News<'a> {
 
     /// As [`iter`](Self::iter), from the page `token` names (a
     /// [`resume_token`](TokenPaginator::resume_token) of an earlier iteration).
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut news = client.news().iter(&["AAPL"]);
+    /// for item in news.by_ref().take(10) {
+    ///     println!("{}", item?.headline);
+    /// }
+    /// // Later: the next items, from where the first iteration stopped.
+    /// let token = news.resume_token().map(str::to_owned);
+    /// for item in client.news().iter_from(&["AAPL"], token.as_deref()).take(10) {
+    ///     println!("{}", item?.headline);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn iter_from<S: AsRef<str>>(
         &self,
         symbols: &[S],

@@ -84,6 +84,12 @@ core_http::string_enum! {
 impl OrderStatus {
     /// `true` once the order will not change any more (filled, canceled, expired,
     /// rejected, replaced).
+    ///
+    /// ```
+    /// use trading_client::OrderStatus;
+    /// assert!(OrderStatus::Filled.is_terminal());
+    /// assert!(!OrderStatus::PartiallyFilled.is_terminal());
+    /// ```
     pub fn is_terminal(&self) -> bool {
         matches!(
             self,
@@ -195,11 +201,24 @@ pub struct StopLoss {
 
 impl StopLoss {
     /// Exits at the market once the price reaches `stop`.
+    ///
+    /// ```
+    /// use trading_client::{Decimal, OrderRequest, Side, StopLoss};
+    /// let exits = OrderRequest::oco("AAPL", Side::Sell, Decimal::from(10), Decimal::new(200_00, 2), StopLoss::at(Decimal::new(175_00, 2)));
+    /// # let _ = exits;
+    /// ```
     pub fn at(stop: Decimal) -> Self {
         StopLoss { stop, limit: None }
     }
 
     /// Exits with a limit at `limit` once the price reaches `stop`.
+    ///
+    /// ```
+    /// use trading_client::{Decimal, StopLoss};
+    /// // Once AAPL trades at 175.00, sell, but not below 174.50.
+    /// let stop = StopLoss::with_limit(Decimal::new(175_00, 2), Decimal::new(174_50, 2));
+    /// assert_eq!(stop.limit, Some(Decimal::new(174_50, 2)));
+    /// ```
     pub fn with_limit(stop: Decimal, limit: Decimal) -> Self {
         StopLoss {
             stop,
@@ -235,7 +254,7 @@ enum Legs {
 /// that kind needs; then set the time in force or your own client order id.
 ///
 /// ```
-/// use rust_decimal::Decimal;
+/// use trading_client::Decimal;
 /// use trading_client::{OrderRequest, Side, StopLoss, Entry, TimeInForce};
 ///
 /// let buy = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(18_550, 2))
@@ -284,21 +303,52 @@ impl OrderRequest {
     }
 
     /// At the market, by quantity or by notional amount.
+    ///
+    /// ```
+    /// use trading_client::{Amount, Decimal, OrderRequest, Side};
+    /// let shares = OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(5)));
+    /// let dollars = OrderRequest::market("AAPL", Side::Buy, Amount::Notional(Decimal::from(500)));
+    /// # let _ = (shares, dollars);
+    /// ```
     pub fn market(symbol: impl Into<String>, side: Side, amount: Amount) -> Self {
         Self::new(symbol, side, amount, OrderType::Market)
     }
 
     /// At `limit` or better.
+    ///
+    /// ```
+    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// let buy = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(185_50, 2));
+    /// assert_eq!(buy.amount, trading_client::Amount::Qty(Decimal::from(10)));
+    /// ```
     pub fn limit(symbol: impl Into<String>, side: Side, qty: Decimal, limit: Decimal) -> Self {
         Self::new(symbol, side, Amount::Qty(qty), OrderType::Limit { limit })
     }
 
     /// At the market once the price reaches `stop` (a stop-loss).
+    ///
+    /// ```
+    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// let stop_loss = OrderRequest::stop("AAPL", Side::Sell, Decimal::from(10), Decimal::new(175_00, 2));
+    /// # let _ = stop_loss;
+    /// ```
     pub fn stop(symbol: impl Into<String>, side: Side, qty: Decimal, stop: Decimal) -> Self {
         Self::new(symbol, side, Amount::Qty(qty), OrderType::Stop { stop })
     }
 
     /// At `limit` or better once the price reaches `stop`.
+    ///
+    /// ```
+    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// let order = OrderRequest::stop_limit(
+    ///     "AAPL",
+    ///     Side::Sell,
+    ///     Decimal::from(10),
+    ///     Decimal::new(175_00, 2), // stop
+    ///     Decimal::new(174_50, 2), // limit
+    /// );
+    /// # let _ = order;
+    /// ```
     pub fn stop_limit(
         symbol: impl Into<String>,
         side: Side,
@@ -315,6 +365,13 @@ impl OrderRequest {
     }
 
     /// A stop that follows the price by `trail`.
+    ///
+    /// ```
+    /// use trading_client::{Decimal, OrderRequest, Side, Trail};
+    /// // Sell if AAPL falls 2% below its highest price since the order was placed.
+    /// let order = OrderRequest::trailing_stop("AAPL", Side::Sell, Decimal::from(10), Trail::Percent(Decimal::from(2)));
+    /// # let _ = order;
+    /// ```
     pub fn trailing_stop(
         symbol: impl Into<String>,
         side: Side,
@@ -331,6 +388,19 @@ impl OrderRequest {
 
     /// An entry with two exits: a take-profit limit and a stop-loss; when one fills,
     /// the other is canceled.
+    ///
+    /// ```
+    /// use trading_client::{Decimal, Entry, OrderClass, OrderRequest, Side, StopLoss};
+    /// let order = OrderRequest::bracket(
+    ///     "AAPL",
+    ///     Side::Buy,
+    ///     Decimal::from(10),
+    ///     Entry::Limit(Decimal::new(185_00, 2)),
+    ///     Decimal::new(200_00, 2),               // take profit
+    ///     StopLoss::at(Decimal::new(175_00, 2)), // stop loss
+    /// );
+    /// assert_eq!(order.order_class(), OrderClass::Bracket);
+    /// ```
     pub fn bracket(
         symbol: impl Into<String>,
         side: Side,
@@ -349,6 +419,18 @@ impl OrderRequest {
 
     /// Two exits of a position, one cancels the other: a take-profit limit and a
     /// stop-loss. (`side` is the exits' side: sell to close a long position.)
+    ///
+    /// ```
+    /// use trading_client::{Decimal, OrderClass, OrderRequest, Side, StopLoss};
+    /// let exits = OrderRequest::oco(
+    ///     "AAPL",
+    ///     Side::Sell,
+    ///     Decimal::from(10),
+    ///     Decimal::new(200_00, 2),
+    ///     StopLoss::at(Decimal::new(175_00, 2)),
+    /// );
+    /// assert_eq!(exits.order_class(), OrderClass::Oco);
+    /// ```
     pub fn oco(
         symbol: impl Into<String>,
         side: Side,
@@ -367,6 +449,18 @@ impl OrderRequest {
     }
 
     /// An entry that, once filled, sets one exit to work.
+    ///
+    /// ```
+    /// use trading_client::{Decimal, Entry, Exit, OrderClass, OrderRequest, Side};
+    /// let order = OrderRequest::oto(
+    ///     "AAPL",
+    ///     Side::Buy,
+    ///     Decimal::from(10),
+    ///     Entry::Market,
+    ///     Exit::TakeProfit(Decimal::new(200_00, 2)),
+    /// );
+    /// assert_eq!(order.order_class(), OrderClass::Oto);
+    /// ```
     pub fn oto(
         symbol: impl Into<String>,
         side: Side,
@@ -380,6 +474,13 @@ impl OrderRequest {
     }
 
     /// Sets how long the order works. Defaults to [`TimeInForce::Day`].
+    ///
+    /// ```
+    /// use trading_client::{Decimal, OrderRequest, Side, TimeInForce};
+    /// let order = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(185_50, 2))
+    ///     .time_in_force(TimeInForce::Gtc);
+    /// assert_eq!(order.time_in_force, TimeInForce::Gtc);
+    /// ```
     pub fn time_in_force(mut self, tif: TimeInForce) -> Self {
         self.time_in_force = tif;
         self
@@ -387,12 +488,30 @@ impl OrderRequest {
 
     /// Sets your own client order id (at most 48 characters): to look the order up
     /// later, or to place it again safely after your program restarted.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// let order = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(185_50, 2))
+    ///     .client_order_id("rebalance-2026-11-23-aapl");
+    /// // Run twice (say, after a crash): the service still places one order.
+    /// client.orders().place(&order)?;
+    /// let placed = client.orders().get_by_client_order_id("rebalance-2026-11-23-aapl")?;
+    /// assert!(placed.is_some());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn client_order_id(mut self, id: impl Into<String>) -> Self {
         self.client_order_id = Some(id.into());
         self
     }
 
     /// The order class this request makes.
+    ///
+    /// ```
+    /// use trading_client::{Amount, Decimal, OrderClass, OrderRequest, Side};
+    /// let order = OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(1)));
+    /// assert_eq!(order.order_class(), OrderClass::Simple);
+    /// ```
     pub fn order_class(&self) -> OrderClass {
         match self.legs {
             Legs::None => OrderClass::Simple,
@@ -698,29 +817,61 @@ pub struct ListOrders {
 
 impl ListOrders {
     /// Open orders, the service's default page.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let open = client.orders().list(&trading_client::ListOrders::new())?;
+    /// println!("{} open orders", open.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Every order, open or not.
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().all();
+    /// assert_eq!(params.status.as_deref(), Some("all"));
+    /// ```
     pub fn all(mut self) -> Self {
         self.status = Some("all".into());
         self
     }
 
     /// Closed orders only.
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().closed();
+    /// assert_eq!(params.status.as_deref(), Some("closed"));
+    /// ```
     pub fn closed(mut self) -> Self {
         self.status = Some("closed".into());
         self
     }
 
     /// Only orders changed since `t`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{ListOrders, time::{Duration, OffsetDateTime}};
+    /// let hour_ago = OffsetDateTime::now_utc() - Duration::hours(1);
+    /// for order in client.orders().list(&ListOrders::new().all().updated_since(hour_ago))? {
+    ///     println!("{} is {}", order.id, order.status);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn updated_since(mut self, t: OffsetDateTime) -> Self {
         self.updated_since = Some(t);
         self
     }
 
     /// At most `n` orders (1 to 500).
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().all().limit(500);
+    /// assert_eq!(params.limit, Some(500));
+    /// ```
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
@@ -769,7 +920,7 @@ impl<'a> Orders<'a> {
     /// to ask.
     ///
     /// ```no_run
-    /// use rust_decimal::Decimal;
+    /// use trading_client::Decimal;
     /// use trading_client::{Amount, OrderRequest, Side};
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// let order = client

@@ -330,6 +330,14 @@ impl TradingStream {
     }
 
     /// Stops the quotes of `symbols`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_quotes(&["AAPL", "MSFT"])?;
+    /// stream.unsubscribe_quotes(&["MSFT"])?; // AAPL only from here on
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn unsubscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
         let symbols = check_symbols(symbols)?;
         self.inner.unsubscribe(Subscription {
@@ -436,17 +444,47 @@ impl TradingStream {
     }
 
     /// `true` once the stream has ended and every event has been read.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use std::time::Duration;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_account()?;
+    /// while !stream.is_closed() {
+    ///     if let Some(event) = stream.next_timeout(Duration::from_secs(1)) {
+    ///         println!("{:?}", event?);
+    ///     }
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.pending.is_empty() && self.inner.is_closed()
     }
 
     /// The stream's counters: reconnects, quotes dropped because the caller fell behind,
     /// events received, age of the last message.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let stream = client.stream()?;
+    /// let stats = stream.stats();
+    /// println!("{} reconnects, {} quotes dropped", stats.reconnects, stats.dropped);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn stats(&self) -> StreamStats {
         self.inner.stats()
     }
 
     /// Closes the stream (a close handshake, at most 5 s).
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_quotes(&["AAPL"])?;
+    /// stream.close();
+    /// assert!(stream.next().is_none() || stream.is_closed());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn close(&mut self) {
         self.inner.close();
     }

@@ -58,6 +58,12 @@ pub struct DetectRequest {
 
 impl DetectRequest {
     /// Detection on the image at `image_url`, with the documented defaults.
+    ///
+    /// ```
+    /// use vision_client::DetectRequest;
+    /// let request = DetectRequest::new("https://example.com/street.jpg");
+    /// assert_eq!((request.confidence_threshold, request.max_objects), (0.5, 100));
+    /// ```
     pub fn new(image_url: impl Into<String>) -> Self {
         DetectRequest {
             image_url: image_url.into(),
@@ -68,18 +74,36 @@ impl DetectRequest {
     }
 
     /// Uses this model.
+    ///
+    /// ```
+    /// use vision_client::DetectRequest;
+    /// let request = DetectRequest::new("https://example.com/street.jpg").model("yolo-v8");
+    /// assert_eq!(request.model.as_deref(), Some("yolo-v8"));
+    /// ```
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
         self
     }
 
     /// Sets the confidence threshold (0 to 1; checked before sending).
+    ///
+    /// ```
+    /// use vision_client::DetectRequest;
+    /// let request = DetectRequest::new("https://example.com/street.jpg").confidence_threshold(0.8);
+    /// assert_eq!(request.confidence_threshold, 0.8);
+    /// ```
     pub fn confidence_threshold(mut self, threshold: f64) -> Self {
         self.confidence_threshold = threshold;
         self
     }
 
     /// Sets the largest number of objects (at least 1; checked before sending).
+    ///
+    /// ```
+    /// use vision_client::DetectRequest;
+    /// let request = DetectRequest::new("https://example.com/street.jpg").max_objects(10);
+    /// assert_eq!(request.max_objects, 10);
+    /// ```
     pub fn max_objects(mut self, max: u32) -> Self {
         self.max_objects = max;
         self
@@ -143,6 +167,12 @@ pub struct ClassifyRequest {
 
 impl ClassifyRequest {
     /// Classification of the image at `image_url`, with the documented defaults.
+    ///
+    /// ```
+    /// use vision_client::ClassifyRequest;
+    /// let request = ClassifyRequest::new("https://example.com/cat.jpg");
+    /// assert_eq!((request.top_n, request.taxonomy.as_str()), (5, "imagenet"));
+    /// ```
     pub fn new(image_url: impl Into<String>) -> Self {
         ClassifyRequest {
             image_url: image_url.into(),
@@ -152,12 +182,24 @@ impl ClassifyRequest {
     }
 
     /// Sets how many predictions to return (at least 1; checked before sending).
+    ///
+    /// ```
+    /// use vision_client::ClassifyRequest;
+    /// let request = ClassifyRequest::new("https://example.com/cat.jpg").top_n(3);
+    /// assert_eq!(request.top_n, 3);
+    /// ```
     pub fn top_n(mut self, n: u32) -> Self {
         self.top_n = n;
         self
     }
 
     /// Uses another label set.
+    ///
+    /// ```
+    /// use vision_client::ClassifyRequest;
+    /// let request = ClassifyRequest::new("https://example.com/cat.jpg").taxonomy("openimages");
+    /// assert_eq!(request.taxonomy, "openimages");
+    /// ```
     pub fn taxonomy(mut self, taxonomy: impl Into<String>) -> Self {
         self.taxonomy = taxonomy.into();
         self
@@ -225,6 +267,12 @@ pub struct OcrRequest {
 
 impl OcrRequest {
     /// Text extraction from the image at `image_url`, as plain text.
+    ///
+    /// ```
+    /// use vision_client::{OcrRequest, OutputFormat};
+    /// let request = OcrRequest::new("https://example.com/receipt.jpg");
+    /// assert_eq!(request.output_format, OutputFormat::Text);
+    /// ```
     pub fn new(image_url: impl Into<String>) -> Self {
         OcrRequest {
             image_url: image_url.into(),
@@ -234,18 +282,36 @@ impl OcrRequest {
     }
 
     /// Hints the languages to expect.
+    ///
+    /// ```
+    /// use vision_client::OcrRequest;
+    /// let request = OcrRequest::new("https://example.com/receipt.jpg").languages(["en", "de"]);
+    /// assert_eq!(request.languages.map(|l| l.len()), Some(2));
+    /// ```
     pub fn languages<S: Into<String>>(mut self, languages: impl IntoIterator<Item = S>) -> Self {
         self.languages = Some(languages.into_iter().map(Into::into).collect());
         self
     }
 
     /// Asks for the text blocks too ([`OutputFormat::Structured`]).
+    ///
+    /// ```
+    /// use vision_client::{OcrRequest, OutputFormat};
+    /// let request = OcrRequest::new("https://example.com/receipt.jpg").structured();
+    /// assert_eq!(request.output_format, OutputFormat::Structured);
+    /// ```
     pub fn structured(mut self) -> Self {
         self.output_format = OutputFormat::Structured;
         self
     }
 
     /// Sets the output format.
+    ///
+    /// ```
+    /// use vision_client::{OcrRequest, OutputFormat};
+    /// let request = OcrRequest::new("https://example.com/receipt.jpg").output_format(OutputFormat::Structured);
+    /// assert_eq!(request.output_format, OutputFormat::Structured);
+    /// ```
     pub fn output_format(mut self, format: OutputFormat) -> Self {
         self.output_format = format;
         self
@@ -306,6 +372,12 @@ pub struct FacesRequest {
 
 impl FacesRequest {
     /// Face analysis of the image at `image_url`.
+    ///
+    /// ```
+    /// use vision_client::FacesRequest;
+    /// let request = FacesRequest::new("https://example.com/team.jpg");
+    /// assert!(request.attributes.is_none() && request.collection_id.is_none());
+    /// ```
     pub fn new(image_url: impl Into<String>) -> Self {
         FacesRequest {
             image_url: image_url.into(),
@@ -315,12 +387,24 @@ impl FacesRequest {
     }
 
     /// Asks for these attributes.
+    ///
+    /// ```
+    /// use vision_client::FacesRequest;
+    /// let request = FacesRequest::new("https://example.com/team.jpg").attributes(["age", "emotion"]);
+    /// assert_eq!(request.attributes.map(|a| a.len()), Some(2));
+    /// ```
     pub fn attributes<S: Into<String>>(mut self, attributes: impl IntoIterator<Item = S>) -> Self {
         self.attributes = Some(attributes.into_iter().map(Into::into).collect());
         self
     }
 
     /// Matches the faces against an enrolled collection.
+    ///
+    /// ```
+    /// use vision_client::FacesRequest;
+    /// let request = FacesRequest::new("https://example.com/team.jpg").collection("staff");
+    /// assert_eq!(request.collection_id.as_deref(), Some("staff"));
+    /// ```
     pub fn collection(mut self, collection_id: impl Into<String>) -> Self {
         self.collection_id = Some(collection_id.into());
         self

@@ -21,25 +21,28 @@
 //! (`cargo run -p vision-client --example vision_quickstart`).
 //!
 //! # Behaviour
-//! - **Defaults** are the document's and are always sent, so a request says exactly what
-//!   it asks for: `confidence_threshold` 0.5, `max_objects` 100, `top_n` 5, `taxonomy`
-//!   `imagenet`, `output_format` `text`.
-//! - **Checks before sending**: `image_url` must be an absolute http(s) URL,
-//!   `confidence_threshold` within 0..=1, `max_objects` and `top_n` at least 1.
-//! - **Quota**: when the account's calls for the period are used up the service answers
-//!   429 `quota_exceeded`; that is [`ErrorKind::QuotaExceeded`] and is never retried
-//!   (waiting seconds would not help). Other 429s are retried after `Retry-After`.
-//! - **Retries**: the analyses only read, so they are retried on connection failures,
-//!   408, 429 and 5xx, twice by default (a retried call may count twice against the
-//!   quota, as on any service that counts calls).
-//! - **Boxes**: [`BBox`] keeps the four numbers read as `[x, y, width, height]` in
-//!   pixels (integers as sent, floats rounded to whole pixels), with [`BBox::xywh`] and
-//!   [`BBox::xyxy`].
-//! - **Tolerance**: unknown fields are ignored; unknown emotions, genders and statuses
-//!   are kept in `Unknown(String)`; face attributes, gender and collection matches are
-//!   optional.
-//! - **Secrets**: the API key is never printed (`Debug` shows `***`), logged or put in a
-//!   URL.
+//! - **Writes.** None: an analysis only reads the image, so nothing can happen twice
+//!   (a retried call may count twice against the monthly quota).
+//! - **Retries.** Analyses and `status` are retried on connection failures, 408, 429 (after
+//!   `Retry-After`) and 5xx, twice by default.
+//! - **Checks.** Checked before sending: an absolute http(s) `image_url`, a threshold in
+//!   0..=1, `max_objects` and `top_n` of at least 1. Requests carry the document's
+//!   defaults explicitly: `confidence_threshold` 0.5, `max_objects` 100, `top_n` 5,
+//!   `taxonomy` `imagenet`, `output_format` `text`.
+//! - **Decoding.** `BBox` keeps the four numbers read as `[x, y, width, height]` (floats
+//!   rounded to whole pixels), with `xywh()` and `xyxy()`; unknown emotions, genders and
+//!   statuses are kept as `Unknown("...")`.
+//! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
+//!   request id. The quota-exhausted 429 is `ErrorKind::QuotaExceeded` and is never retried.
+//! - **Limits.** `client.status()?.usage` shows `calls_used`, `calls_limit` and the
+//!   `period` (a parsed `YYYY-MM`). No rate limit is documented, so the crate has no `Plan`.
+//! - **Configuration.** `Client::from_env()` reads `VISION_API_KEY` and `VISION_BASE_URL`
+//!   (plus `VISION_MAX_RETRIES`, `VISION_TIMEOUT_SECS`).
+//! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
+//!   error, and goes only to the base URL's origin.
+//! - **Logging.** The client logs through the `log` crate (calls and retry decisions at
+//!   debug), never a key. Keep the `ureq_proto` target below `trace`: at trace it dumps the
+//!   raw bytes of every request, the `Authorization` header included.
 //!
 //! The wire format and every choice made where the service's document is silent are in
 //! the workspace's `docs/vision.md`.

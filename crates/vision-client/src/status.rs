@@ -48,6 +48,13 @@ pub struct Usage {
 
 impl Usage {
     /// Calls left in the period (0 when used up or over).
+    ///
+    /// ```no_run
+    /// # let client = vision_client::Client::new("https://api.example.com", "sk")?;
+    /// let usage = client.status()?.usage;
+    /// println!("{} of {} calls left in {}", usage.remaining(), usage.calls_limit, usage.period);
+    /// # Ok::<(), vision_client::Error>(())
+    /// ```
     pub fn remaining(&self) -> u64 {
         self.calls_limit.saturating_sub(self.calls_used)
     }
@@ -58,7 +65,7 @@ impl Usage {
 /// ```
 /// let period: vision_client::UsagePeriod = "2026-01".parse().unwrap();
 /// assert_eq!(period.year(), 2026);
-/// assert_eq!(period.month(), time::Month::January);
+/// assert_eq!(period.month(), vision_client::time::Month::January);
 /// assert_eq!(period.to_string(), "2026-01");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -69,16 +76,32 @@ pub struct UsagePeriod {
 
 impl UsagePeriod {
     /// The period of `month` in `year`.
+    ///
+    /// ```
+    /// use vision_client::{UsagePeriod, time::Month};
+    /// let period = UsagePeriod::new(2026, Month::March);
+    /// assert_eq!(period.to_string(), "2026-03");
+    /// ```
     pub fn new(year: i32, month: Month) -> Self {
         UsagePeriod { year, month }
     }
 
     /// The year.
+    ///
+    /// ```
+    /// use vision_client::{UsagePeriod, time::Month};
+    /// assert_eq!(UsagePeriod::new(2026, Month::March).year(), 2026);
+    /// ```
     pub fn year(&self) -> i32 {
         self.year
     }
 
     /// The month.
+    ///
+    /// ```
+    /// use vision_client::{UsagePeriod, time::Month};
+    /// assert_eq!(UsagePeriod::new(2026, Month::March).month(), Month::March);
+    /// ```
     pub fn month(&self) -> Month {
         self.month
     }

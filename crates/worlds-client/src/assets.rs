@@ -59,7 +59,7 @@ fn revision_of(etag: &str) -> Option<u64> {
 ///
 /// ```no_run
 /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-/// # let properties = serde_json::Map::new();
+/// # let properties = worlds_client::serde_json::Map::new();
 /// match client.assets().update_if("asset_1", &properties, 3) {
 ///     Ok(asset) => println!("now at revision {:?}", asset.revision),
 ///     Err(e) => match worlds_client::current_revision(&e) {
@@ -116,6 +116,21 @@ impl<'a> Assets<'a> {
     /// update is not repeated once the server may have acted on it (a repeat would fail
     /// its own condition): after a timeout or a reset the error says so, and the asset's
     /// next event or update shows whether it went through.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::{current_revision, serde_json::{Map, json}};
+    /// let mut properties = Map::new();
+    /// properties.insert("colour".into(), json!("oak"));
+    /// match client.assets().update_if("asset_1", &properties, 7) {
+    ///     Ok(asset) => println!("now at revision {:?}", asset.revision),
+    ///     Err(e) => match current_revision(&e) {
+    ///         Some(now) => println!("someone else changed it first: revision {now}"),
+    ///         None => return Err(e),
+    ///     },
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn update_if(
         &self,
         id: impl Into<AssetId>,

@@ -44,6 +44,13 @@ struct SettingsInner {
 impl Client {
     /// The same client with its realtime channel at `url` instead of the one derived
     /// from the base URL (`https://host/x` gives `wss://host/x/ws/v1/realtime`).
+    ///
+    /// ```
+    /// let client = worlds_client::Client::new("https://worlds.example.com", "key")?
+    ///     .with_realtime_url("wss://realtime.example.com/v1");
+    /// assert_eq!(client.realtime_url(), "wss://realtime.example.com/v1");
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn with_realtime_url(mut self, url: impl Into<String>) -> Client {
         Arc::make_mut(&mut self.settings.inner).realtime_url = Some(url.into());
         self
@@ -51,6 +58,12 @@ impl Client {
 
     /// The realtime channel's URL: the one given, or the base URL with `https` made
     /// `wss` (`http` made `ws`) and `/ws/v1/realtime` added.
+    ///
+    /// ```
+    /// let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// assert_eq!(client.realtime_url(), "wss://worlds.example.com/ws/v1/realtime");
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn realtime_url(&self) -> String {
         if let Some(url) = &self.settings.inner.realtime_url {
             return url.clone();
@@ -71,11 +84,27 @@ impl Client {
     }
 
     /// The worlds: list, iterate, create, get, and their users.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// for world in client.worlds().iter().take(10) {
+    ///     println!("{}", world?.name);
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn worlds(&self) -> Worlds<'_> {
         Worlds::new(self)
     }
 
     /// The assets: update their properties.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::serde_json::{Map, json};
+    /// let properties = Map::from_iter([("lit".to_owned(), json!(true))]);
+    /// client.assets().update("lamp_1", &properties)?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn assets(&self) -> Assets<'_> {
         Assets::new(self)
     }
@@ -103,6 +132,18 @@ impl Client {
 
     /// As [`realtime`](Self::realtime), with the channel's settings adjusted first (its
     /// reconnect policy, ping and silence timers).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use std::time::Duration;
+    /// let mut realtime = client.realtime_with(|config| {
+    ///     config
+    ///         .ping_after(Duration::from_secs(10))
+    ///         .dead_after(Duration::from_secs(30))
+    /// })?;
+    /// realtime.join("world_1")?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn realtime_with(
         &self,
         configure: impl FnOnce(crate::StreamConfig) -> crate::StreamConfig,

@@ -23,6 +23,40 @@
 //! # Ok::<(), worlds_client::Error>(())
 //! ```
 //!
+//! # Behaviour
+//! - **Writes.** Creating a world is never repeated once the server may have acted.
+//!   `assets().update` (a full replace) is retried like any `PUT`; `update_if(id, props,
+//!   revision)` sends `If-Match` and is never repeated (a repeat would fail its own
+//!   condition).
+//! - **Retries.** Reads and `update` are retried on connection failures, 408, 429 (after
+//!   `Retry-After`) and 5xx, twice by default.
+//! - **Checks.** Checked before sending: ids that are not empty (each is encoded into one
+//!   path segment), a page size of 1 to 100.
+//! - **Decoding.** The document shows the paths and little else: only ids are required;
+//!   every record keeps the fields this version does not model in `extra`; unknown event
+//!   types arrive as `Event::Unknown` with the whole message.
+//! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
+//!   request id. A stale revision is `ErrorKind::Conflict` (412 or 409), and
+//!   `current_revision(&err)` says where the asset is now.
+//! - **Limits.** None documented: a 429's `Retry-After` is honoured, and
+//!   `builder().rate_limit(RateLimit::per_minute(n))` paces calls under a limit of your own.
+//! - **Realtime.** Events carry a per-world sequence number: old and repeated ones are
+//!   dropped, a gap makes the client ask for a snapshot of the world's users. After a
+//!   reconnect the client joins every world again; each snapshot is compared with the
+//!   users it knew, and those who came or went meanwhile are reported (`recovered: true`)
+//!   before `Event::Resynced` and `Event::Reconnected`. Asset, object and world changes of
+//!   a gap cannot be rebuilt: re-read what you need after `Resynced`.
+//! - **Configuration.** Bearer by default; `Client::builder().auth(Auth::header("x-api-key",
+//!   key))` sends the key in a header of your choice, on REST calls and on the realtime
+//!   upgrade. `Client::from_env()` reads `WORLDS_BASE_URL` and `WORLDS_API_KEY` (plus
+//!   `WORLDS_REALTIME_URL`, `WORLDS_MAX_RETRIES`, `WORLDS_TIMEOUT_SECS`). `client.raw()`
+//!   reaches anything else with the same auth, retries and errors.
+//! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
+//!   error, and goes only to the base URL's origin and the realtime channel.
+//! - **Logging.** Through the `log` crate, never a key. Keep the `ureq_proto` target below
+//!   `trace`: at trace it dumps the raw bytes of every request, the `Authorization` header
+//!   included.
+//!
 //! The document shows the paths and little else; every choice made where it is silent
 //! is in `docs/worlds.md`. Records keep the fields this version does not model in
 //! `extra`, unknown event types arrive as [`Event::Unknown`], and

@@ -112,6 +112,18 @@ pub enum Event {
 
 impl Event {
     /// The world the event is about, if any.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join("world_1")?;
+    /// realtime.join("world_2")?;
+    /// for event in realtime.by_ref().take(10) {
+    ///     let event = event?;
+    ///     println!("{:?}: {event:?}", event.world_id());
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn world_id(&self) -> Option<&WorldId> {
         match self {
             Event::Joined { world_id, .. }
@@ -376,6 +388,17 @@ impl Realtime {
     /// Joins a world as an observer: its events from now on. Returns once the server
     /// answered with the world's users (delivered first, as [`Event::Joined`]); an error
     /// if there is no such world.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::Event;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join("world_1")?;
+    /// if let Some(Ok(Event::Joined { users, .. })) = realtime.next() {
+    ///     println!("{} users here", users.len());
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn join(&mut self, world: impl Into<WorldId>) -> Result<()> {
         self.join_inner(Join {
             world: world.into(),
@@ -440,6 +463,18 @@ impl Realtime {
 
     /// The next event, waiting at most `timeout`; `None` when none came in time or the
     /// channel has ended ([`is_closed`](Self::is_closed)).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use std::time::Duration;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join("world_1")?;
+    /// match realtime.next_timeout(Duration::from_secs(5)) {
+    ///     Some(event) => println!("{:?}", event?),
+    ///     None => println!("quiet for 5 s"),
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<Event>> {
         let deadline = Instant::now().checked_add(timeout);
         loop {
@@ -458,16 +493,45 @@ impl Realtime {
     }
 
     /// `true` once the channel has ended and every event has been read.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use std::time::Duration;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join("world_1")?;
+    /// while !realtime.is_closed() {
+    ///     if let Some(event) = realtime.next_timeout(Duration::from_secs(1)) {
+    ///         println!("{:?}", event?);
+    ///     }
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.pending.is_empty() && self.inner.is_closed()
     }
 
     /// The channel's counters: reconnects, events received, age of the last message.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let realtime = client.realtime()?;
+    /// let stats = realtime.stats();
+    /// println!("{} reconnects, {} events", stats.reconnects, stats.received);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn stats(&self) -> crate::StreamStats {
         self.inner.stats()
     }
 
     /// Closes the channel (a close handshake, at most 5 s).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join("world_1")?;
+    /// realtime.close();
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn close(&mut self) {
         self.inner.close();
     }

@@ -109,6 +109,11 @@ pub struct WorldObject {
 
 impl WorldObject {
     /// An object of `kind` at `position` (x, y, z).
+    ///
+    /// ```
+    /// let fountain = worlds_client::WorldObject::new("fountain", [0.0, 0.0, 4.5]);
+    /// assert_eq!(fountain.position, Some([0.0, 0.0, 4.5]));
+    /// ```
     pub fn new(kind: impl Into<String>, position: [f64; 3]) -> Self {
         WorldObject {
             kind: kind.into(),
@@ -119,6 +124,12 @@ impl WorldObject {
     }
 
     /// Where it leads: a world id, a URL, or any JSON the service understands.
+    ///
+    /// ```
+    /// use worlds_client::WorldObject;
+    /// let portal = WorldObject::new("portal", [1.0, 0.0, 2.0]).destination("world_harbour");
+    /// assert_eq!(portal.destination, Some("world_harbour".into()));
+    /// ```
     pub fn destination(mut self, destination: impl Into<Value>) -> Self {
         self.destination = Some(destination.into());
         self
@@ -188,6 +199,11 @@ pub struct NewWorld {
 
 impl NewWorld {
     /// A world with a name and a theme.
+    ///
+    /// ```
+    /// let world = worlds_client::NewWorld::new("Harbour", "seaside");
+    /// assert!(world.objects.is_empty());
+    /// ```
     pub fn new(name: impl Into<String>, theme: impl Into<String>) -> Self {
         NewWorld {
             name: name.into(),
@@ -198,12 +214,25 @@ impl NewWorld {
     }
 
     /// Sets the description.
+    ///
+    /// ```
+    /// let world = worlds_client::NewWorld::new("Harbour", "seaside").description("Boats and a lighthouse");
+    /// assert_eq!(world.description.as_deref(), Some("Boats and a lighthouse"));
+    /// ```
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
     /// Adds an object.
+    ///
+    /// ```
+    /// use worlds_client::{NewWorld, WorldObject};
+    /// let world = NewWorld::new("Harbour", "seaside")
+    ///     .object(WorldObject::new("lighthouse", [12.0, 0.0, -3.5]))
+    ///     .object(WorldObject::new("boat", [2.0, 0.0, 1.0]));
+    /// assert_eq!(world.objects.len(), 2);
+    /// ```
     pub fn object(mut self, object: WorldObject) -> Self {
         self.objects.push(object);
         self
@@ -256,17 +285,40 @@ pub struct ListWorlds {
 
 impl ListWorlds {
     /// The first page, the service's page size.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let first = client.worlds().list(&worlds_client::ListWorlds::new())?;
+    /// println!("{} worlds on the first page", first.data.len());
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets the page size (1 to 100).
+    ///
+    /// ```
+    /// let params = worlds_client::ListWorlds::new().limit(100);
+    /// assert_eq!(params.limit, Some(100));
+    /// ```
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
         self
     }
 
     /// Asks for the page `token` names.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::ListWorlds;
+    /// let first = client.worlds().list(&ListWorlds::new().limit(20))?;
+    /// if let Some(token) = first.next_page_token {
+    ///     let second = client.worlds().list(&ListWorlds::new().limit(20).page_token(token))?;
+    ///     println!("{} more", second.data.len());
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
