@@ -2,12 +2,13 @@
 //! than by `ureq` so that credentials go only to the origin they were configured for and
 //! every hop fits in what is left of the call's timeout.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use log::{debug, trace};
 
 use crate::HttpClient;
-use crate::auth::Secret;
+use crate::auth::AuthHeader;
 use crate::error::{ApiError, Error};
 use crate::redact::{Redactor, is_sensitive_header};
 use crate::request::{Body, Content, Method};
@@ -32,9 +33,9 @@ pub(crate) struct Call<'a> {
     pub(crate) method: Method,
     pub(crate) url: String,
     /// The origin of the call's own URL: per-call credential headers go only there.
-    pub(crate) origin: Origin,
+    pub(crate) origin: Cow<'a, Origin>,
     /// The origin of the client's base URL: the client's credentials go only there.
-    pub(crate) base_origin: Option<Origin>,
+    pub(crate) base_origin: Option<&'a Origin>,
     pub(crate) body: Option<Body>,
     /// Headers of this call (per-call options and the builder's own).
     pub(crate) headers: Vec<(String, String)>,
@@ -70,14 +71,16 @@ impl Call<'_> {
 /// Runs one attempt: the request and the redirects it meets.
 pub(crate) fn run(
     call: &Call<'_>,
-    auth: Option<&(String, Secret)>,
+    auth: Option<&AuthHeader<'_>>,
     retries: u32,
 ) -> Result<Answer, Failure> {
     let cfg = &call.client.inner.config;
-    let mut url = call.url.clone();
+    // Borrowed until a redirect gives another URL: a call without redirects copies none.
+    let mut url: Cow<'_, str> = Cow::Borrowed(&call.url);
     let mut method = call.method;
     let mut body = call.body.as_ref();
-    let mut visited = vec![url.clone()];
+    // The URLs of the hops, kept only once there is a redirect.
+    let mut visited: Vec<String> = Vec::new();
     let mut hops = 0u32;
     let fail = |error: Error, outcome: Outcome, hops: u32| Failure {
         error: if hops > 0 {
@@ -98,20 +101,22 @@ pub(crate) fn run(
             return Err(fail(error, Outcome::Final, hops));
         }
         // The call's own URL was parsed once already; only a redirect's needs it.
+        let parsed;
         let origin = if hops == 0 {
-            call.origin.clone()
+            &call.origin
         } else {
-            Origin::parse(&url).map_err(|e| fail(e, Outcome::Final, hops))?
+            parsed = Origin::parse(&url).map_err(|e| fail(e, Outcome::Final, hops))?;
+            &parsed
         };
         // The client's credentials belong to its base URL's origin; a call's own
         // credential headers to the call's URL's origin.
-        let client_credentials = call.base_origin.as_ref() == Some(&origin);
-        let call_credentials = origin == call.origin;
+        let client_credentials = call.base_origin == Some(origin);
+        let call_credentials = *origin == *call.origin;
 
+        // The `User-Agent` is the agent's own (set once when the client was built).
         let mut builder = ureq::http::Request::builder()
             .method(method.as_str())
-            .uri(&url)
-            .header("user-agent", &cfg.user_agent);
+            .uri(url.as_ref());
         let client_headers: &[(String, String)] = if call.client_headers {
             &cfg.headers
         } else {
@@ -124,34 +129,42 @@ pub(crate) fn run(
         {
             builder = builder.header("accept", "application/json");
         }
+        // What the trace line shows, gathered only when it is written.
+        let tracing = log::log_enabled!(log::Level::Trace);
         let mut logged: Vec<(&str, &str)> = vec![];
+        let mut log = |name, value| {
+            if tracing {
+                logged.push((name, value));
+            }
+        };
         if let Some(b) = body {
             builder = builder.header("content-type", &b.content_type);
         }
         if let Some(key) = &call.idempotency_key {
             builder = builder.header("idempotency-key", key);
-            logged.push(("idempotency-key", key));
+            log("idempotency-key", key);
         }
-        let retry_count = retries.to_string();
+        let retry_count;
         if retries > 0 {
+            retry_count = retries.to_string();
             builder = builder.header("x-retry-count", &retry_count);
-            logged.push(("x-retry-count", &retry_count));
+            log("x-retry-count", &retry_count);
         }
         for (k, v) in client_headers {
             if client_credentials || !is_sensitive_header(k) {
                 builder = builder.header(k, v);
-                logged.push((k, v));
+                log(k, v);
             }
         }
         for (k, v) in &call.headers {
             if call_credentials || !is_sensitive_header(k) {
                 builder = builder.header(k, v);
-                logged.push((k, v));
+                log(k, v);
             }
         }
         if let (Some((name, value)), true) = (auth, client_credentials) {
-            builder = builder.header(name, value.expose());
-            logged.push((name, "***"));
+            builder = builder.header(name.as_ref(), value.expose());
+            log(name, "***");
         }
         debug!(
             "--> {method} {} (attempt {})",
@@ -161,7 +174,9 @@ pub(crate) fn run(
         trace!("    headers: {}", crate::redact::format_headers(logged));
 
         let timeouts = Timeouts {
-            connect: call.connect_timeout,
+            // The agent has the client's connect timeout; a call's own is set per request.
+            connect: (call.connect_timeout != cfg.connect_timeout).then_some(call.connect_timeout),
+            agent_connect: cfg.connect_timeout,
             remaining,
             per_read: call.per_read_timeout,
         };
@@ -210,12 +225,20 @@ pub(crate) fn run(
         })?;
         let (parts, response_body) = response.into_parts();
         let status = parts.status.as_u16();
-        let headers = Headers::from_pairs(parts.headers.iter().map(|(k, v)| {
-            (
-                k.as_str().to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        }));
+        // `http` header names are lower case already.
+        let headers = Headers::from_lowercase_pairs(
+            parts
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    let value = match v.to_str() {
+                        Ok(text) => text.to_owned(),
+                        Err(_) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    };
+                    (k.as_str().to_owned(), value)
+                })
+                .collect(),
+        );
         debug!(
             "<-- {status} {method} {} in {:?}{}",
             url::strip_query(&url),
@@ -242,7 +265,7 @@ pub(crate) fn run(
                     hops + 1,
                 )
             };
-            let Some(next) = url::resolve(&url, location) else {
+            let Some(next) = url::resolve(url.as_ref(), location) else {
                 return Err(refuse(location, "the Location header is not a usable URL"));
             };
             if hops >= cfg.max_redirects {
@@ -266,7 +289,7 @@ pub(crate) fn run(
             }
             let keeps_body =
                 !(status == 303 || (matches!(status, 301 | 302) && method != Method::Head));
-            if next_origin != origin {
+            if next_origin != *origin {
                 if call.same_origin_only {
                     return Err(refuse(
                         &next,
@@ -280,6 +303,9 @@ pub(crate) fn run(
                     ));
                 }
             }
+            if visited.is_empty() {
+                visited.push(url.clone().into_owned());
+            }
             if visited.contains(&next) {
                 return Err(refuse(&next, "the redirects go round in a loop"));
             }
@@ -291,7 +317,7 @@ pub(crate) fn run(
             }
             debug!("    redirect {status} to {}", url::strip_query(&next));
             visited.push(next.clone());
-            url = next;
+            url = Cow::Owned(next);
             hops += 1;
             continue;
         }

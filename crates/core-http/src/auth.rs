@@ -2,6 +2,7 @@
 //! with a cached token fetched by one clean request, the auth header each attempt
 //! carries, and [`Secret`], which never prints its value.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -303,6 +304,17 @@ impl Drop for FetchGuard<'_> {
     }
 }
 
+/// An authentication header: its name and value.
+pub(crate) type AuthHeader<'a> = (Cow<'a, str>, Cow<'a, Secret>);
+
+/// The `Authorization` value for a key or token: `Bearer <key>`.
+pub(crate) fn bearer(key: &Secret) -> Secret {
+    let mut value = String::with_capacity("Bearer ".len() + key.expose().len());
+    value.push_str("Bearer ");
+    value.push_str(key.expose());
+    Secret::new(value)
+}
+
 impl TokenCache {
     fn lock(&self) -> MutexGuard<'_, TokenState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -371,15 +383,21 @@ impl crate::HttpClient {
         &self,
         stale: Option<&Secret>,
         deadline: &Deadline,
-    ) -> crate::Result<Option<(String, Secret)>> {
+    ) -> crate::Result<Option<AuthHeader<'_>>> {
         let config = &self.inner.config;
         match &config.auth {
             Auth::None => Ok(None),
+            // Made once, when the client was built.
             Auth::Bearer(key) => Ok(Some((
-                "authorization".into(),
-                Secret::new(format!("Bearer {}", key.expose())),
+                Cow::Borrowed("authorization"),
+                match &self.inner.bearer {
+                    Some(header) => Cow::Borrowed(header),
+                    None => Cow::Owned(bearer(key)),
+                },
             ))),
-            Auth::Header { name, value } => Ok(Some((name.clone(), value.clone()))),
+            Auth::Header { name, value } => {
+                Ok(Some((Cow::Borrowed(name.as_str()), Cow::Borrowed(value))))
+            }
             Auth::OAuth2ClientCredentials(oauth) => {
                 let stale = stale.and_then(|h| h.expose().strip_prefix("Bearer "));
                 let stale = stale.map(Secret::new);
@@ -390,8 +408,8 @@ impl crate::HttpClient {
                     || self.fetch_token(oauth, *deadline),
                 )?;
                 Ok(Some((
-                    "authorization".into(),
-                    Secret::new(format!("Bearer {}", token.expose())),
+                    Cow::Borrowed("authorization"),
+                    Cow::Owned(bearer(&token)),
                 )))
             }
         }

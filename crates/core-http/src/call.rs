@@ -2,6 +2,8 @@
 //! retry policy says stop. Every wait reads the client's clock, so a test can drive a
 //! whole call, waits included, on fake time.
 
+use std::borrow::Cow;
+
 use log::debug;
 
 use crate::HttpClient;
@@ -43,8 +45,17 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
     };
     let base = cfg.base_url.as_deref().unwrap_or_default();
     let target = url::join(base, &rb.path, &rb.query);
-    let origin = Origin::parse(&target)?;
-    origin.check_secure(&target, cfg.allow_insecure_http)?;
+    // A path under the base URL has the base URL's origin, parsed and checked when the
+    // client was built; only an absolute URL is parsed here.
+    let absolute = rb.path.starts_with("https://") || rb.path.starts_with("http://");
+    let origin = match client.inner.base_origin.as_ref() {
+        Some(base) if !absolute => Cow::Borrowed(base),
+        _ => {
+            let origin = Origin::parse(&target)?;
+            origin.check_secure(&target, cfg.allow_insecure_http)?;
+            Cow::Owned(origin)
+        }
+    };
     for (name, value) in &opts.headers {
         crate::wire::check_header(name, value)?;
     }
@@ -82,7 +93,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
         method: rb.method,
         url: target,
         origin,
-        base_origin: client.inner.base_origin.clone(),
+        base_origin: client.inner.base_origin.as_ref(),
         body: rb.body,
         headers: opts.headers,
         client_headers: internal.is_none(),
@@ -97,7 +108,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
 
     // The client's credentials go only to its base URL's origin: a call to an absolute
     // URL elsewhere carries none (and fetches no token).
-    let authenticated = rb.authenticated && call.base_origin.as_ref() == Some(&call.origin);
+    let authenticated = rb.authenticated && call.base_origin == Some(&*call.origin);
     let mut retries = 0u32;
     let mut refreshed_token = false;
     let mut stale = None;
@@ -157,7 +168,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
                 url::strip_query(&call.url)
             );
             refreshed_token = true;
-            stale = Some(used.clone());
+            stale = Some(used.clone().into_owned());
             continue;
         }
         let decision = policy.decide(retries, &outcome, replay, crate::random::unit_f64());

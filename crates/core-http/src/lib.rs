@@ -135,6 +135,8 @@ struct Inner {
     config: config::Config,
     /// The base URL's origin, parsed once: where the client's credentials may go.
     base_origin: Option<url::Origin>,
+    /// `Bearer <key>`, made once for a client with an API key.
+    bearer: Option<auth::Secret>,
     bucket: Option<rate_limit::TokenBucket>,
     tokens: auth::TokenCache,
 }
@@ -152,6 +154,8 @@ impl HttpClient {
             .user_agent(config.user_agent.as_str())
             .https_only(false)
             .max_idle_connections_per_host(16)
+            .timeout_resolve(Some(time::bounded(config.connect_timeout)))
+            .timeout_connect(Some(time::bounded(config.connect_timeout)))
             .tls_config(config.roots.ureq_config())
             .build();
         let agent = ureq::Agent::with_parts(
@@ -169,6 +173,10 @@ impl HttpClient {
                     .base_url
                     .as_deref()
                     .and_then(|b| url::Origin::parse(b).ok()),
+                bearer: match &config.auth {
+                    auth::Auth::Bearer(key) => Some(auth::bearer(key)),
+                    _ => None,
+                },
                 config,
                 bucket,
                 tokens: auth::TokenCache::default(),

@@ -23,9 +23,22 @@ impl Headers {
         Headers {
             pairs: pairs
                 .into_iter()
-                .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                .map(|(mut k, v)| {
+                    k.make_ascii_lowercase();
+                    (k, v)
+                })
                 .collect(),
         }
+    }
+
+    /// Headers whose names are lower case already (as the `http` crate keeps them).
+    pub(crate) fn from_lowercase_pairs(pairs: Vec<(String, String)>) -> Self {
+        debug_assert!(
+            pairs
+                .iter()
+                .all(|(k, _)| !k.bytes().any(|b| b.is_ascii_uppercase()))
+        );
+        Headers { pairs }
     }
 
     /// The first value of a header, by case-insensitive name.

@@ -7,6 +7,13 @@ use crate::error::{Error, Result};
 /// RFC 3986 unreserved characters).
 pub fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    encode_into(&mut out, s);
+    out
+}
+
+/// Appends `s` percent-encoded as [`encode`] does.
+fn encode_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in s.bytes() {
         match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
@@ -14,17 +21,11 @@ pub fn encode(s: &str) -> String {
             }
             _ => {
                 out.push('%');
-                out.push(
-                    char::from_digit(u32::from(b >> 4), 16).map_or('0', |c| c.to_ascii_uppercase()),
-                );
-                out.push(
-                    char::from_digit(u32::from(b & 0xF), 16)
-                        .map_or('0', |c| c.to_ascii_uppercase()),
-                );
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xF)]));
             }
         }
     }
-    out
 }
 
 /// Checks that `url` is an absolute `http://` or `https://` URL with a host, without
@@ -45,7 +46,7 @@ pub fn check_absolute_http(url: &str) -> std::result::Result<(), String> {
         Error::Config(message) => message,
         other => other.to_string(),
     })?;
-    if !matches!(origin.scheme.as_str(), "http" | "https") {
+    if !matches!(origin.scheme, "http" | "https") {
         return Err(format!("{url:?} must be an http(s) URL"));
     }
     Ok(())
@@ -54,7 +55,8 @@ pub fn check_absolute_http(url: &str) -> std::result::Result<(), String> {
 /// The scheme, host and port of a URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Origin {
-    pub(crate) scheme: String,
+    /// `http` or `https`.
+    pub(crate) scheme: &'static str,
     pub(crate) host: String,
     pub(crate) port: u16,
 }
@@ -65,15 +67,14 @@ impl Origin {
         let (scheme, rest) = url
             .split_once("://")
             .ok_or_else(|| Error::config(format!("{url:?} is not an absolute URL")))?;
-        let scheme = scheme.to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "https" => 443,
-            "http" => 80,
-            _ => {
-                return Err(Error::config(format!(
-                    "{url:?} must start with https:// (or http:// for a local server)"
-                )));
-            }
+        let (scheme, default_port) = if scheme.eq_ignore_ascii_case("https") {
+            ("https", 443)
+        } else if scheme.eq_ignore_ascii_case("http") {
+            ("http", 80)
+        } else {
+            return Err(Error::config(format!(
+                "{url:?} must start with https:// (or http:// for a local server)"
+            )));
         };
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
         if authority.contains('@') {
@@ -112,8 +113,14 @@ impl Origin {
         if self.host == "localhost" || self.host.ends_with(".localhost") || self.host == "[::1]" {
             return true;
         }
-        let parts: Vec<&str> = self.host.split('.').collect();
-        parts.len() == 4 && parts[0] == "127" && parts.iter().all(|p| p.parse::<u8>().is_ok())
+        // 127.x.y.z, counted without collecting the parts.
+        let mut parts = 0;
+        self.host.starts_with("127.")
+            && self.host.split('.').all(|p| {
+                parts += 1;
+                p.parse::<u8>().is_ok()
+            })
+            && parts == 4
     }
 
     /// Checks the HTTPS rule: `https`, or `http` to loopback, or `http` when allowed.
@@ -140,12 +147,14 @@ pub(crate) fn strip_query(url: &str) -> &str {
 pub(crate) fn join(base: &str, path: &str, query: &[(String, String)]) -> String {
     let mut url = if path.starts_with("https://") || path.starts_with("http://") {
         path.to_owned()
-    } else if path.is_empty() {
-        base.to_owned()
-    } else if path.starts_with('/') {
-        format!("{base}{path}")
     } else {
-        format!("{base}/{path}")
+        let mut url = String::with_capacity(base.len() + 1 + path.len());
+        url.push_str(base);
+        if !path.is_empty() && !path.starts_with('/') {
+            url.push('/');
+        }
+        url.push_str(path);
+        url
     };
     for (i, (k, v)) in query.iter().enumerate() {
         let sep = if i == 0 && !url.contains('?') {
@@ -154,9 +163,9 @@ pub(crate) fn join(base: &str, path: &str, query: &[(String, String)]) -> String
             '&'
         };
         url.push(sep);
-        url.push_str(&encode(k));
+        encode_into(&mut url, k);
         url.push('=');
-        url.push_str(&encode(v));
+        encode_into(&mut url, v);
     }
     url
 }
@@ -297,7 +306,7 @@ mod tests {
     fn origins_and_loopback() {
         let o = Origin::parse("https://API.example.com/v1").unwrap();
         assert_eq!(
-            (o.scheme.as_str(), o.host.as_str(), o.port),
+            (o.scheme, o.host.as_str(), o.port),
             ("https", "api.example.com", 443)
         );
         for url in [

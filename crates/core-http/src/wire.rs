@@ -23,8 +23,10 @@ pub(crate) enum Mode {
 /// The timeouts of one exchange.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timeouts {
-    /// For resolving and connecting.
-    pub(crate) connect: Duration,
+    /// For resolving and connecting, when the call has its own; `None`: the agent's.
+    pub(crate) connect: Option<Duration>,
+    /// The agent's own connect timeout.
+    pub(crate) agent_connect: Duration,
     /// What is left of the call's budget.
     pub(crate) remaining: Duration,
     /// For each read of a streamed body.
@@ -40,10 +42,20 @@ pub(crate) fn run<S: ureq::AsSendBody>(
     t: Timeouts,
 ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
     let remaining = bounded(t.remaining);
-    let configured = agent
-        .configure_request(request)
-        .timeout_resolve(Some(bounded(t.connect.min(remaining))))
-        .timeout_connect(Some(bounded(t.connect.min(remaining))));
+    let configured = agent.configure_request(request);
+    // In buffered mode the global timeout bounds resolving and connecting too, so the
+    // agent's connect timeout needs no copy per request; a call's own one does.
+    let connect = match (mode, t.connect) {
+        (_, Some(connect)) => Some(connect),
+        (Mode::Streaming, None) => Some(t.agent_connect),
+        (Mode::Buffered, None) => None,
+    };
+    let configured = match connect {
+        Some(connect) => configured
+            .timeout_resolve(Some(bounded(connect.min(remaining))))
+            .timeout_connect(Some(bounded(connect.min(remaining)))),
+        None => configured,
+    };
     let configured = match mode {
         Mode::Buffered => configured.timeout_global(Some(remaining)),
         Mode::Streaming => configured
