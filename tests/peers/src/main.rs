@@ -274,31 +274,48 @@ fn build_costs() -> String {
             "fn main() {\n    let r = ureq::get(\"https://a.example/v1/posts\").call().map(|r| r.status());\n    println!(\"{r:?} {}\", serde_json::json!({\"a\": 1}));\n}\n",
         ),
     ];
-    let mut rows = Vec::new();
-    for (i, (name, deps, main)) in programs.iter().enumerate() {
-        let dir = work.join(format!("p{i}"));
-        std::fs::create_dir_all(dir.join("src")).expect("a folder");
-        std::fs::write(
-            dir.join("Cargo.toml"),
-            format!(
-                "[package]\nname = \"p{i}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[dependencies]\n{deps}\n[workspace]\n"
-            ),
-        )
-        .expect("a manifest");
-        std::fs::write(dir.join("src/main.rs"), main).expect("a program");
-        let cpu = cpu_seconds(&dir, &work.join(format!("target{i}")));
-        rows.push((name, cpu));
+    // Two rounds, the programs taking turns, each build from an empty target folder; the
+    // lower time of each program is kept (a build is only ever slowed by the machine).
+    let mut rows: Vec<(&str, f64)> = programs
+        .iter()
+        .map(|(name, ..)| (*name, f64::MAX))
+        .collect();
+    for round in 0..2 {
+        for (i, (_, deps, main)) in programs.iter().enumerate() {
+            let cpu = build_cpu(&work, i, round, deps, main);
+            rows[i].1 = rows[i].1.min(cpu);
+        }
     }
     let ratio = rows[0].1 / rows[1].1;
     let verdict = if ratio <= 1.3 { "met" } else { "**missed**" };
     format!(
         "\n## Build cost of a program on one client crate\n\n\
 `cargo build --release` of a small program, from an empty target folder each, in the same run; \
-total CPU time (user + system) of the build's processes.\n\n\
+total CPU time (user + system) of the build's processes, the lower of two builds each (the \
+programs taking turns).\n\n\
 | program | CPU time |\n|---|---|\n| {} | {:.1} s |\n| {} | {:.1} s |\n\n\
 Ratio: **{ratio:.2}** (target at most 1.3: {verdict}).\n",
         rows[0].0, rows[0].1, rows[1].0, rows[1].1
     )
+}
+
+/// CPU seconds of one release build of a program with `deps` and `main`, in a fresh
+/// target folder.
+fn build_cpu(work: &Path, i: usize, round: usize, deps: &str, main: &str) -> f64 {
+    let dir = work.join(format!("p{i}"));
+    std::fs::create_dir_all(dir.join("src")).expect("a folder");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"p{i}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[dependencies]\n{deps}\n[workspace]\n"
+        ),
+    )
+    .expect("a manifest");
+    std::fs::write(dir.join("src/main.rs"), main).expect("a program");
+    let target = work.join(format!("target{i}-{round}"));
+    let cpu = cpu_seconds(&dir, &target);
+    let _ = std::fs::remove_dir_all(&target);
+    cpu
 }
 
 /// The CPU seconds (user + system, children included) of a release build of `dir`.
