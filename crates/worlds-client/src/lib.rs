@@ -30,8 +30,9 @@
 //!   condition).
 //! - **Retries.** Reads and `update` are retried on connection failures, 408, 429 (after
 //!   `Retry-After`) and 5xx, twice by default.
-//! - **Checks.** Checked before sending: ids that are not empty (each is encoded into one
-//!   path segment), a page size of 1 to 100.
+//! - **Checks.** Checked before sending: a world's name and theme not blank, each object
+//!   with a type and a finite position, ids that are not empty or `..` (each is encoded into
+//!   one path segment), a page size of 1 to 100.
 //! - **Decoding.** The document shows the paths and little else: only ids are required;
 //!   every record keeps the fields this version does not model in `extra`; unknown event
 //!   types arrive as `Event::Unknown` with the whole message.
