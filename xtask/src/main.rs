@@ -20,8 +20,8 @@ commands:
                clients without their default webhook feature; every test of the workspace
                (property tests included); the end-to-end suite again starting just
                before midnight; a program outside the workspace that depends on one
-               client crate; every benchmark in quick mode; doc tests; docs -D warnings;
-               fixtures --check
+               client crate; every benchmark in quick mode; the dependency budget of
+               the REST-only clients; doc tests; docs -D warnings; fixtures --check
   bench      release-mode benchmarks; writes docs/benchmarks.md (--quick: every one
                small, on the debug build, in under a minute; figures not written)
   demo       a tour of the clients against the local sandbox (no key, no network)
@@ -336,6 +336,7 @@ fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     )?;
 
     quick_benches()?;
+    dependency_budget()?;
 
     let mut doctests = cargo();
     doctests.args(["test", "--workspace", "--all-features", "--doc"]);
@@ -412,7 +413,7 @@ fn fuzz(args: &[String]) -> Result<(), String> {
 }
 
 /// The benchmarks: package, bench target, title.
-const BENCHES: [(&str, &str, &str); 5] = [
+const BENCHES: [(&str, &str, &str); 6] = [
     ("core-http", "transport", "core-http transport vs raw ureq"),
     ("esign-client", "download", "esign 1 GiB download to a file"),
     (
@@ -430,6 +431,7 @@ const BENCHES: [(&str, &str, &str); 5] = [
         "scale",
         "social: 10,000 posts created and iterated",
     ),
+    ("e2e", "limits", "limits: pacing and quotas"),
 ];
 
 /// Every benchmark, small and on the debug build the tests made: they cannot rot unseen.
@@ -489,10 +491,103 @@ fn bench(args: &[String]) -> Result<(), String> {
     let text = fs::read_to_string(&section).map_err(|e| format!("cannot read {section:?}: {e}"))?;
     report.push('\n');
     report.push_str(&text);
+    report.push('\n');
+    report.push_str(&dependency_section()?);
     let out = root().join("docs/benchmarks.md");
     fs::write(&out, report).map_err(|e| format!("cannot write {out:?}: {e}"))?;
     println!("written to {}", out.display());
     Ok(())
+}
+
+/// The most crates a client without streams may pull in (`cargo tree -e normal`, each
+/// counted once, the client itself included), its default features off.
+const DEPENDENCY_BUDGET: usize = 45;
+
+/// The clients without streams: they must stay within [`DEPENDENCY_BUDGET`].
+const REST_CLIENTS: [&str; 4] = [
+    "social-client",
+    "esign-client",
+    "vision-client",
+    "projects-client",
+];
+
+/// Every client, for the dependency table.
+const CLIENTS: [&str; 6] = [
+    "social-client",
+    "esign-client",
+    "vision-client",
+    "projects-client",
+    "trading-client",
+    "worlds-client",
+];
+
+/// How many crates `package` pulls in, itself included, each counted once.
+fn dependency_count(package: &str, default_features: bool) -> Result<usize, String> {
+    let mut tree = cargo();
+    tree.args([
+        "tree", "-q", "-e", "normal", "--prefix", "none", "-p", package,
+    ]);
+    if !default_features {
+        tree.arg("--no-default-features");
+    }
+    let out = tree
+        .output()
+        .map_err(|e| format!("cannot start cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree -p {package} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let crates: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim_end_matches(" (*)").to_owned())
+        .filter(|l| !l.is_empty())
+        .collect();
+    Ok(crates.len())
+}
+
+/// Fails when a client without streams pulls in more than [`DEPENDENCY_BUDGET`] crates.
+fn dependency_budget() -> Result<(), String> {
+    let started = Instant::now();
+    for package in REST_CLIENTS {
+        let count = dependency_count(package, false)?;
+        if count > DEPENDENCY_BUDGET {
+            return Err(format!(
+                "{package} pulls in {count} crates without its default features (budget {DEPENDENCY_BUDGET})"
+            ));
+        }
+    }
+    println!(
+        "ok: dependency budget, at most {DEPENDENCY_BUDGET} crates each ({:.1}s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The benchmarks page's table of what each client pulls in.
+fn dependency_section() -> Result<String, String> {
+    let mut rows = String::new();
+    for package in CLIENTS {
+        let without = dependency_count(package, false)?;
+        let with = dependency_count(package, true)?;
+        let verdict = if !REST_CLIENTS.contains(&package) {
+            "(streams: no budget)"
+        } else if without <= DEPENDENCY_BUDGET {
+            "met"
+        } else {
+            "**missed**"
+        };
+        rows.push_str(&format!(
+            "| `{package}` | {without} | {with} | {verdict} |\n"
+        ));
+    }
+    Ok(format!(
+        "## Dependencies of each client\n\n`cargo tree -e normal`, each crate counted once, the \
+client itself included. Budget for a client without streams, default features off: at most \
+{DEPENDENCY_BUDGET}.\n\n| client | default features off | default features | budget |\n\
+|---|---|---|---|\n{rows}"
+    ))
 }
 
 /// The machine, in a few words: CPU model and count, memory, rustc.

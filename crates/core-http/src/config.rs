@@ -436,8 +436,10 @@ impl<C: ServiceClient> ClientBuilder<C> {
         self
     }
 
-    /// Paces requests with a client-side token bucket shared by all clones of the client.
-    /// Defaults to no limit.
+    /// Paces requests with a client-side token bucket shared by all clones of the client,
+    /// refilled 1 % slower than the rate, so that a request sent as a token comes back
+    /// does not reach the server a moment before the server's own token. Defaults to no
+    /// limit.
     ///
     /// ```
     /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
