@@ -388,6 +388,9 @@ macro_rules! reexports {
         pub use $crate::__private::serde_json;
         /// The date-time crate behind every timestamp (`time::OffsetDateTime`).
         pub use $crate::__private::time;
+        /// RFC 3339 as the service reads and writes it (`timestamp::parse`,
+        /// `timestamp::format`), for times in raw calls and logs.
+        pub use $crate::timestamp;
         pub use $crate::{
             ApiError, Auth, Backoff, ClientBuilder, Clock, Error, ErrorKind, Headers, HttpClient,
             Method, OAuth2Config, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
