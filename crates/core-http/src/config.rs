@@ -213,42 +213,10 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// # Ok::<(), social_client::Error>(())
     /// ```
     pub fn from_env_with(prefix: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        let key_var = format!("{prefix}_API_KEY");
-        let key = var(&key_var);
-        if key.is_none() && !C::OAUTH {
-            return Err(Error::config(format!("{key_var} is not set")));
-        }
-        let builder = Self::new().env_settings_with(prefix, &lookup)?;
-        if let Some(key) = key {
-            return Ok(builder.api_key(key.trim()));
-        }
-        let names = ["CLIENT_ID", "CLIENT_SECRET", "TOKEN_URL"].map(|n| format!("{prefix}_{n}"));
-        let values = names.clone().map(|n| var(&n));
-        match values {
-            [Some(id), Some(secret), Some(url)] => {
-                let mut config = OAuth2Config::new(url.trim(), id.trim(), secret.trim());
-                if let Some(scope) = var(&format!("{prefix}_SCOPE")) {
-                    config = config.with_scope(scope.trim());
-                }
-                Ok(builder.auth(Auth::oauth2(config)))
-            }
-            _ => {
-                let missing: Vec<&str> = names
-                    .iter()
-                    .zip(&values)
-                    .filter(|(_, v)| v.is_none())
-                    .map(|(n, _)| n.as_str())
-                    .collect();
-                Err(Error::config(format!(
-                    "set {key_var}, or {}, {} and {} for OAuth (missing: {})",
-                    names[0],
-                    names[1],
-                    names[2],
-                    missing.join(", ")
-                )))
-            }
-        }
+        Ok(ClientBuilder {
+            config: env_config(Self::new().config, prefix, C::OAUTH, &lookup)?,
+            _client: PhantomData,
+        })
     }
 
     /// Applies `<PREFIX>_BASE_URL` (required), `<PREFIX>_MAX_RETRIES` and
@@ -270,36 +238,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
         prefix: &str,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self> {
-        let url_var = format!("{prefix}_BASE_URL");
-        let url = lookup(&url_var)
-            .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| Error::config(format!("{url_var} is not set")))?;
-        Origin::parse(url.trim())
-            .map_err(|e| Error::config(format!("{url_var} is not a valid URL: {e}")))?;
-        self = self.base_url(url.trim());
-        let retries_var = format!("{prefix}_MAX_RETRIES");
-        if let Some(v) = lookup(&retries_var) {
-            let n: u32 = v.trim().parse().map_err(|_| {
-                Error::config(format!(
-                    "{retries_var} must be a whole number of retries, got {v:?}"
-                ))
-            })?;
-            self.config.retry.max_retries = n;
-        }
-        let timeout_var = format!("{prefix}_TIMEOUT_SECS");
-        if let Some(v) = lookup(&timeout_var) {
-            let secs: f64 = v
-                .trim()
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s < 1e9)
-                .ok_or_else(|| {
-                    Error::config(format!(
-                        "{timeout_var} must be a positive number of seconds, got {v:?}"
-                    ))
-                })?;
-            self.config.timeout = Duration::from_secs_f64(secs);
-        }
+        apply_env_settings(&mut self.config, prefix, &lookup)?;
         Ok(self)
     }
 
@@ -666,32 +605,128 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// # Ok::<(), social_client::Error>(())
     /// ```
     pub fn build(self) -> Result<C> {
-        let base = self.config.base_url.clone().ok_or_else(|| {
-            Error::config(format!(
-                "no base URL: set one with .base_url(..) or {}_BASE_URL; the service has no default",
-                C::ENV_PREFIX
-            ))
-        })?;
-        let origin = Origin::parse(&base)?;
-        origin.check_secure(&base, self.config.allow_insecure_http)?;
-        if let Auth::OAuth2ClientCredentials(oauth) = &self.config.auth {
-            let token_origin = Origin::parse(&oauth.token_url)
-                .map_err(|e| Error::config(format!("the OAuth token URL is invalid: {e}")))?;
-            token_origin.check_secure(&oauth.token_url, self.config.allow_insecure_http)?;
-        }
-        match &self.config.auth {
-            Auth::Bearer(k) | Auth::Header { value: k, .. } if k.is_empty() => {
-                return Err(Error::config("the API key is empty"));
-            }
-            _ => {}
-        }
-        for (name, value) in &self.config.headers {
-            crate::wire::check_header(name, value)?;
-        }
-        let mut config = self.config;
-        config.redactor = Redactor::new(credentials(&config));
+        let config = checked(self.config, C::ENV_PREFIX)?;
         Ok(C::from_http_client(HttpClient::from_config(config)?))
     }
+}
+
+// The bodies of the builder's larger methods, kept out of the generic impl so that they
+// are compiled once in core-http rather than again in every client crate.
+
+/// The configuration read from the environment: [`ClientBuilder::from_env_with`].
+fn env_config(
+    mut config: Config,
+    prefix: &str,
+    oauth: bool,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config> {
+    let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+    let key_var = format!("{prefix}_API_KEY");
+    let key = var(&key_var);
+    if key.is_none() && !oauth {
+        return Err(Error::config(format!("{key_var} is not set")));
+    }
+    apply_env_settings(&mut config, prefix, lookup)?;
+    if let Some(key) = key {
+        config.auth = Auth::bearer(key.trim());
+        return Ok(config);
+    }
+    let names = ["CLIENT_ID", "CLIENT_SECRET", "TOKEN_URL"].map(|n| format!("{prefix}_{n}"));
+    let values = names.clone().map(|n| var(&n));
+    match values {
+        [Some(id), Some(secret), Some(url)] => {
+            let mut oauth = OAuth2Config::new(url.trim(), id.trim(), secret.trim());
+            if let Some(scope) = var(&format!("{prefix}_SCOPE")) {
+                oauth = oauth.with_scope(scope.trim());
+            }
+            Ok(Config {
+                auth: Auth::oauth2(oauth),
+                ..config
+            })
+        }
+        _ => {
+            let missing: Vec<&str> = names
+                .iter()
+                .zip(&values)
+                .filter(|(_, v)| v.is_none())
+                .map(|(n, _)| n.as_str())
+                .collect();
+            Err(Error::config(format!(
+                "set {key_var}, or {}, {} and {} for OAuth (missing: {})",
+                names[0],
+                names[1],
+                names[2],
+                missing.join(", ")
+            )))
+        }
+    }
+}
+
+/// Applies `<PREFIX>_BASE_URL`, `<PREFIX>_MAX_RETRIES` and `<PREFIX>_TIMEOUT_SECS`:
+/// [`ClientBuilder::env_settings_with`].
+fn apply_env_settings(
+    config: &mut Config,
+    prefix: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<()> {
+    let url_var = format!("{prefix}_BASE_URL");
+    let url = lookup(&url_var)
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| Error::config(format!("{url_var} is not set")))?;
+    Origin::parse(url.trim())
+        .map_err(|e| Error::config(format!("{url_var} is not a valid URL: {e}")))?;
+    config.base_url = Some(url.trim().trim_end_matches('/').to_owned());
+    let retries_var = format!("{prefix}_MAX_RETRIES");
+    if let Some(v) = lookup(&retries_var) {
+        let n: u32 = v.trim().parse().map_err(|_| {
+            Error::config(format!(
+                "{retries_var} must be a whole number of retries, got {v:?}"
+            ))
+        })?;
+        config.retry.max_retries = n;
+    }
+    let timeout_var = format!("{prefix}_TIMEOUT_SECS");
+    if let Some(v) = lookup(&timeout_var) {
+        let secs: f64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s < 1e9)
+            .ok_or_else(|| {
+                Error::config(format!(
+                    "{timeout_var} must be a positive number of seconds, got {v:?}"
+                ))
+            })?;
+        config.timeout = Duration::from_secs_f64(secs);
+    }
+    Ok(())
+}
+
+/// The settings checked, the redactor made: [`ClientBuilder::build`].
+fn checked(mut config: Config, prefix: &str) -> Result<Config> {
+    let base = config.base_url.clone().ok_or_else(|| {
+        Error::config(format!(
+            "no base URL: set one with .base_url(..) or {prefix}_BASE_URL; the service has no default"
+        ))
+    })?;
+    let origin = Origin::parse(&base)?;
+    origin.check_secure(&base, config.allow_insecure_http)?;
+    if let Auth::OAuth2ClientCredentials(oauth) = &config.auth {
+        let token_origin = Origin::parse(&oauth.token_url)
+            .map_err(|e| Error::config(format!("the OAuth token URL is invalid: {e}")))?;
+        token_origin.check_secure(&oauth.token_url, config.allow_insecure_http)?;
+    }
+    match &config.auth {
+        Auth::Bearer(k) | Auth::Header { value: k, .. } if k.is_empty() => {
+            return Err(Error::config("the API key is empty"));
+        }
+        _ => {}
+    }
+    for (name, value) in &config.headers {
+        crate::wire::check_header(name, value)?;
+    }
+    config.redactor = Redactor::new(credentials(&config));
+    Ok(config)
 }
 
 /// The credentials a client holds, to keep out of texts.
