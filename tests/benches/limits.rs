@@ -21,13 +21,7 @@ use core_http::{ErrorKind, Sleeper, ThreadSleeper};
 const TARGET_RATIO: f64 = 1.02;
 
 fn main() {
-    let option = |name: &str| {
-        let args: Vec<String> = std::env::args().collect();
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1).cloned())
-    };
-    let quick = std::env::args().any(|a| a == "--quick");
+    let quick = testkit::bench::flag("--quick");
     let calls: u32 = if quick { 160 } else { 300 };
 
     let sandbox = sandbox::Sandbox::start().unwrap();
@@ -101,7 +95,7 @@ retries (target: exactly the quota, `QuotaExceeded`, no retry: {}).\n",
         refusal.kind().unwrap_or(ErrorKind::Other),
         verdict(exact),
     );
-    if let Some(path) = option("--write") {
+    if let Some(path) = testkit::bench::option("--write") {
         std::fs::write(path, section).unwrap();
     }
 }

@@ -125,13 +125,74 @@ pub const DEFAULT_MAX_PAGES: u64 = 10_000;
 /// missing, wrong or huge `total` cannot make it loop forever.
 pub struct OffsetPaginator<T, F> {
     fetch: F,
+    cursor: OffsetCursor<T>,
+    buffer: VecDeque<T>,
+}
+
+/// Where an offset/limit iteration stands, and the stopping rules that
+/// [`OffsetPaginator`] and [`OffsetPages`] share.
+struct OffsetCursor<T> {
     page_size: u32,
     offset: u64,
-    buffer: VecDeque<T>,
     previous: Vec<T>,
     pages: u64,
     max_pages: u64,
     done: bool,
+}
+
+impl<T: Clone + PartialEq> OffsetCursor<T> {
+    fn new(offset: u64, page_size: u32) -> Self {
+        OffsetCursor {
+            page_size: page_size.max(1),
+            offset,
+            previous: Vec::new(),
+            pages: 0,
+            max_pages: DEFAULT_MAX_PAGES,
+            done: false,
+        }
+    }
+
+    /// Fetches the next page with `fetch(offset, limit)`: `None` once the iteration has
+    /// ended, [`Error::TooManyPages`] at the page cap, the fetch's error (which ends it).
+    fn fetch<P>(&mut self, fetch: impl FnOnce(u64, u32) -> Result<P>) -> Option<Result<P>> {
+        if self.done {
+            return None;
+        }
+        if self.pages >= self.max_pages {
+            self.done = true;
+            return Some(Err(Error::TooManyPages { pages: self.pages }));
+        }
+        self.pages += 1;
+        let page = fetch(self.offset, self.page_size);
+        if page.is_err() {
+            self.done = true;
+        }
+        Some(page)
+    }
+
+    /// Takes a fetched page's items in: `false` (and the end) when they repeat the
+    /// previous page's (a server that ignores `offset`); otherwise the offset moves on,
+    /// and an empty or short page, or the server's `total` reached, ends the iteration.
+    fn accept(&mut self, items: &[T], total: Option<u64>) -> bool {
+        if !items.is_empty() && items == self.previous.as_slice() {
+            log::warn!(
+                "the server sent the same page again at offset {}; stopping the iteration",
+                self.offset
+            );
+            self.done = true;
+            return false;
+        }
+        let n = items.len() as u64;
+        self.offset = self.offset.saturating_add(n);
+        let reached_total = total.is_some_and(|t| self.offset >= t);
+        if n == 0 || n < u64::from(self.page_size) || reached_total {
+            self.done = true;
+        } else {
+            self.previous.clear();
+            self.previous.extend_from_slice(items);
+        }
+        true
+    }
 }
 
 impl<T, F> OffsetPaginator<T, F>
@@ -148,25 +209,20 @@ where
     pub fn starting_at(offset: u64, page_size: u32, fetch: F) -> Self {
         OffsetPaginator {
             fetch,
-            page_size: page_size.max(1),
-            offset,
+            cursor: OffsetCursor::new(offset, page_size),
             buffer: VecDeque::new(),
-            previous: Vec::new(),
-            pages: 0,
-            max_pages: DEFAULT_MAX_PAGES,
-            done: false,
         }
     }
 
     /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
     pub fn max_pages(mut self, pages: u64) -> Self {
-        self.max_pages = pages;
+        self.cursor.max_pages = pages;
         self
     }
 
     /// The offset of the next page to fetch.
     pub fn next_offset(&self) -> u64 {
-        self.offset
+        self.cursor.offset
     }
 }
 
@@ -181,36 +237,12 @@ where
         if let Some(item) = self.buffer.pop_front() {
             return Some(Ok(item));
         }
-        if self.done {
-            return None;
-        }
-        if self.pages >= self.max_pages {
-            self.done = true;
-            return Some(Err(Error::TooManyPages { pages: self.pages }));
-        }
-        self.pages += 1;
-        let page = match (self.fetch)(self.offset, self.page_size) {
+        let page = match self.cursor.fetch(&mut self.fetch)? {
             Ok(page) => page,
-            Err(e) => {
-                self.done = true;
-                return Some(Err(e));
-            }
+            Err(e) => return Some(Err(e)),
         };
-        if !page.items.is_empty() && page.items == self.previous {
-            log::warn!(
-                "the server sent the same page again at offset {}; stopping the iteration",
-                self.offset
-            );
-            self.done = true;
+        if !self.cursor.accept(&page.items, page.total) {
             return None;
-        }
-        let n = page.items.len() as u64;
-        self.offset = self.offset.saturating_add(n);
-        let reached_total = page.total.is_some_and(|t| self.offset >= t);
-        if n == 0 || n < u64::from(self.page_size) || reached_total {
-            self.done = true;
-        } else {
-            self.previous.clone_from(&page.items);
         }
         self.buffer.extend(page.items);
         self.buffer.pop_front().map(Ok)
@@ -220,11 +252,11 @@ where
 impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OffsetPaginator")
-            .field("page_size", &self.page_size)
-            .field("offset", &self.offset)
-            .field("pages", &self.pages)
+            .field("page_size", &self.cursor.page_size)
+            .field("offset", &self.cursor.offset)
+            .field("pages", &self.cursor.pages)
             .field("buffered", &self.buffer.len())
-            .field("done", &self.done)
+            .field("done", &self.cursor.done)
             .finish()
     }
 }
@@ -235,12 +267,7 @@ impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
 /// [`max_pages`](Self::max_pages) pages ([`Error::TooManyPages`]).
 pub struct OffsetPages<T, F> {
     fetch: F,
-    page_size: u32,
-    offset: u64,
-    previous: Vec<T>,
-    pages: u64,
-    max_pages: u64,
-    done: bool,
+    cursor: OffsetCursor<T>,
 }
 
 impl<T, F> OffsetPages<T, F>
@@ -252,24 +279,19 @@ where
     pub fn starting_at(offset: u64, page_size: u32, fetch: F) -> Self {
         OffsetPages {
             fetch,
-            page_size: page_size.max(1),
-            offset,
-            previous: Vec::new(),
-            pages: 0,
-            max_pages: DEFAULT_MAX_PAGES,
-            done: false,
+            cursor: OffsetCursor::new(offset, page_size),
         }
     }
 
     /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
     pub fn max_pages(mut self, pages: u64) -> Self {
-        self.max_pages = pages;
+        self.cursor.max_pages = pages;
         self
     }
 
     /// The offset of the next page to fetch.
     pub fn next_offset(&self) -> u64 {
-        self.offset
+        self.cursor.offset
     }
 }
 
@@ -281,32 +303,18 @@ where
     type Item = Result<Page<T>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        if self.pages >= self.max_pages {
-            self.done = true;
-            return Some(Err(Error::TooManyPages { pages: self.pages }));
-        }
-        self.pages += 1;
-        let page = match (self.fetch)(self.offset, self.page_size) {
+        let page = match self.cursor.fetch(&mut self.fetch)? {
             Ok(page) => page,
-            Err(e) => {
-                self.done = true;
-                return Some(Err(e));
-            }
+            Err(e) => return Some(Err(e)),
         };
-        if page.data.is_empty() || page.data == self.previous {
-            self.done = true;
+        // An empty page ends the pages without being one.
+        if page.data.is_empty() {
+            self.cursor.done = true;
             return None;
         }
-        let n = page.data.len() as u64;
-        self.offset = self.offset.saturating_add(n);
-        let reached_total = page.meta.as_ref().is_some_and(|m| self.offset >= m.total);
-        if n < u64::from(self.page_size) || reached_total {
-            self.done = true;
-        } else {
-            self.previous.clone_from(&page.data);
+        let total = page.meta.as_ref().map(|m| m.total);
+        if !self.cursor.accept(&page.data, total) {
+            return None;
         }
         Some(Ok(page))
     }
@@ -315,10 +323,10 @@ where
 impl<T, F> fmt::Debug for OffsetPages<T, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OffsetPages")
-            .field("page_size", &self.page_size)
-            .field("offset", &self.offset)
-            .field("pages", &self.pages)
-            .field("done", &self.done)
+            .field("page_size", &self.cursor.page_size)
+            .field("offset", &self.cursor.offset)
+            .field("pages", &self.cursor.pages)
+            .field("done", &self.cursor.done)
             .finish()
     }
 }
