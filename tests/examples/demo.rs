@@ -47,6 +47,11 @@ impl log::Log for Tally {
     fn flush(&self) {}
 }
 
+/// A figure an answer may not carry: `-` rather than a zero it did not give.
+fn figure<T: std::fmt::Display>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
 fn main() -> anyhow::Result<()> {
     let _ = log::set_logger(&TALLY);
     log::set_max_level(log::LevelFilter::Debug);
@@ -150,12 +155,12 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     step("analytics follow the published posts");
     let stats = client.analytics().overview_for(Period::Week)?;
     println!(
-        "  {}: {} followers, {} impressions, {} clicks ({:.2}% engagement)",
+        "  {}: {} followers, {} impressions, {} clicks ({}% engagement)",
         stats.period,
-        stats.followers,
-        stats.impressions,
-        stats.clicks,
-        stats.engagement_rate * 100.0
+        figure(stats.followers),
+        figure(stats.impressions),
+        figure(stats.clicks),
+        figure(stats.engagement_rate.map(|r| format!("{:.2}", r * 100.0)))
     );
 
     step("iterate every post lazily");
@@ -163,7 +168,8 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     println!(
         "  {count} posts (the page's meta.total says {})",
         page.meta
-            .map_or("nothing".to_owned(), |m| m.total.to_string())
+            .and_then(|m| m.total)
+            .map_or("nothing".to_owned(), |t| t.to_string())
     );
 
     step("disconnect an account");
@@ -217,7 +223,7 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         .posts()
         .list(&ListPosts::new())?
         .meta
-        .map(|m| m.total)
+        .and_then(|m| m.total)
         .unwrap_or(0);
     sandbox.inject(Fault::on("POST", "/social/v1/posts").drop_connection());
     match client
@@ -234,7 +240,7 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         .posts()
         .list(&ListPosts::new())?
         .meta
-        .map(|m| m.total)
+        .and_then(|m| m.total)
         .unwrap_or(0);
     println!("  posts before {before}, after {after}: created once, not twice");
 
@@ -268,7 +274,9 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     println!(
         "  first page: {} projects (the default page size), {} in all",
         page.data.len(),
-        page.meta.map_or("?".to_owned(), |m| m.total.to_string())
+        page.meta
+            .and_then(|m| m.total)
+            .map_or("?".to_owned(), |t| t.to_string())
     );
     let all = client.projects().iter().collect::<Result<Vec<_>, _>>()?;
     println!(
@@ -503,11 +511,10 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     step("a quote, exact to the cent (Decimal, never f64)");
     let quote = client.markets().quotes(&["AAPL"])?.remove(0);
     let price = quote.price;
-    let show = |d: Option<Decimal>| d.map_or("-".to_owned(), |d| d.to_string());
     println!(
         "  AAPL {price} (bid {}, ask {})",
-        show(quote.bid),
-        show(quote.ask)
+        figure(quote.bid),
+        figure(quote.ask)
     );
 
     step("open the stream and subscribe to fills and orders");
@@ -525,8 +532,8 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         market.id,
         market.client_order_id,
         market.status,
-        market.filled_qty,
-        show(market.filled_avg_price)
+        figure(market.filled_qty),
+        figure(market.filled_avg_price)
     );
     if let Event::Fill(fill) = wait_for(&mut stream, "fill", &|e| matches!(e, Event::Fill(_)))? {
         println!(
@@ -678,16 +685,19 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     let account = client.account().get()?;
     println!(
         "  cash {} {}, buying power {}, equity {}",
-        account.cash, account.currency, account.buying_power, account.equity
+        figure(account.cash),
+        account.currency.as_deref().unwrap_or(""),
+        figure(account.buying_power),
+        figure(account.equity)
     );
     for p in &account.positions {
         println!(
             "  {:<5} {:>4} at {} (now {}, P/L {})",
             p.symbol,
-            p.qty,
-            p.avg_entry_price,
-            p.current_price.map(|d| d.to_string()).unwrap_or_default(),
-            p.unrealized_pl
+            figure(p.qty),
+            figure(p.avg_entry_price),
+            figure(p.current_price),
+            figure(p.unrealized_pl)
         );
     }
     Ok(())

@@ -53,7 +53,7 @@ fn create_250_iterate_delete_some_iterate_again() {
     let meta = first.meta.unwrap();
     assert_eq!(
         (meta.total, meta.limit, meta.offset),
-        (250, Some(20), Some(0))
+        (Some(250), Some(20), Some(0))
     );
     let last = client
         .projects()

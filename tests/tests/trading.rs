@@ -69,7 +69,7 @@ fn every_order_kind_is_placed_on_paper() {
         ))
         .unwrap();
     assert_eq!(market.status, OrderStatus::Filled);
-    assert_eq!(market.filled_qty, d("10"));
+    assert_eq!(market.filled_qty, Some(d("10")));
     assert_eq!(
         market.filled_avg_price,
         Some(price + d("0.01")),
@@ -85,7 +85,8 @@ fn every_order_kind_is_placed_on_paper() {
         ))
         .unwrap();
     assert_eq!(notional.status, OrderStatus::Filled);
-    assert!(notional.filled_qty > Decimal::ZERO && notional.filled_qty < d("100"));
+    let filled = notional.filled_qty.unwrap();
+    assert!(filled > Decimal::ZERO && filled < d("100"));
 
     let kinds = [
         OrderRequest::limit("AAPL", Side::Buy, d("1"), below).time_in_force(TimeInForce::Gtc),
@@ -161,13 +162,13 @@ fn every_order_kind_is_placed_on_paper() {
         "the resting kinds, the bracket (exits working) and the OCO pair"
     );
     let account = client.account().get().unwrap();
-    assert!(account.cash < d("100000"));
+    assert!(account.cash.unwrap() < d("100000"));
     let aapl = account
         .positions
         .iter()
         .find(|p| p.symbol == "AAPL")
         .unwrap();
-    assert_eq!(aapl.qty, d("12"));
+    assert_eq!(aapl.qty, Some(d("12")));
 }
 
 #[test]
@@ -209,7 +210,7 @@ fn large_orders_fill_partially_and_buying_power_is_enforced() {
         .unwrap_or_else(|e| panic!("{e}"));
     // 1,000 shares a minute: the rest fills as the clock moves.
     assert_eq!(order.status, OrderStatus::PartiallyFilled);
-    assert_eq!(order.filled_qty, d("1000"));
+    assert_eq!(order.filled_qty, Some(d("1000")));
     sandbox.advance(Duration::from_secs(120));
     assert_eq!(
         client.orders().get(&order.id).unwrap().status,

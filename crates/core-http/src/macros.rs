@@ -2,7 +2,8 @@
 //! newtypes, and string enums that keep unknown values.
 
 /// Declares an identifier newtype over `String`: `Display`, `as_str`, `From<&str>`,
-/// `From<String>`, `AsRef<str>`, transparent serde, and `segment()`, the one place an id
+/// `From<String>`, `AsRef<str>`, serde as a JSON string (read from a string or from an
+/// integer, kept as its exact digits), and `segment()`, the one place an id
 /// becomes part of a path: percent-encoded, and refused before anything is sent when it
 /// is empty or would change the path (`.`, `..`).
 ///
@@ -14,6 +15,8 @@
 /// let id = PostId::from("post_1");
 /// assert_eq!(id.to_string(), "post_1");
 /// assert_eq!(serde_json::to_string(&id).unwrap(), "\"post_1\"");
+/// // An id sent as a JSON integer keeps its exact digits.
+/// assert_eq!(serde_json::from_str::<PostId>("12345").unwrap(), PostId::from("12345"));
 /// assert_eq!(PostId::from("a/b").segment().unwrap(), "a%2Fb");
 /// assert!(PostId::from("").segment().is_err());
 /// ```
@@ -90,7 +93,9 @@ macro_rules! string_id {
 
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
-                <String as $crate::__private::serde::Deserialize>::deserialize(d).map($name)
+                // A JSON string, or an integer kept as its exact decimal text: the
+                // documents do not fix an id's JSON type.
+                $crate::de::text(d).map($name)
             }
         }
     };

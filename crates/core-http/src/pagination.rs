@@ -27,9 +27,14 @@ pub struct Page<T> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PageMeta {
-    /// How many items there are in all (a negative or non-numeric value reads as 0).
-    #[serde(default, deserialize_with = "crate::de::u64")]
-    pub total: u64,
+    /// How many items there are in all, when the server said. A negative, fractional or
+    /// non-numeric total is a decode error, never a total to stop at.
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub total: Option<u64>,
     /// The page size used.
     #[serde(
         default,
@@ -49,7 +54,7 @@ pub struct PageMeta {
 impl<T> From<Page<T>> for OffsetPage<T> {
     fn from(page: Page<T>) -> Self {
         OffsetPage {
-            total: page.meta.map(|m| m.total),
+            total: page.meta.and_then(|m| m.total),
             items: page.data,
         }
     }
@@ -312,7 +317,7 @@ where
             self.cursor.done = true;
             return None;
         }
-        let total = page.meta.as_ref().map(|m| m.total);
+        let total = page.meta.as_ref().and_then(|m| m.total);
         if !self.cursor.accept(&page.data, total) {
             return None;
         }
@@ -554,7 +559,7 @@ mod tests {
         Page {
             data: items.to_vec(),
             meta: total.map(|t| PageMeta {
-                total: t,
+                total: Some(t),
                 limit: None,
                 offset: None,
             }),

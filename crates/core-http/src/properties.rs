@@ -11,6 +11,20 @@ use crate::redact::Redactor;
 use crate::request::Method;
 use crate::response::{Headers, Response};
 
+/// Reads `text` as an exact `T`: the value `want` when it fits, a decode error when not,
+/// and never any other value.
+fn check_integer<T>(text: &str, want: Option<T>) -> Result<(), TestCaseError>
+where
+    T: crate::de::Number + PartialEq + std::fmt::Debug,
+{
+    let read = serde_json::from_str::<crate::de::Exact<T>>(text);
+    match want {
+        Some(v) => prop_assert_eq!(read.ok().and_then(|e| e.0), Some(v), "{}", text),
+        None => prop_assert!(read.is_err(), "{} read as {:?}", text, read.ok()),
+    }
+    Ok(())
+}
+
 /// Any JSON value, a few levels deep, with the awkward numbers servers send.
 fn json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -115,24 +129,74 @@ proptest! {
     }
 
     #[test]
-    fn lenient_numbers_never_fail(value in json()) {
+    fn number_readers_never_panic_and_lenient_never_fails(value in json()) {
         let text = value.to_string();
         prop_assert!(serde_json::from_str::<crate::de::Lenient<u64>>(&text).is_ok());
         prop_assert!(serde_json::from_str::<crate::de::Lenient<i64>>(&text).is_ok());
         prop_assert!(serde_json::from_str::<crate::de::Lenient<f64>>(&text).is_ok());
+        let _ = serde_json::from_str::<crate::de::Exact<u32>>(&text);
+        let _ = serde_json::from_str::<crate::de::Exact<u64>>(&text);
     }
 
     #[test]
-    fn integers_in_any_form_read_back(n in any::<i32>(), form in 0u8..3) {
+    fn integers_read_back_exactly_in_every_form_or_fail(n in any::<i128>(), form in 0u8..3) {
+        let n = match form {
+            // An integer field reads an integral float only below 10^15 (de.rs).
+            1 => n % 1_000_000_000_000_000,
+            _ => n,
+        };
         let text = match form {
             0 => n.to_string(),
             1 => format!("{n}.0"),
             _ => format!("\"{n}\""),
         };
-        let read: crate::de::Lenient<i64> = serde_json::from_str(&text).unwrap();
-        prop_assert_eq!(read.0, Some(i64::from(n)));
-        let unsigned: crate::de::Lenient<u64> = serde_json::from_str(&text).unwrap();
-        prop_assert_eq!(unsigned.0, Some(u64::try_from(n).unwrap_or(0)));
+        check_integer::<u32>(&text, u32::try_from(n).ok())?;
+        check_integer::<u64>(&text, u64::try_from(n).ok())?;
+        check_integer::<i64>(&text, i64::try_from(n).ok())?;
+    }
+
+    #[test]
+    fn integers_at_the_type_boundaries(offset in -3i128..=3, form in 0u8..2) {
+        for bound in [
+            0i128,
+            i128::from(u32::MAX),
+            i128::from(u64::MAX),
+            i128::from(i64::MAX),
+            i128::from(i64::MIN),
+        ] {
+            let n = bound + offset;
+            let text = if form == 0 { n.to_string() } else { format!("\"{n}\"") };
+            check_integer::<u32>(&text, u32::try_from(n).ok())?;
+            check_integer::<u64>(&text, u64::try_from(n).ok())?;
+            check_integer::<i64>(&text, i64::try_from(n).ok())?;
+        }
+    }
+
+    #[test]
+    fn fractions_are_never_truncated_into_integers(whole in -1_000_000i64..1_000_000, frac in 1u32..1000) {
+        let text = format!("{whole}.{frac:03}");
+        prop_assert!(serde_json::from_str::<crate::de::Exact<i64>>(&text).is_err(), "{}", text);
+        prop_assert!(serde_json::from_str::<crate::de::Exact<u64>>(&text).is_err(), "{}", text);
+        let f: crate::de::Exact<f64> = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(f.0, text.parse::<f64>().ok());
+    }
+
+    #[test]
+    fn ids_of_both_forms_keep_their_exact_text(n in any::<u64>(), neg in any::<i64>(), s in "[a-z0-9_]{1,20}") {
+        crate::string_id! {
+            /// An id for the test.
+            struct TestId;
+        }
+        let from_int: TestId = serde_json::from_str(&n.to_string()).unwrap();
+        prop_assert_eq!(from_int.as_str(), n.to_string());
+        let from_neg: TestId = serde_json::from_str(&neg.to_string()).unwrap();
+        prop_assert_eq!(from_neg.as_str(), neg.to_string());
+        let from_text: TestId = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        prop_assert_eq!(&from_text, &TestId::new(s.clone()));
+        // A numeric id is a path segment like any other.
+        prop_assert_eq!(from_int.segment().unwrap(), n.to_string());
+        // Written back, an id is always a JSON string.
+        prop_assert_eq!(serde_json::to_string(&from_int).unwrap(), format!("\"{n}\""));
     }
 
     #[test]

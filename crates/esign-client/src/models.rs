@@ -71,7 +71,7 @@ pub struct Document {
     /// Its id.
     pub id: DocumentId,
     /// Its name.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
     pub name: String,
     /// Where it stands (an empty `Unknown` when the server gave none).
     #[serde(default)]
@@ -111,7 +111,7 @@ pub struct Document {
 #[non_exhaustive]
 pub struct Signer {
     /// Their name.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
     pub name: String,
     /// Their email address.
     #[serde(default, deserialize_with = "core_http::de::or_default")]

@@ -24,7 +24,10 @@ fn main() -> anyhow::Result<()> {
     );
 
     let page = projects.list(&ListParams::new().limit(10))?;
-    let total = page.meta.map(|m| m.total).unwrap_or(page.data.len() as u64);
+    let total = page
+        .meta
+        .and_then(|m| m.total)
+        .unwrap_or(page.data.len() as u64);
     println!(
         "{total} projects in all; the first page has {}",
         page.data.len()

@@ -62,7 +62,7 @@ fn main() {
             .list(&ListPosts::new().limit(1))
             .unwrap()
             .meta
-            .map(|m| m.total);
+            .and_then(|m| m.total);
         assert_eq!(total, Some(n as u64));
         drop(child.stdin.take());
         let _ = child.wait();

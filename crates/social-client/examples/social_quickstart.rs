@@ -7,6 +7,11 @@ mod common;
 
 use social_client::{ListPosts, NewPost, Platform};
 
+/// A figure the answer may not carry: `?` rather than a zero it did not give.
+fn figure<T: std::fmt::Display>(value: Option<T>) -> String {
+    value.map_or_else(|| "?".to_owned(), |v| v.to_string())
+}
+
 fn main() -> anyhow::Result<()> {
     let (client, _sandbox) = common::client()?;
 
@@ -22,7 +27,10 @@ fn main() -> anyhow::Result<()> {
     }
 
     let page = client.posts().list(&ListPosts::new().limit(10))?;
-    let total = page.meta.map(|m| m.total).unwrap_or(page.data.len() as u64);
+    let total = page
+        .meta
+        .and_then(|m| m.total)
+        .unwrap_or(page.data.len() as u64);
     println!("{total} posts in all; first page has {}", page.data.len());
 
     let tomorrow = social_client::OffsetDateTime::now_utc() + time::Duration::days(1);
@@ -39,12 +47,12 @@ fn main() -> anyhow::Result<()> {
 
     let stats = client.analytics().overview()?;
     println!(
-        "analytics ({}): {} followers, {} impressions, {} clicks, {:.2}% engagement",
+        "analytics ({}): {} followers, {} impressions, {} clicks, {}% engagement",
         stats.period,
-        stats.followers,
-        stats.impressions,
-        stats.clicks,
-        stats.engagement_rate * 100.0
+        figure(stats.followers),
+        figure(stats.impressions),
+        figure(stats.clicks),
+        figure(stats.engagement_rate.map(|r| format!("{:.2}", r * 100.0)))
     );
     Ok(())
 }

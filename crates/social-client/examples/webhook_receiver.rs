@@ -92,7 +92,7 @@ fn handle(mut request: tiny_http::Request, secret: &str) {
                 }
                 Event::AnalyticsUpdated(stats) => println!(
                     "verified analytics.updated: {} impressions",
-                    stats.impressions
+                    stats.impressions.map_or("?".into(), |n| n.to_string())
                 ),
                 other => println!("verified {}: {other:?}", other.event_type()),
             }

@@ -19,22 +19,40 @@ core_http::string_enum! {
     }
 }
 
-/// Engagement figures over a reporting window.
+/// Engagement figures over a reporting window. Each figure is an `Option`: `None` when the
+/// answer does not carry it, never a zero in its place; a figure that is out of its type's
+/// range (a negative or 2^70 follower count) or not a number is a decode error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct AnalyticsOverview {
-    /// Followers across the connected accounts.
-    #[serde(default, deserialize_with = "core_http::de::u64")]
-    pub followers: u64,
-    /// Clicks divided by impressions (0.0 to 1.0).
-    #[serde(default, deserialize_with = "core_http::de::f64")]
-    pub engagement_rate: f64,
-    /// Times the posts were shown.
-    #[serde(default, deserialize_with = "core_http::de::u64")]
-    pub impressions: u64,
-    /// Clicks on the posts.
-    #[serde(default, deserialize_with = "core_http::de::u64")]
-    pub clicks: u64,
+    /// Followers across the connected accounts; `None` when the answer does not carry it.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub followers: Option<u64>,
+    /// Clicks divided by impressions (0.0 to 1.0); `None` when the answer does not carry it.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_f64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub engagement_rate: Option<f64>,
+    /// Times the posts were shown; `None` when the answer does not carry it.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub impressions: Option<u64>,
+    /// Clicks on the posts; `None` when the answer does not carry it.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub clicks: Option<u64>,
     /// The window the figures cover (empty `Unknown` when the server gave none).
     #[serde(default)]
     pub period: Period,

@@ -12,7 +12,9 @@
 //!     println!("{} {:?} {}", post.id, post.platform, post.status);
 //! }
 //! let stats = client.analytics().overview()?;
-//! println!("{} impressions, {:.1}% engagement", stats.impressions, stats.engagement_rate * 100.0);
+//! if let (Some(shown), Some(rate)) = (stats.impressions, stats.engagement_rate) {
+//!     println!("{shown} impressions, {:.1}% engagement", rate * 100.0);
+//! }
 //! # Ok::<(), social_client::Error>(())
 //! ```
 //!
@@ -30,7 +32,10 @@
 //!   size of 1 to 100.
 //! - **Decoding.** Unknown fields are ignored; unknown platforms, statuses and periods are
 //!   kept as `Unknown("...")`; accounts keep undocumented fields in `extra`. Timestamps are
-//!   `time::OffsetDateTime`, sent in UTC with a `Z`.
+//!   `time::OffsetDateTime`, sent in UTC with a `Z`. Counts decode exactly or fail: a
+//!   follower count that is negative, fractional or beyond its type is a decode error,
+//!   never clamped; a figure the answer does not carry is `None`, never zero; a negative
+//!   `meta.total` is an error, not a total. Ids sent as JSON integers keep their digits.
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id; `error.kind()` sorts them (`BadRequest`, `NotFound`, `RateLimited`, ...).
 //!   Disconnecting an account that is not connected is `ErrorKind::NotFound`.

@@ -42,7 +42,8 @@ pub enum Kind {
     Id,
     /// A string from a set the service may extend: one of these, or another word.
     Word(&'static [&'static str]),
-    /// An "integer": any JSON integer, negative ones too, or an integral float.
+    /// An "integer" count: a JSON integer from 0 to `u32::MAX`, an integral float or a
+    /// numeric string.
     Integer,
     /// A "number": any finite JSON number.
     Number,
@@ -51,7 +52,7 @@ pub enum Kind {
     Decimal,
     /// An ISO 8601 UTC timestamp.
     Timestamp,
-    /// An array of `n` integers.
+    /// An array of `n` integers, negative ones too (coordinates).
     Integers(usize),
     /// An array of strings.
     Texts,
@@ -89,10 +90,24 @@ pub fn optional(name: &'static str, kind: Kind) -> Field {
     }
 }
 
+/// A count, as the documents' "integer" fields are: any JSON integer from 0 to
+/// `u32::MAX` (the smallest integer type a client uses for one), an integral float, or a
+/// numeric string. Out-of-range, negative and fractional values are not counts: the
+/// clients refuse them (core-http's `de`), and their own tests say so.
 fn integer() -> BoxedStrategy<Value> {
     prop_oneof![
-        any::<i64>().prop_map(Value::from),
+        (0u64..=u64::from(u32::MAX)).prop_map(Value::from),
         (0u64..1_000_000).prop_map(Value::from),
+        (0i64..1_000).prop_map(|n| Value::from(n as f64)),
+        (0u64..1_000_000).prop_map(|n| Value::String(n.to_string())),
+    ]
+    .boxed()
+}
+
+/// An integer that may be negative (a coordinate), as a JSON integer or integral float.
+fn signed_integer() -> BoxedStrategy<Value> {
+    prop_oneof![
+        any::<i32>().prop_map(Value::from),
         (-1_000i64..1_000).prop_map(|n| Value::from(n as f64)),
     ]
     .boxed()
@@ -143,7 +158,7 @@ fn value(kind: &Kind) -> BoxedStrategy<Value> {
                 ))
             })
             .boxed(),
-        Kind::Integers(n) => prop::collection::vec(integer(), *n..=*n)
+        Kind::Integers(n) => prop::collection::vec(signed_integer(), *n..=*n)
             .prop_map(Value::Array)
             .boxed(),
         Kind::Texts => prop::collection::vec("\\PC{0,8}".prop_map(Value::String), 0..4)

@@ -23,12 +23,17 @@ fn show(order: &Order) {
         "  {} {} {} {} {}{price}: {} ({} filled)",
         order.id,
         order.side,
-        order.qty.unwrap_or_default(),
+        order.qty.map(|q| q.to_string()).unwrap_or_default(),
         order.symbol,
         order.order_type,
         order.status,
-        order.filled_qty
+        order.filled_qty.unwrap_or_default()
     );
+}
+
+/// A figure the answer may not carry: `?` rather than a zero it did not give.
+fn money(value: Option<trading_client::Decimal>) -> String {
+    value.map_or_else(|| "?".to_owned(), |v| v.to_string())
 }
 
 fn main() -> anyhow::Result<()> {
@@ -80,9 +85,9 @@ fn main() -> anyhow::Result<()> {
     let account = client.account().get()?;
     println!(
         "cash {} {}, equity {}, {} open position(s)",
-        account.cash,
-        account.currency,
-        account.equity,
+        money(account.cash),
+        account.currency.as_deref().unwrap_or(""),
+        money(account.equity),
         account.positions.len()
     );
     Ok(())

@@ -68,7 +68,9 @@ fn main() -> anyhow::Result<()> {
                 return Err(e.into());
             }
         };
-        writeln!(file, "{},{},{},{},{},{}", b.t, b.o, b.h, b.l, b.c, b.v)?;
+        // An empty cell when the bar carries no volume, never a 0 it did not give.
+        let volume = b.v.map(|v| v.to_string()).unwrap_or_default();
+        writeln!(file, "{},{},{},{},{},{volume}", b.t, b.o, b.h, b.l, b.c)?;
         written += 1;
         if written.is_multiple_of(1000) {
             bar.set_position(minutes(b.t));

@@ -20,28 +20,52 @@ core_http::string_enum! {
     }
 }
 
-/// The account's money and holdings.
+/// The account's money and holdings. The documents name the account's fields but not
+/// their shape, so every money figure is an `Option`: `None` when the answer does not
+/// carry it, a decode error when it carries something that is not exactly a number, and
+/// never a zero standing in for a figure the service did not give.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Account {
-    /// Its id, when the service gives one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Its id, when the service gives one (a JSON integer is kept as its digits).
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub id: Option<String>,
     /// Whether it can trade.
     #[serde(default)]
     pub status: AccountStatus,
-    /// Its currency (`USD`).
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
-    pub currency: String,
-    /// Cash.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub cash: Decimal,
-    /// What can be spent on new buys (cash not promised to open orders).
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub buying_power: Decimal,
-    /// Cash plus the market value of the positions.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub equity: Decimal,
+    /// Its currency (`USD`), when given.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub currency: Option<String>,
+    /// Cash; `None` when the answer does not say (never a zero in its place).
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cash: Option<Decimal>,
+    /// What can be spent on new buys (cash not promised to open orders); `None` when
+    /// the answer does not say.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub buying_power: Option<Decimal>,
+    /// Cash plus the market value of the positions; `None` when the answer does not say.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub equity: Option<Decimal>,
     /// The positions held.
     #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub positions: Vec<Position>,
@@ -51,21 +75,38 @@ pub struct Account {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Position {
-    /// The symbol.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    /// The symbol (empty when not given).
+    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
     pub symbol: String,
-    /// Shares held (negative when short).
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub qty: Decimal,
-    /// The average price paid.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub avg_entry_price: Decimal,
-    /// What the shares are worth now.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub market_value: Decimal,
-    /// Gain or loss not yet realised.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub unrealized_pl: Decimal,
+    /// Shares held, negative when short; `None` when the answer does not say, never a
+    /// position of zero.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub qty: Option<Decimal>,
+    /// The average price paid, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub avg_entry_price: Option<Decimal>,
+    /// What the shares are worth now, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub market_value: Option<Decimal>,
+    /// Gain or loss not yet realised, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unrealized_pl: Option<Decimal>,
     /// The current price, when given.
     #[serde(
         default,
@@ -91,7 +132,9 @@ impl<'a> AccountHandle<'a> {
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// let account = client.account().get()?;
-    /// println!("{} {} buying power", account.buying_power, account.currency);
+    /// if let Some(power) = account.buying_power {
+    ///     println!("{power} buying power");
+    /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn get(&self) -> Result<Account> {

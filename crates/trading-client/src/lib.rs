@@ -40,7 +40,12 @@
 //! - **Decoding.** Exact money: every price, quantity and amount is a `Decimal`, read from
 //!   the exact text of the JSON number or string and written as exact decimal text
 //!   (`187.10`, never `187.1000000001` or `1e-7`). A quote without a readable price is an
-//!   error, not a zero.
+//!   error, not a zero. Money the answer does not carry is `None` (an account's cash,
+//!   buying power and equity, a position's quantity and prices, an order's filled quantity
+//!   and price), never a zero; money that is there but not exactly a `Decimal` (a word,
+//!   more than 28 decimal places, beyond 7.9e28) is a decode error. An execution without
+//!   its quantity or price reaches the stream as an error naming the order, never as a fill
+//!   of zero. Ids sent as JSON integers keep their digits.
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id; a refused stream says which environment (paper or live) refused.
 //! - **Limits.** `builder().rate_limit(Plan::Free)` paces calls under 200 a minute;

@@ -74,7 +74,7 @@ pub struct Quote {
 
 /// An OHLCV bar (open, high, low, close, volume) starting at `t`. Its time and four
 /// prices are needed to be a bar at all: one without them, or with a price that is not a
-/// number, is a decode error rather than a zero. The volume defaults to 0.
+/// number, is a decode error rather than a zero. The volume is `None` when not given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Bar {
@@ -97,9 +97,13 @@ pub struct Bar {
     /// The last price.
     #[serde(deserialize_with = "crate::money::required_decimal")]
     pub c: Decimal,
-    /// Shares traded.
-    #[serde(default, deserialize_with = "core_http::de::u64")]
-    pub v: u64,
+    /// Shares traded, when given.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub v: Option<u64>,
 }
 
 /// A level of an order book.
@@ -109,9 +113,13 @@ pub struct Level {
     /// The price.
     #[serde(deserialize_with = "crate::money::required_decimal")]
     pub price: Decimal,
-    /// Shares at that price.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub size: Decimal,
+    /// Shares at that price, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub size: Option<Decimal>,
 }
 
 /// An order book: the best bids (highest first) and asks (lowest first).
@@ -149,9 +157,13 @@ pub struct Trade {
     /// The price.
     #[serde(deserialize_with = "crate::money::required_decimal")]
     pub price: Decimal,
-    /// Shares traded.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub size: Decimal,
+    /// Shares traded, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub size: Option<Decimal>,
     /// When.
     #[serde(
         default,

@@ -4,13 +4,13 @@
 //! feature is involved: reading goes through `serde_json`'s `RawValue`, writing through
 //! the small JSON writer here.
 
-use std::str::FromStr;
-
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-/// Parses a JSON number's or string's text as a decimal, exactly.
+/// Parses a JSON number's or string's text as a decimal, exactly: `None` when it is not
+/// a number, or when it has more digits than a `Decimal` holds (28 after the point, about
+/// 7.9e28 in all), so that a value is never rounded on the way in.
 pub(crate) fn parse(raw: &str) -> Option<Decimal> {
     let text = raw.trim();
     let text = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
@@ -20,28 +20,38 @@ pub(crate) fn parse(raw: &str) -> Option<Decimal> {
     if text.is_empty() {
         return None;
     }
-    Decimal::from_str(text)
-        .or_else(|_| Decimal::from_scientific(text))
-        .ok()
+    if text.contains(['e', 'E']) {
+        // `from_scientific` refuses what it cannot hold exactly; check anyway that the
+        // digits survived (a mantissa with more digits than 96 bits is cut).
+        let value = Decimal::from_scientific(text).ok()?;
+        let (mantissa, _) = text.split_once(['e', 'E'])?;
+        let significant = |s: &str| {
+            s.trim_start_matches(['+', '-'])
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect::<String>()
+                .trim_start_matches('0')
+                .trim_end_matches('0')
+                .to_owned()
+        };
+        return (significant(mantissa) == significant(&value.to_string())).then_some(value);
+    }
+    Decimal::from_str_exact(text).ok()
 }
 
-/// Reads a required decimal (a JSON number or numeric string); `null` or anything else
-/// reads as zero, so one odd value never throws away a whole answer.
-pub(crate) fn decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-    Ok(opt_decimal(d)?.unwrap_or_default())
-}
-
-/// Reads a decimal the documents promise (a quote's price): a JSON number or numeric
-/// string; `null`, a missing value or anything else is an error rather than a zero
-/// someone might trade on.
+/// Reads a decimal an answer must carry (a quote's price, a fill's quantity): a JSON
+/// number or numeric string; `null`, a missing value or anything else is an error rather
+/// than a zero someone might trade on.
 pub(crate) fn required_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
     let raw: Box<RawValue> = Box::deserialize(d)?;
-    parse(raw.get()).ok_or_else(|| {
-        serde::de::Error::custom(format_args!(
-            "expected a decimal number, found {}",
-            excerpt(raw.get())
-        ))
-    })
+    parse(raw.get()).ok_or_else(|| not_a_decimal(raw.get()))
+}
+
+fn not_a_decimal<E: serde::de::Error>(raw: &str) -> E {
+    E::custom(format_args!(
+        "expected a decimal number, found {}",
+        excerpt(raw)
+    ))
 }
 
 /// At most 40 characters of `text`, for an error message.
@@ -53,10 +63,17 @@ fn excerpt(text: &str) -> String {
     out
 }
 
-/// Reads an optional decimal: `None` for `null` or a value that is not a number.
+/// Reads an optional decimal: `None` for `null` or an absent field; a value that is there
+/// but not a number (or not exactly a `Decimal`) is an error, never a `None` or a zero.
 pub(crate) fn opt_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
     let raw: Option<Box<RawValue>> = Option::deserialize(d)?;
-    Ok(raw.and_then(|r| parse(r.get())))
+    match raw {
+        None => Ok(None),
+        Some(r) if r.get().trim() == "null" => Ok(None),
+        Some(r) => parse(r.get())
+            .map(Some)
+            .ok_or_else(|| not_a_decimal(r.get())),
+    }
 }
 
 /// A small JSON object writer whose numbers are decimals written exactly.
@@ -121,6 +138,7 @@ pub(crate) fn number_text(value: Decimal) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::str::FromStr;
 
     #[test]
     fn reads_every_form_exactly() {
@@ -137,6 +155,48 @@ mod tests {
         }
         for bad in ["", "\"\"", "abc", "null", "[1]"] {
             assert_eq!(parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_decimal_that_would_be_rounded_or_overflow_is_refused() {
+        let max = "79228162514264337593543950335";
+        assert_eq!(parse(max).unwrap(), Decimal::MAX);
+        assert_eq!(parse(&format!("-{max}")).unwrap(), Decimal::MIN);
+        let scale_28 = "0.1234567890123456789012345678";
+        assert_eq!(parse(scale_28).unwrap().to_string(), scale_28);
+        for bad in [
+            "79228162514264337593543950336",
+            "0.12345678901234567890123456789",
+            "1e29",
+            "1e-29",
+            "1.00000000000000000000000000000001e2",
+            "1e400",
+        ] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn optional_money_is_none_only_when_absent_or_null() {
+        #[derive(serde::Deserialize)]
+        struct T {
+            #[serde(default, deserialize_with = "opt_decimal")]
+            cash: Option<Decimal>,
+        }
+        let read = |json: &str| serde_json::from_str::<T>(json).map(|t| t.cash);
+        assert_eq!(read("{}").unwrap(), None);
+        assert_eq!(read(r#"{"cash": null}"#).unwrap(), None);
+        assert_eq!(
+            read(r#"{"cash": "10.50"}"#).unwrap(),
+            Some(Decimal::new(1050, 2))
+        );
+        for bad in [
+            r#"{"cash": "ten"}"#,
+            r#"{"cash": true}"#,
+            r#"{"cash": 1e40}"#,
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
         }
     }
 

@@ -667,15 +667,25 @@ fn entry_type(entry: Entry) -> OrderType {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Execution {
-    /// Its id: unique; a fill seen twice has the same one.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    /// Its id: unique; a fill seen twice has the same one (empty when not given).
+    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
     pub execution_id: String,
-    /// Shares filled.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub qty: Decimal,
-    /// The price.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub price: Decimal,
+    /// Shares filled; `None` when the answer does not say, never a fill of zero. The
+    /// stream reports an execution without its quantity or price as an error naming
+    /// the order, not as a fill.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub qty: Option<Decimal>,
+    /// The price, like the quantity.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub price: Option<Decimal>,
     /// When.
     #[serde(
         default,
@@ -685,7 +695,10 @@ pub struct Execution {
     pub timestamp: Option<OffsetDateTime>,
 }
 
-/// An order as the service reports it.
+/// An order as the service reports it. Only its `id` is required (the one field the
+/// documents show); every amount is an `Option`, `None` when the answer does not carry
+/// it, and a decode error when it carries something that is not exactly a number, never
+/// a zero in its place.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Order {
@@ -754,10 +767,16 @@ pub struct Order {
     /// Where it stands.
     #[serde(default)]
     pub status: OrderStatus,
-    /// Shares filled so far.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
-    pub filled_qty: Decimal,
-    /// The average fill price.
+    /// Shares filled so far; `None` when the answer does not say (a filled order whose
+    /// answer omits it is `None` too: read it again with `orders().get` rather than
+    /// assume a figure).
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub filled_qty: Option<Decimal>,
+    /// The average fill price, when given.
     #[serde(
         default,
         deserialize_with = "crate::money::opt_decimal",

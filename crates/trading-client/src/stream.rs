@@ -30,8 +30,8 @@ const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Fill {
-    /// The execution's id (each fill is delivered once, by this id).
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    /// The execution's id (each fill is delivered once, by this id; required).
+    #[serde(deserialize_with = "core_http::de::text")]
     pub execution_id: String,
     /// The order it filled.
     pub order_id: OrderId,
@@ -44,11 +44,12 @@ pub struct Fill {
     /// Buy or sell.
     #[serde(default)]
     pub side: Side,
-    /// Shares filled.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
+    /// Shares filled (required: never a fill of zero in place of one that could not be
+    /// read).
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub qty: Decimal,
-    /// The price.
-    #[serde(default, deserialize_with = "crate::money::decimal")]
+    /// The price (required).
+    #[serde(deserialize_with = "crate::money::required_decimal")]
     pub price: Decimal,
     /// When.
     #[serde(
@@ -368,7 +369,7 @@ impl TradingStream {
                 .list(&ListOrders::new().all().limit(500))?;
             for order in &existing {
                 self.note_order(order);
-                for fill in fills_of(order) {
+                for fill in fills_of(order).into_iter().flatten() {
                     self.remember(&fill.execution_id);
                 }
             }
@@ -530,10 +531,15 @@ impl TradingStream {
                 let mut missed: Vec<Fill> = Vec::new();
                 for order in &orders {
                     self.note_order(order);
-                    for mut fill in fills_of(order) {
-                        if self.remember(&fill.execution_id) {
-                            fill.recovered = true;
-                            missed.push(fill);
+                    for fill in fills_of(order) {
+                        match fill {
+                            Ok(mut fill) => {
+                                if self.remember(&fill.execution_id) {
+                                    fill.recovered = true;
+                                    missed.push(fill);
+                                }
+                            }
+                            Err(e) => self.pending.push_back(Err(e)),
                         }
                     }
                 }
@@ -573,21 +579,32 @@ impl TradingStream {
     }
 }
 
-/// The fills of an order and its legs, as stream events.
-fn fills_of(order: &Order) -> Vec<Fill> {
-    let mut out: Vec<Fill> = order
+/// The fills of an order and its legs, as stream events: an execution whose quantity
+/// or price the answer does not carry is an error naming the order, never a fill of zero.
+fn fills_of(order: &Order) -> Vec<Result<Fill>> {
+    let mut out: Vec<Result<Fill>> = order
         .fills
         .iter()
-        .map(|e| Fill {
-            execution_id: e.execution_id.clone(),
-            order_id: order.id.clone(),
-            client_order_id: order.client_order_id.clone(),
-            symbol: order.symbol.clone(),
-            side: order.side.clone(),
-            qty: e.qty,
-            price: e.price,
-            timestamp: e.timestamp,
-            recovered: false,
+        .map(|e| match (e.qty, e.price) {
+            (Some(qty), Some(price)) => Ok(Fill {
+                execution_id: e.execution_id.clone(),
+                order_id: order.id.clone(),
+                client_order_id: order.client_order_id.clone(),
+                symbol: order.symbol.clone(),
+                side: order.side.clone(),
+                qty,
+                price,
+                timestamp: e.timestamp,
+                recovered: false,
+            }),
+            _ => Err(Error::UnexpectedBody {
+                status: 200,
+                message: format!(
+                    "order {} reports an execution {:?} without a readable quantity or \
+                     price; read the order with orders().get",
+                    order.id, e.execution_id
+                ),
+            }),
         })
         .collect();
     for leg in &order.legs {

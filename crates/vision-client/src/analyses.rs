@@ -147,7 +147,7 @@ pub struct DetectedObject {
     /// What it is.
     pub label: String,
     /// How sure the service is, 0 to 1.
-    #[serde(default, deserialize_with = "core_http::de::f64")]
+    #[serde(deserialize_with = "core_http::de::f64")]
     pub confidence: f64,
     /// Where it is.
     pub bbox: BBox,
@@ -238,7 +238,7 @@ pub struct Prediction {
     /// The label.
     pub label: String,
     /// How likely, 0 to 1.
-    #[serde(default, deserialize_with = "core_http::de::f64")]
+    #[serde(deserialize_with = "core_http::de::f64")]
     pub confidence: f64,
 }
 
@@ -349,7 +349,7 @@ pub struct TextBlock {
     /// The text.
     pub text: String,
     /// How sure the service is, 0 to 1.
-    #[serde(default, deserialize_with = "core_http::de::f64")]
+    #[serde(deserialize_with = "core_http::de::f64")]
     pub confidence: f64,
     /// Where it is.
     pub bbox: BBox,
@@ -447,7 +447,7 @@ pub struct Face {
     /// Where it is.
     pub bbox: BBox,
     /// How sure the service is that this is a face, 0 to 1.
-    #[serde(default, deserialize_with = "core_http::de::f64")]
+    #[serde(deserialize_with = "core_http::de::f64")]
     pub confidence: f64,
     /// The estimated attributes, when any were returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -457,7 +457,8 @@ pub struct Face {
     pub matches: Vec<FaceMatch>,
 }
 
-/// `[low, high]` read tolerantly: two numbers (negative ones read as 0), else `None`.
+/// `[low, high]` read tolerantly: two whole numbers within `u32`, else `None` (never a
+/// clamped or truncated age).
 fn age_range<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<[u32; 2]>, D::Error> {
     let values: Option<Vec<core_http::de::Lenient<u32>>> =
         Option::deserialize(d).unwrap_or_default();
@@ -538,9 +539,14 @@ pub struct FaceMatch {
     /// The person it belongs to, when the collection says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub person_id: Option<String>,
-    /// How similar, 0 to 1.
-    #[serde(default, deserialize_with = "core_http::de::f64")]
-    pub similarity: f64,
+    /// How similar, 0 to 1, when given (the documents do not show match results, so
+    /// an absent score is `None`, never a similarity of zero).
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_f64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub similarity: Option<f64>,
 }
 
 #[cfg(test)]

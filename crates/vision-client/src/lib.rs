@@ -31,7 +31,10 @@
 //!   `taxonomy` `imagenet`, `output_format` `text`.
 //! - **Decoding.** `BBox` keeps the four numbers read as `[x, y, width, height]` (floats
 //!   rounded to whole pixels), with `xywh()` and `xyxy()`; unknown emotions, genders and
-//!   statuses are kept as `Unknown("...")`.
+//!   statuses are kept as `Unknown("...")`. Numbers decode exactly or fail: a count
+//!   (`calls_used`, `processing_time_ms`) that is negative, fractional or out of range is a
+//!   decode error, never clamped; a match's similarity the answer does not carry is `None`,
+//!   never 0.
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id. The quota-exhausted 429 is `ErrorKind::QuotaExceeded` and is never retried.
 //! - **Limits.** `client.status()?.usage` shows `calls_used`, `calls_limit` and the

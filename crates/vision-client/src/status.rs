@@ -37,10 +37,10 @@ pub struct Status {
 #[non_exhaustive]
 pub struct Usage {
     /// Calls made in the period.
-    #[serde(default, deserialize_with = "core_http::de::u64")]
+    #[serde(deserialize_with = "core_http::de::u64")]
     pub calls_used: u64,
     /// Calls allowed in the period.
-    #[serde(default, deserialize_with = "core_http::de::u64")]
+    #[serde(deserialize_with = "core_http::de::u64")]
     pub calls_limit: u64,
     /// The period, a calendar month.
     pub period: UsagePeriod,

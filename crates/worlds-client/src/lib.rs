@@ -35,7 +35,9 @@
 //!   one path segment), a page size of 1 to 100.
 //! - **Decoding.** The document shows the paths and little else: only ids are required;
 //!   every record keeps the fields this version does not model in `extra`; unknown event
-//!   types arrive as `Event::Unknown` with the whole message.
+//!   types arrive as `Event::Unknown` with the whole message. Numbers decode exactly or
+//!   fail (a revision or user count out of range is an error, never clamped); ids, world
+//!   names and themes sent as JSON integers keep their digits.
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id. A stale revision is `ErrorKind::Conflict` (412 or 409), and
 //!   `current_revision(&err)` says where the asset is now.

@@ -42,10 +42,10 @@ pub struct World {
     /// Its id.
     pub id: WorldId,
     /// Its name.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
     pub name: String,
     /// Its theme.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
     pub theme: String,
     /// Its description, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
