@@ -46,7 +46,7 @@ fn main() -> Result<(), social_client::Error> {
         println!("{}", first?.id);
     }
     let patient = client.with_options(&RequestOptions::new().timeout(Duration::from_secs(120)));
-    println!("{}", patient.analytics().overview()?.followers);
+    println!("{:?}", patient.analytics().overview()?.followers);
 
     // Anything not modelled, through the same auth, retries and errors.
     let raw: Value = client.raw().get("/v1/something/new", &[("limit", "5")])?;
