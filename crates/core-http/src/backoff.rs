@@ -56,6 +56,18 @@ impl Backoff {
         Backoff::new(Duration::from_secs(1), Duration::from_secs(30), 1.0)
     }
 
+    /// The delay before retry number `n` (0 for the first), with fresh randomness for
+    /// the jitter.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let d = core_http::Backoff::reconnect().random_delay(2);
+    /// assert!(d <= Duration::from_secs(4));
+    /// ```
+    pub fn random_delay(&self, n: u32) -> Duration {
+        self.delay(n, crate::random::unit_f64())
+    }
+
     /// The delay before retry number `n` (0 for the first), given `random` in [0, 1).
     pub fn delay(&self, n: u32, random: f64) -> Duration {
         let nominal = self

@@ -1,14 +1,18 @@
 //! The stream: quotes, fills and order changes, account changes, on core-http's
-//! reconnecting WebSocket. After every reconnect the orders are reconciled through REST
-//! (orders changed since the last one seen), so a fill that happened while the
-//! connection was down is still delivered; fills are de-duplicated by execution id, so
-//! none is delivered twice; then [`Event::Reconnected`] tells how long the gap was.
+//! reconnecting WebSocket session. After every reconnect the orders are reconciled
+//! through REST (orders changed since the last one seen before the gap), so a fill that
+//! happened while the connection was down is still delivered; fills are de-duplicated by
+//! execution id, so none is delivered twice; then [`Event::Reconnected`] tells how long
+//! the gap was. A reconciliation that fails is tried again with backoff until it
+//! succeeds, and the caller is told meanwhile ([`Event::RecoveryPending`]).
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use core_http::ws::{Inbound, Protocol, Stream, StreamItem, StreamStats, WsError};
-use core_http::{Error, Result};
+use core_http::ws::{
+    Handler, Inbound, Protocol, Session, Stream, StreamItem, StreamStats, WsError,
+};
+use core_http::{Backoff, Error, RequestOptions, Result};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -78,11 +82,34 @@ pub enum Event {
     /// The account changed.
     Account(Account),
     /// The connection was lost and is back, subscriptions restored and fills
-    /// reconciled: events of the gap other than fills (quotes, order and account
-    /// changes) may be missing, so re-read what you need.
+    /// reconciled (or, if the reconciliation failed, [`Event::RecoveryPending`] follows):
+    /// events of the gap other than fills (quotes, order and account changes) may be
+    /// missing, so re-read what you need.
     Reconnected {
         /// How long the stream was down.
         gap: Duration,
+    },
+    /// The fills of a gap (a reconnect, or a reader that fell behind) could not be
+    /// recovered yet: the reconciliation through REST failed. It is tried again with
+    /// backoff (within your `next_timeout`) until it succeeds; the fills it finds then
+    /// come as [`Event::Fill`] marked `recovered`, followed by [`Event::Recovered`].
+    /// Until then, fills made since `since` may be missing.
+    RecoveryPending {
+        /// The start of the window not yet recovered: the last order change seen before
+        /// the gap, less a margin of 5 minutes (`None`: since the account opened).
+        since: Option<OffsetDateTime>,
+        /// The attempts that failed so far.
+        attempts: u32,
+        /// When the next attempt is made.
+        retry_in: Duration,
+        /// Why the last attempt failed.
+        error: String,
+    },
+    /// A reconciliation that was pending succeeded: every fill since `since` has now
+    /// been delivered.
+    Recovered {
+        /// The start of the window recovered.
+        since: Option<OffsetDateTime>,
     },
     /// A message type this version does not know, kept whole.
     Unknown {
@@ -159,7 +186,7 @@ impl TradingProtocol {
             },
             "fill" => match serde_json::from_str::<Fill>(raw) {
                 Ok(f) => Inbound::lossless(Event::Fill(f)).on_channel("orders"),
-                Err(_) => Inbound::lossless(unknown()),
+                Err(e) => Inbound::Invalid(unreadable_fill(raw, &e)),
             },
             "order" => {
                 let body = serde_json::from_str::<OrderMessage>(raw)
@@ -183,9 +210,36 @@ impl TradingProtocol {
                     Err(_) => Inbound::lossless(unknown()),
                 }
             }
-            _ => Inbound::lossless(unknown()),
+            // A type this version does not know: kept, but on the lossy lane, so that a
+            // flood of them cannot grow the client without bound.
+            _ => Inbound::lossy(unknown()),
         })
     }
+}
+
+/// What a fill that could not be read becomes: an error naming its order and execution,
+/// never a fill of zero.
+fn unreadable_fill(raw: &str, error: &serde_json::Error) -> String {
+    #[derive(Deserialize)]
+    struct Ids {
+        #[serde(default, deserialize_with = "core_http::de::opt_text")]
+        order_id: Option<String>,
+        #[serde(default, deserialize_with = "core_http::de::opt_text")]
+        execution_id: Option<String>,
+    }
+    let ids = serde_json::from_str::<Ids>(raw).ok();
+    let order = ids
+        .as_ref()
+        .and_then(|i| i.order_id.as_deref())
+        .unwrap_or("?");
+    let execution = ids
+        .as_ref()
+        .and_then(|i| i.execution_id.as_deref())
+        .unwrap_or("?");
+    format!(
+        "a fill of order {order} (execution {execution}) could not be read ({error}); \
+         read the order with orders().get(\"{order}\")"
+    )
 }
 
 impl Protocol for TradingProtocol {
@@ -249,21 +303,14 @@ impl Protocol for TradingProtocol {
 /// # Ok::<(), trading_client::Error>(())
 /// ```
 pub struct TradingStream {
-    inner: Stream<TradingProtocol>,
-    client: Client,
-    url: String,
-    seen: HashSet<String>,
-    seen_order: VecDeque<String>,
-    latest: Option<OffsetDateTime>,
-    orders: bool,
-    pending: VecDeque<Result<Event>>,
+    session: Session<TradingProtocol, Fills>,
 }
 
 impl std::fmt::Debug for TradingStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TradingStream")
-            .field("url", &self.url)
-            .field("stats", &self.inner.stats())
+            .field("url", &self.session.handler().url)
+            .field("stats", &self.session.stats())
             .finish_non_exhaustive()
     }
 }
@@ -296,17 +343,10 @@ impl TradingStream {
         }
         let url = client.stream_url();
         let config = configure(client.http().stream_config(&url)?);
-        let inner = Stream::connect(config, TradingProtocol::default())
+        let stream = Stream::connect(config, TradingProtocol::default())
             .map_err(|e| explain(e, client.environment(), &url))?;
         Ok(TradingStream {
-            inner,
-            client: client.clone(),
-            url,
-            seen: HashSet::new(),
-            seen_order: VecDeque::new(),
-            latest: None,
-            orders: false,
-            pending: VecDeque::new(),
+            session: Session::new(stream, Fills::new(client.clone(), url)),
         })
     }
 
@@ -321,7 +361,7 @@ impl TradingStream {
     /// ```
     pub fn subscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
         let symbols = check_symbols(symbols)?;
-        self.inner.subscribe_confirmed(
+        self.session.stream().subscribe_confirmed(
             Subscription {
                 channels: vec!["quotes"],
                 symbols: symbols.split(',').map(str::to_owned).collect(),
@@ -341,7 +381,7 @@ impl TradingStream {
     /// ```
     pub fn unsubscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
         let symbols = check_symbols(symbols)?;
-        self.inner.unsubscribe(Subscription {
+        self.session.stream().unsubscribe(Subscription {
             channels: Vec::new(),
             symbols: symbols.split(',').map(str::to_owned).collect(),
         });
@@ -361,21 +401,22 @@ impl TradingStream {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn subscribe_orders(&mut self) -> Result<()> {
-        let first = !self.orders;
+        let (stream, fills, out) = self.session.parts();
+        let first = !fills.orders;
         if first {
-            let existing = self
+            let existing = fills
                 .client
                 .orders()
-                .list(&ListOrders::new().all().limit(500))?;
+                .list(&ListOrders::new().all().limit(RECONCILE_LIMIT))?;
             for order in &existing {
-                self.note_order(order);
+                fills.note_order(order);
                 for fill in fills_of(order).into_iter().flatten() {
-                    self.remember(&fill.execution_id);
+                    fills.remember(&fill.execution_id);
                 }
             }
-            self.orders = true;
+            fills.orders = true;
         }
-        self.inner.subscribe_confirmed(
+        stream.subscribe_confirmed(
             Subscription {
                 channels: vec!["orders"],
                 symbols: Vec::new(),
@@ -383,7 +424,10 @@ impl TradingStream {
             SUBSCRIBE_TIMEOUT,
         )?;
         if first {
-            self.reconcile();
+            // A fill between the list and the acknowledgement: found now, with the
+            // client's own timeout (this call is a REST call).
+            fills.start_recovery(None);
+            fills.recover(None, out);
         }
         Ok(())
     }
@@ -398,7 +442,7 @@ impl TradingStream {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn subscribe_account(&mut self) -> Result<()> {
-        self.inner.subscribe_confirmed(
+        self.session.stream().subscribe_confirmed(
             Subscription {
                 channels: vec!["account"],
                 symbols: Vec::new(),
@@ -408,7 +452,9 @@ impl TradingStream {
     }
 
     /// The next event, waiting at most `timeout`; `None` when none came in time or the
-    /// stream has ended ([`is_closed`](Self::is_closed)).
+    /// stream has ended ([`is_closed`](Self::is_closed)). The reconciliation after a
+    /// reconnect runs inside this call and keeps to `timeout` too: a REST call made for
+    /// it gets no more than the time left, and one that fails is tried again later.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
@@ -421,27 +467,7 @@ impl TradingStream {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<Event>> {
-        // The deadline is only worked out when an item is skipped (a repeated fill):
-        // the common path reads no clock.
-        let mut deadline: Option<Option<Instant>> = None;
-        loop {
-            if let Some(event) = self.pending.pop_front() {
-                return Some(event);
-            }
-            let left = match deadline {
-                None => timeout,
-                Some(None) => Duration::from_secs(u32::MAX as u64),
-                Some(Some(d)) => d.saturating_duration_since(Instant::now()),
-            };
-            let item = self.inner.next_timeout(left)?;
-            if let Some(event) = self.handle(item) {
-                return Some(event);
-            }
-            let d = *deadline.get_or_insert_with(|| Instant::now().checked_add(timeout));
-            if d.is_some_and(|d| Instant::now() >= d) && self.pending.is_empty() {
-                return None;
-            }
-        }
+        self.session.next_timeout(timeout)
     }
 
     /// `true` once the stream has ended and every event has been read.
@@ -459,7 +485,7 @@ impl TradingStream {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.pending.is_empty() && self.inner.is_closed()
+        self.session.is_closed()
     }
 
     /// The stream's counters: reconnects, quotes dropped because the caller fell behind,
@@ -473,10 +499,10 @@ impl TradingStream {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn stats(&self) -> StreamStats {
-        self.inner.stats()
+        self.session.stats()
     }
 
-    /// Closes the stream (a close handshake, at most 5 s).
+    /// Closes the stream: a close handshake, and within 5 s in every case.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
@@ -487,71 +513,173 @@ impl TradingStream {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn close(&mut self) {
-        self.inner.close();
+        self.session.close();
     }
+}
 
-    /// One item from the connection: an event to give (or not, for a repeated fill),
-    /// or, after a reconnect, the reconciliation queued in `pending`.
-    fn handle(&mut self, item: Result<StreamItem<Event>>) -> Option<Result<Event>> {
-        match item {
-            Ok(StreamItem::Event(Event::Fill(fill))) => {
-                if !self.remember(&fill.execution_id) {
-                    return None;
-                }
-                if let Some(t) = fill.timestamp {
-                    self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
-                }
-                Some(Ok(Event::Fill(fill)))
-            }
-            Ok(StreamItem::Event(Event::Order(order))) => {
-                self.note_order(&order);
-                Some(Ok(Event::Order(order)))
-            }
-            Ok(StreamItem::Event(event)) => Some(Ok(event)),
-            Ok(StreamItem::Reconnected { gap, .. }) => {
-                if self.orders {
-                    self.reconcile();
-                }
-                self.pending.push_back(Ok(Event::Reconnected { gap }));
-                None
-            }
-            Ok(_) => None,
-            Err(e) => Some(Err(explain(e, self.client.environment(), &self.url))),
+impl Iterator for TradingStream {
+    type Item = Result<Event>;
+
+    /// Waits for the next event; `None` once the stream has ended.
+    fn next(&mut self) -> Option<Self::Item> {
+        self.session.next()
+    }
+}
+
+/// How many orders one reconciliation reads.
+const RECONCILE_LIMIT: u32 = 500;
+
+/// A reconciliation to do: after a reconnect (or a reader that fell behind), until it
+/// succeeds.
+#[derive(Debug)]
+struct Recovery {
+    /// The start of the window: orders changed since then are read.
+    since: Option<OffsetDateTime>,
+    /// The `Reconnected` still to give, after the first attempt.
+    announce: Option<Duration>,
+    attempts: u32,
+    due: Instant,
+    /// A `RecoveryPending` was given: a `Recovered` closes it.
+    told: bool,
+}
+
+/// The stream's handler: fills de-duplicated by execution id, and the reconciliation
+/// after a reconnect.
+pub(crate) struct Fills {
+    client: Client,
+    url: String,
+    seen: HashSet<String>,
+    seen_order: VecDeque<String>,
+    latest: Option<OffsetDateTime>,
+    orders: bool,
+    recovery: Option<Recovery>,
+    backoff: Backoff,
+}
+
+impl Fills {
+    fn new(client: Client, url: String) -> Self {
+        Fills {
+            client,
+            url,
+            seen: HashSet::new(),
+            seen_order: VecDeque::new(),
+            latest: None,
+            orders: false,
+            recovery: None,
+            backoff: Backoff::reconnect(),
         }
     }
 
-    /// Fills that happened while disconnected, found through REST, queued in time order.
-    fn reconcile(&mut self) {
-        let mut params = ListOrders::new().all().limit(500);
-        if let Some(latest) = self.latest {
-            params = params.updated_since(latest - RECONCILE_MARGIN);
+    /// Starts (or restarts, keeping the earliest window) a reconciliation.
+    fn start_recovery(&mut self, announce: Option<Duration>) {
+        let since = self.latest.map(|l| l - RECONCILE_MARGIN);
+        match &mut self.recovery {
+            Some(r) => {
+                r.due = Instant::now();
+                r.announce = r.announce.or(announce);
+            }
+            None => {
+                self.recovery = Some(Recovery {
+                    since,
+                    announce,
+                    attempts: 0,
+                    due: Instant::now(),
+                    told: false,
+                });
+            }
         }
-        match self.client.orders().list(&params) {
+    }
+
+    /// One reconciliation attempt, within `deadline`: fills that happened while
+    /// disconnected, found through REST, queued in time order.
+    fn recover(&mut self, deadline: Option<Instant>, out: &mut VecDeque<Result<Event>>) {
+        let Some(mut recovery) = self.recovery.take() else {
+            return;
+        };
+        let mut params = ListOrders::new().all().limit(RECONCILE_LIMIT);
+        if let Some(since) = recovery.since {
+            params = params.updated_since(since);
+        }
+        let client = match deadline {
+            None => self.client.clone(),
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                self.client.with_options(
+                    &RequestOptions::new().timeout(left.min(self.client.http().timeout())),
+                )
+            }
+        };
+        let listed = client.orders().list(&params);
+        let announce = recovery
+            .announce
+            .take()
+            .map(|gap| Ok(Event::Reconnected { gap }));
+        match listed {
+            Ok(orders) if orders.len() >= RECONCILE_LIMIT as usize => {
+                // More changed than one answer holds: what it holds is delivered, and the
+                // caller is told the window may hold more (trying again would bring the
+                // same answer).
+                self.deliver(&orders, out);
+                out.extend(announce);
+                out.push_back(Ok(Event::RecoveryPending {
+                    since: recovery.since,
+                    attempts: recovery.attempts + 1,
+                    retry_in: Duration::ZERO,
+                    error: format!(
+                        "{RECONCILE_LIMIT} or more orders changed during the gap; read them \
+                         with orders().list(&ListOrders::new().all().updated_since(..))"
+                    ),
+                }));
+            }
             Ok(orders) => {
-                let mut missed: Vec<Fill> = Vec::new();
-                for order in &orders {
-                    self.note_order(order);
-                    for fill in fills_of(order) {
-                        match fill {
-                            Ok(mut fill) => {
-                                if self.remember(&fill.execution_id) {
-                                    fill.recovered = true;
-                                    missed.push(fill);
-                                }
-                            }
-                            Err(e) => self.pending.push_back(Err(e)),
+                self.deliver(&orders, out);
+                out.extend(announce);
+                if recovery.told {
+                    out.push_back(Ok(Event::Recovered {
+                        since: recovery.since,
+                    }));
+                }
+            }
+            Err(e) => {
+                recovery.attempts += 1;
+                let retry_in = self.backoff.random_delay(recovery.attempts - 1);
+                recovery.due = Instant::now() + retry_in;
+                recovery.told = true;
+                out.extend(announce);
+                out.push_back(Ok(Event::RecoveryPending {
+                    since: recovery.since,
+                    attempts: recovery.attempts,
+                    retry_in,
+                    error: e.to_string(),
+                }));
+                self.recovery = Some(recovery);
+            }
+        }
+    }
+
+    /// Queues the fills of `orders` not delivered yet, marked recovered, in time order.
+    fn deliver(&mut self, orders: &[Order], out: &mut VecDeque<Result<Event>>) {
+        let mut missed: Vec<Fill> = Vec::new();
+        for order in orders {
+            self.note_order(order);
+            for fill in fills_of(order) {
+                match fill {
+                    Ok(mut fill) => {
+                        if self.remember(&fill.execution_id) {
+                            fill.recovered = true;
+                            missed.push(fill);
                         }
                     }
-                }
-                missed.sort_by_key(|f| f.timestamp);
-                for fill in missed {
-                    if let Some(t) = fill.timestamp {
-                        self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
-                    }
-                    self.pending.push_back(Ok(Event::Fill(fill)));
+                    Err(e) => out.push_back(Err(e)),
                 }
             }
-            Err(e) => self.pending.push_back(Err(e)),
+        }
+        missed.sort_by_key(|f| f.timestamp);
+        for fill in missed {
+            if let Some(t) = fill.timestamp {
+                self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+            }
+            out.push_back(Ok(Event::Fill(fill)));
         }
     }
 
@@ -576,6 +704,60 @@ impl TradingStream {
             self.seen.remove(&old);
         }
         true
+    }
+}
+
+impl Handler<TradingProtocol> for Fills {
+    type Event = Event;
+
+    fn item(
+        &mut self,
+        item: Result<StreamItem<Event>>,
+        _stream: &Stream<TradingProtocol>,
+        out: &mut VecDeque<Result<Event>>,
+    ) {
+        match item {
+            Ok(StreamItem::Event(Event::Fill(fill))) => {
+                if !self.remember(&fill.execution_id) {
+                    return;
+                }
+                if let Some(t) = fill.timestamp {
+                    self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+                }
+                out.push_back(Ok(Event::Fill(fill)));
+            }
+            Ok(StreamItem::Event(Event::Order(order))) => {
+                self.note_order(&order);
+                out.push_back(Ok(Event::Order(order)));
+            }
+            Ok(StreamItem::Event(event)) => out.push_back(Ok(event)),
+            Ok(StreamItem::Reconnected { gap, .. }) => {
+                if self.orders {
+                    // Reconciled at once, within the caller's time (see `run_due`).
+                    self.start_recovery(Some(gap));
+                } else {
+                    out.push_back(Ok(Event::Reconnected { gap }));
+                }
+            }
+            Ok(_) => {}
+            Err(e) => out.push_back(Err(explain(e, self.client.environment(), &self.url))),
+        }
+    }
+
+    fn due(&self) -> Option<Instant> {
+        self.recovery.as_ref().map(|r| r.due)
+    }
+
+    fn run_due(
+        &mut self,
+        deadline: Option<Instant>,
+        _stream: &Stream<TradingProtocol>,
+        out: &mut VecDeque<Result<Event>>,
+    ) {
+        if deadline.is_some_and(|d| d <= Instant::now()) {
+            return;
+        }
+        self.recover(deadline, out);
     }
 }
 
@@ -611,23 +793,6 @@ fn fills_of(order: &Order) -> Vec<Result<Fill>> {
         out.extend(fills_of(leg));
     }
     out
-}
-
-impl Iterator for TradingStream {
-    type Item = Result<Event>;
-
-    /// Waits for the next event; `None` once the stream has ended.
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(event) = self.pending.pop_front() {
-                return Some(event);
-            }
-            let item = self.inner.next()?;
-            if let Some(event) = self.handle(item) {
-                return Some(event);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

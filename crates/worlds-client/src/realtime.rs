@@ -7,8 +7,18 @@
 //!   repeat) and is dropped;
 //! - an event past the next number means events were lost: the client asks for a
 //!   snapshot of the world's users;
+//! - an event whose number cannot be read (not a whole number, or past `u64`) is given
+//!   as an error item and the world is resynchronised, never skipped in silence;
 //! - after a reconnect the client joins every world again, and each join answers with a
-//!   snapshot.
+//!   snapshot. A snapshot's number is the world's from then on, even when it is lower
+//!   than the last one seen: the server restarted its count, and the events after the
+//!   snapshot are delivered, not dropped as old.
+//!
+//! Messages of a type this version does not know travel on the stream's lossy lane
+//! (counted in `stats().dropped` if the caller falls far behind); every other event on
+//! the lossless lane, bounded at 10,000 waiting: a caller that stops reading gets
+//! [`core_http::ws::WsError::FellBehind`], then the channel reconnects and every world
+//! is resynchronised.
 //!
 //! A snapshot (but the first, which comes out as [`Event::Joined`]) is compared with the
 //! users known: those missing come out as [`Event::UserLeft`], those new as
@@ -17,9 +27,9 @@
 //! after `Resynced`.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use core_http::ws::{Inbound, Protocol, Stream, StreamItem};
+use core_http::ws::{Handler, Inbound, Protocol, Session, Stream, StreamItem, WsError};
 use core_http::{Error, Result};
 use log::debug;
 use serde::Deserialize;
@@ -159,6 +169,8 @@ pub(crate) enum Wire {
         seq: Option<u64>,
         event: Event,
     },
+    /// An event of a world whose sequence number could not be read.
+    BadSeq { world_id: WorldId, message: String },
 }
 
 /// The channel's wire protocol.
@@ -181,8 +193,8 @@ struct Head<'a> {
     kind: Option<std::borrow::Cow<'a, str>>,
     #[serde(default)]
     world_id: Option<WorldId>,
-    #[serde(default, deserialize_with = "core_http::de::opt_u64")]
-    seq: Option<u64>,
+    #[serde(default, borrow)]
+    seq: Option<&'a RawValue>,
     #[serde(default, borrow)]
     data: Option<&'a RawValue>,
     #[serde(default)]
@@ -220,9 +232,39 @@ struct ObjectData {
 impl WorldsProtocol {
     fn one(&self, raw: &str, out: &mut Vec<Inbound<Wire>>) {
         let Ok(head) = serde_json::from_str::<Head<'_>>(raw) else {
+            if raw.starts_with('{') && serde_json::from_str::<Value>(raw).is_ok() {
+                // An object whose type, world or message is not what they must be.
+                out.push(Inbound::Invalid(format!(
+                    "a message whose type, world or text is unreadable: {}",
+                    excerpt(raw)
+                )));
+            }
             return;
         };
         let kind = head.kind.as_deref().unwrap_or_default().to_owned();
+        let seq = match head.seq.map(|s| s.get()) {
+            None | Some("null") => None,
+            Some(text) => match serde_json::from_str::<core_http::de::Exact<u64>>(text) {
+                Ok(core_http::de::Exact(n)) => n,
+                Err(_) => {
+                    match head.world_id.clone() {
+                        Some(world_id) => out.push(Inbound::lossless(Wire::BadSeq {
+                            message: format!(
+                                "a {kind} event of world {world_id} has an unreadable \
+                                 sequence number {}; the world is resynchronised",
+                                excerpt(text)
+                            ),
+                            world_id,
+                        })),
+                        None => out.push(Inbound::Invalid(format!(
+                            "a {kind} event has an unreadable sequence number {}",
+                            excerpt(text)
+                        ))),
+                    }
+                    return;
+                }
+            },
+        };
         let data = head.data.map(RawValue::get).unwrap_or("null");
         let unknown = || Event::Unknown {
             kind: kind.clone(),
@@ -249,7 +291,7 @@ impl WorldsProtocol {
                 out.push(Inbound::lossless(Wire::Snapshot {
                     world_id,
                     users: body.users,
-                    seq: head.seq.unwrap_or(0),
+                    seq: seq.unwrap_or(0),
                 }));
                 out.push(Inbound::Ack);
                 return;
@@ -297,11 +339,20 @@ impl WorldsProtocol {
                 },
                 _ => unknown(),
             },
-            _ => unknown(),
+            _ => {
+                // A type this version does not know: kept, on the lossy lane, so that a
+                // flood of them cannot grow the client without bound.
+                out.push(Inbound::lossy(Wire::Event {
+                    world_id: world,
+                    seq,
+                    event: unknown(),
+                }));
+                return;
+            }
         };
         out.push(Inbound::lossless(Wire::Event {
             world_id: world,
-            seq: head.seq,
+            seq,
             event,
         }));
     }
@@ -341,6 +392,14 @@ impl Protocol for WorldsProtocol {
     }
 }
 
+/// At most 200 characters of `text`, for a message.
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
 /// What the client knows of a joined world.
 #[derive(Debug, Default)]
 struct Known {
@@ -355,17 +414,17 @@ struct Known {
 /// An open realtime channel: [`Client::realtime`]. Iterate it (each item waits), or call
 /// [`next_timeout`](Self::next_timeout). Dropping it closes it.
 pub struct Realtime {
-    inner: Stream<WorldsProtocol>,
-    /// The worlds joined (a snapshot received for each).
-    worlds: BTreeMap<WorldId, Known>,
-    pending: VecDeque<Result<Event>>,
+    session: Session<WorldsProtocol, Worlds>,
 }
 
 impl std::fmt::Debug for Realtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Realtime")
-            .field("worlds", &self.worlds.keys().collect::<Vec<_>>())
-            .field("stats", &self.inner.stats())
+            .field(
+                "worlds",
+                &self.session.handler().worlds.keys().collect::<Vec<_>>(),
+            )
+            .field("stats", &self.session.stats())
             .finish_non_exhaustive()
     }
 }
@@ -377,11 +436,9 @@ impl Realtime {
     ) -> Result<Realtime> {
         let url = client.realtime_url();
         let config = configure(client.http().stream_config(&url)?);
-        let inner = Stream::connect(config, WorldsProtocol::default())?;
+        let stream = Stream::connect(config, WorldsProtocol::default())?;
         Ok(Realtime {
-            inner,
-            worlds: BTreeMap::new(),
-            pending: VecDeque::new(),
+            session: Session::new(stream, Worlds::default()),
         })
     }
 
@@ -434,12 +491,13 @@ impl Realtime {
 
     fn join_inner(&mut self, join: Join) -> Result<()> {
         join.world.segment()?;
-        self.worlds.remove(&join.world);
+        let (stream, worlds, _) = self.session.parts();
+        worlds.worlds.remove(&join.world);
         let world = join.world.clone();
-        let joined = self.inner.subscribe_confirmed(join, JOIN_TIMEOUT);
+        let joined = stream.subscribe_confirmed(join, JOIN_TIMEOUT);
         if joined.is_err() {
             // Not joined: not to be joined again after a reconnect either.
-            self.inner.unsubscribe(Join { world, user: None });
+            stream.unsubscribe(Join { world, user: None });
         }
         joined
     }
@@ -455,10 +513,10 @@ impl Realtime {
     /// ```
     pub fn leave(&mut self, world: impl Into<WorldId>) {
         let world = world.into();
-        self.worlds.remove(&world);
-        self.pending
-            .retain(|e| !matches!(e, Ok(event) if event.world_id() == Some(&world)));
-        self.inner.unsubscribe(Join { world, user: None });
+        let (stream, worlds, out) = self.session.parts();
+        worlds.worlds.remove(&world);
+        out.retain(|e| !matches!(e, Ok(event) if event.world_id() == Some(&world)));
+        stream.unsubscribe(Join { world, user: None });
     }
 
     /// The next event, waiting at most `timeout`; `None` when none came in time or the
@@ -476,20 +534,7 @@ impl Realtime {
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<Event>> {
-        let deadline = Instant::now().checked_add(timeout);
-        loop {
-            if let Some(event) = self.pending.pop_front() {
-                return Some(event);
-            }
-            let left = deadline.map_or(Duration::from_secs(u32::MAX as u64), |d| {
-                d.saturating_duration_since(Instant::now())
-            });
-            let item = self.inner.next_timeout(left)?;
-            self.handle(item);
-            if self.pending.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
-                return None;
-            }
-        }
+        self.session.next_timeout(timeout)
     }
 
     /// `true` once the channel has ended and every event has been read.
@@ -507,7 +552,7 @@ impl Realtime {
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.pending.is_empty() && self.inner.is_closed()
+        self.session.is_closed()
     }
 
     /// The channel's counters: reconnects, events received, age of the last message.
@@ -520,10 +565,10 @@ impl Realtime {
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     pub fn stats(&self) -> crate::StreamStats {
-        self.inner.stats()
+        self.session.stats()
     }
 
-    /// Closes the channel (a close handshake, at most 5 s).
+    /// Closes the channel: a close handshake, and within 5 s in every case.
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
@@ -533,30 +578,74 @@ impl Realtime {
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     pub fn close(&mut self) {
-        self.inner.close();
+        self.session.close();
     }
+}
 
-    fn handle(&mut self, item: Result<StreamItem<Wire>>) {
+impl Iterator for Realtime {
+    type Item = Result<Event>;
+
+    /// Waits for the next event; `None` once the channel has ended.
+    fn next(&mut self) -> Option<Self::Item> {
+        self.session.next()
+    }
+}
+
+/// The channel's handler: puts each world's events in order and resynchronises.
+#[derive(Debug, Default)]
+pub(crate) struct Worlds {
+    /// The worlds joined (a snapshot received for each).
+    worlds: BTreeMap<WorldId, Known>,
+}
+
+type Out = VecDeque<Result<Event>>;
+
+impl Handler<WorldsProtocol> for Worlds {
+    type Event = Event;
+
+    fn item(
+        &mut self,
+        item: Result<StreamItem<Wire>>,
+        stream: &Stream<WorldsProtocol>,
+        out: &mut Out,
+    ) {
         match item {
             Ok(StreamItem::Event(Wire::Snapshot {
                 world_id,
                 users,
                 seq,
-            })) => self.snapshot(world_id, users, seq),
+            })) => self.snapshot(world_id, users, seq, out),
             Ok(StreamItem::Event(Wire::Event {
                 world_id,
                 seq,
                 event,
-            })) => self.event(world_id, seq, event),
+            })) => self.event(world_id, seq, event, stream, out),
+            Ok(StreamItem::Event(Wire::BadSeq { world_id, message })) => {
+                if let Some(known) = self.worlds.get_mut(&world_id) {
+                    out.push_back(Err(Error::WebSocket(WsError::Undecodable(message))));
+                    resync(&world_id, known, stream);
+                }
+            }
             Ok(StreamItem::Reconnected { gap, .. }) => {
-                self.pending.push_back(Ok(Event::Reconnected { gap }));
+                out.push_back(Ok(Event::Reconnected { gap }));
             }
             Ok(_) => {}
-            Err(e) => self.pending.push_back(Err(e)),
+            Err(e) => out.push_back(Err(e)),
         }
     }
+}
 
-    fn snapshot(&mut self, world_id: WorldId, users: Vec<User>, seq: u64) {
+/// Asks the server for a snapshot of `world_id`, once until it comes.
+fn resync(world_id: &WorldId, known: &mut Known, stream: &Stream<WorldsProtocol>) {
+    if known.resyncing {
+        return;
+    }
+    known.resyncing = true;
+    stream.send_text(serde_json::json!({"action": "snapshot", "world_id": world_id}).to_string());
+}
+
+impl Worlds {
+    fn snapshot(&mut self, world_id: WorldId, users: Vec<User>, seq: u64, out: &mut Out) {
         let now: BTreeMap<UserId, User> = users.iter().map(|u| (u.id.clone(), u.clone())).collect();
         let Some(known) = self.worlds.get_mut(&world_id) else {
             // The first snapshot of this join.
@@ -568,13 +657,12 @@ impl Realtime {
                     resyncing: false,
                 },
             );
-            self.pending
-                .push_back(Ok(Event::Joined { world_id, users }));
+            out.push_back(Ok(Event::Joined { world_id, users }));
             return;
         };
         for (id, user) in &known.users {
             if !now.contains_key(id) {
-                self.pending.push_back(Ok(Event::UserLeft {
+                out.push_back(Ok(Event::UserLeft {
                     world_id: world_id.clone(),
                     user: user.clone(),
                     recovered: true,
@@ -583,7 +671,7 @@ impl Realtime {
         }
         for (id, user) in &now {
             if !known.users.contains_key(id) {
-                self.pending.push_back(Ok(Event::UserJoined {
+                out.push_back(Ok(Event::UserJoined {
                     world_id: world_id.clone(),
                     user: user.clone(),
                     recovered: true,
@@ -592,15 +680,24 @@ impl Realtime {
         }
         debug!("world {world_id}: resynchronised at {seq}");
         known.users = now;
-        known.seq = known.seq.max(seq);
+        // The snapshot's number is the world's from now on, lower or not: a lower one
+        // means the server restarted its count.
+        known.seq = seq;
         known.resyncing = false;
-        self.pending.push_back(Ok(Event::Resynced { world_id }));
+        out.push_back(Ok(Event::Resynced { world_id }));
     }
 
-    fn event(&mut self, world_id: Option<WorldId>, seq: Option<u64>, event: Event) {
+    fn event(
+        &mut self,
+        world_id: Option<WorldId>,
+        seq: Option<u64>,
+        event: Event,
+        stream: &Stream<WorldsProtocol>,
+        out: &mut Out,
+    ) {
         let Some(world_id) = world_id else {
             // Not about a world: nothing to order.
-            self.pending.push_back(Ok(event));
+            out.push_back(Ok(event));
             return;
         };
         let Some(known) = self.worlds.get_mut(&world_id) else {
@@ -612,15 +709,12 @@ impl Realtime {
             if seq <= known.seq {
                 return;
             }
-            if seq > known.seq + 1 && !known.resyncing {
+            if seq > known.seq.saturating_add(1) && !known.resyncing {
                 debug!(
                     "world {world_id}: event {seq} after {}: asking for a snapshot",
                     known.seq
                 );
-                known.resyncing = true;
-                self.inner.send_text(
-                    serde_json::json!({"action": "snapshot", "world_id": world_id}).to_string(),
-                );
+                resync(&world_id, known, stream);
             }
             known.seq = seq;
         }
@@ -633,22 +727,7 @@ impl Realtime {
             }
             _ => {}
         }
-        self.pending.push_back(Ok(event));
-    }
-}
-
-impl Iterator for Realtime {
-    type Item = Result<Event>;
-
-    /// Waits for the next event; `None` once the channel has ended.
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(event) = self.pending.pop_front() {
-                return Some(event);
-            }
-            let item = self.inner.next()?;
-            self.handle(item);
-        }
+        out.push_back(Ok(event));
     }
 }
 

@@ -1,45 +1,164 @@
-//! Making one WebSocket connection: TCP within the connect timeout, TLS with the
-//! client's own rustls configuration, the handshake with the auth header; and what a
-//! failure means (stop, retry, or retry after the cool-down).
+//! Making one WebSocket connection, under one deadline for all of it (name resolution,
+//! TCP, TLS, the HTTP upgrade): the upgrade request is written and its answer read here,
+//! not by tungstenite, so the auth header goes through no code that logs it; the socket
+//! is handed to tungstenite only once upgraded. Also: what a failure means (stop, retry,
+//! or retry after the cool-down), and the handle that lets the caller abandon a
+//! connection from its own thread.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::Arc;
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use log::debug;
-use tungstenite::client::IntoClientRequest;
-use tungstenite::handshake::HandshakeError;
-use tungstenite::http::{HeaderName, HeaderValue};
-use tungstenite::protocol::WebSocketConfig;
+use tungstenite::protocol::{Role, WebSocketConfig};
 
 use super::{StreamConfig, WsError};
 use crate::url::{Origin, strip_query};
 
+/// The largest upgrade answer head read (status line and headers).
+const MAX_HEAD: usize = 16 * 1024;
+/// The largest refusal body read, for its message.
+const MAX_REFUSAL_BODY: usize = 16 * 1024;
+/// How long a refusal's body is waited for once its head has come.
+const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
+/// How long one write may block on a live connection.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the caller's thread shares with the connection's: a flag that makes every read
+/// and write of the connection fail at once, and the socket, so that the caller can shut
+/// it down under a read or write that is blocked.
+#[derive(Debug, Default)]
+pub(crate) struct Abort {
+    aborted: AtomicBool,
+    socket: Mutex<Option<TcpStream>>,
+}
+
+impl Abort {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<TcpStream>> {
+        self.socket.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends the connection now, whatever its thread is doing: the next read or write
+    /// fails, and one that is blocked returns.
+    pub(crate) fn abort(&self) {
+        self.aborted.store(true, Ordering::Release);
+        if let Some(socket) = self.lock().take() {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
+    /// Keeps a handle on the current socket (refused once aborted).
+    fn register(&self, socket: &TcpStream) -> io::Result<()> {
+        let mut slot = self.lock();
+        if self.is_aborted() {
+            let _ = socket.shutdown(Shutdown::Both);
+            return Err(aborted());
+        }
+        *slot = socket.try_clone().ok();
+        Ok(())
+    }
+}
+
+fn aborted() -> io::Error {
+    io::Error::new(io::ErrorKind::ConnectionAborted, "the stream was closed")
+}
+
+/// A TCP socket whose reads and writes can be held to a deadline (for the upgrade and
+/// the close handshake), and which fails at once once aborted.
+pub(crate) struct Tcp {
+    stream: TcpStream,
+    deadline: Option<Instant>,
+    abort: Arc<Abort>,
+}
+
+impl Tcp {
+    /// How long the next read or write may block, under the deadline.
+    fn left(&self) -> io::Result<Option<Duration>> {
+        if self.abort.is_aborted() {
+            return Err(aborted());
+        }
+        match self.deadline {
+            None => Ok(None),
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the deadline passed",
+                    ))
+                } else {
+                    Ok(Some(left))
+                }
+            }
+        }
+    }
+}
+
+impl Read for Tcp {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(left) = self.left()? {
+            self.stream.set_read_timeout(Some(left))?;
+        }
+        self.stream.read(buf)
+    }
+}
+
+impl Write for Tcp {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(left) = self.left()? {
+            self.stream.set_write_timeout(Some(left))?;
+        }
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
+
 /// The socket under the WebSocket: plain TCP or TLS over it.
 pub(crate) enum Transport {
-    Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    Plain(Tcp),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, Tcp>>),
 }
 
 impl Transport {
-    fn tcp(&self) -> &TcpStream {
+    fn tcp(&self) -> &Tcp {
         match self {
             Transport::Plain(s) => s,
             Transport::Tls(s) => s.get_ref(),
         }
     }
 
-    /// Sets how long one read may block: the connection thread's tick.
-    pub(crate) fn set_read_timeout(&self, timeout: Duration) {
-        let _ = self
-            .tcp()
-            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))));
+    fn tcp_mut(&mut self) -> &mut Tcp {
+        match self {
+            Transport::Plain(s) => s,
+            Transport::Tls(s) => s.get_mut(),
+        }
+    }
+
+    /// Holds every read and write to `deadline` (`None`: back to the per-operation
+    /// timeouts of a live connection: the read tick and [`WRITE_TIMEOUT`]).
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>, tick: Duration) {
+        let tcp = self.tcp_mut();
+        tcp.deadline = deadline;
+        if deadline.is_none() {
+            let _ = tcp
+                .stream
+                .set_read_timeout(Some(tick.max(Duration::from_millis(1))));
+            let _ = tcp.stream.set_write_timeout(Some(WRITE_TIMEOUT));
+        }
     }
 
     /// Closes the socket at once, without a close handshake.
     pub(crate) fn shutdown(&self) {
-        let _ = self.tcp().shutdown(std::net::Shutdown::Both);
+        let _ = self.tcp().stream.shutdown(Shutdown::Both);
     }
 }
 
@@ -99,43 +218,66 @@ fn fail(error: WsError, next: Next) -> Failure {
     Failure { error, next }
 }
 
-/// Connects, within the config's connect timeout for TCP, TLS and the handshake.
-pub(crate) fn connect(config: &StreamConfig) -> Result<Socket, Failure> {
-    let started = Instant::now();
-    let url = &config.url;
-    let shown = strip_query(url).to_owned();
-    let (tls, as_http) = if let Some(rest) = url.strip_prefix("wss://") {
-        (true, format!("https://{rest}"))
+/// Where the stream's URL points.
+struct Target {
+    tls: bool,
+    host: String,
+    port: u16,
+    /// `host[:port]` as written, for the `Host` header.
+    authority: String,
+    /// The path and query.
+    resource: String,
+}
+
+fn target(url: &str, shown: &str) -> Result<Target, Failure> {
+    let (tls, rest) = if let Some(rest) = url.strip_prefix("wss://") {
+        (true, rest)
     } else if let Some(rest) = url.strip_prefix("ws://") {
-        (false, format!("http://{rest}"))
+        (false, rest)
     } else {
         return Err(fail(
             WsError::Connect(format!("{shown} is not a ws:// or wss:// URL")),
             Next::Stop,
         ));
     };
+    let as_http = format!("{}://{rest}", if tls { "https" } else { "http" });
     let origin =
         Origin::parse(&as_http).map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?;
-    let host = origin
-        .host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_owned();
+    let split = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, resource) = rest.split_at(split);
+    let resource = match resource.split('#').next().unwrap_or("") {
+        "" => "/".to_owned(),
+        r if r.starts_with('?') => format!("/{r}"),
+        r => r.to_owned(),
+    };
+    Ok(Target {
+        tls,
+        host: origin
+            .host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned(),
+        port: origin.port,
+        authority: authority.to_owned(),
+        resource,
+    })
+}
 
-    let addrs: Vec<SocketAddr> = (host.as_str(), origin.port)
-        .to_socket_addrs()
-        .map_err(|e| {
-            fail(
-                WsError::Connect(format!("could not resolve {host}: {e}")),
-                Next::Retry,
-            )
-        })?
-        .collect();
+/// Connects: name resolution, TCP, TLS and the upgrade, all within the config's connect
+/// timeout from now.
+pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socket, Failure> {
+    let started = Instant::now();
+    let deadline = started + config.connect_timeout;
+    let shown = strip_query(&config.url).to_owned();
+    let target = target(&config.url, &shown)?;
+    let host = &target.host;
+
+    let addrs = resolve(host, target.port, deadline)?;
     let mut last = None;
     let mut tcp = None;
     for addr in addrs {
-        let left = config.connect_timeout.saturating_sub(started.elapsed());
-        if left.is_zero() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || abort.is_aborted() {
             break;
         }
         match TcpStream::connect_timeout(&addr, left) {
@@ -147,25 +289,23 @@ pub(crate) fn connect(config: &StreamConfig) -> Result<Socket, Failure> {
         }
     }
     let tcp = tcp.ok_or_else(|| match last {
-        Some(e) if e.kind() == io::ErrorKind::TimedOut => fail(
-            WsError::Timeout(format!("connecting to {host}")),
-            Next::Retry,
-        ),
-        Some(e) => fail(WsError::Connect(format!("{host}: {e}")), Next::Retry),
-        None => fail(
+        Some(e) if e.kind() != io::ErrorKind::TimedOut => {
+            fail(WsError::Connect(format!("{host}: {e}")), Next::Retry)
+        }
+        _ => fail(
             WsError::Timeout(format!("connecting to {host}")),
             Next::Retry,
         ),
     })?;
     let _ = tcp.set_nodelay(true);
-    let left = config
-        .connect_timeout
-        .saturating_sub(started.elapsed())
-        .max(Duration::from_millis(1));
-    let _ = tcp.set_read_timeout(Some(left));
-    let _ = tcp.set_write_timeout(Some(left));
+    abort.register(&tcp).map_err(|e| io_failure(e, &shown))?;
+    let tcp = Tcp {
+        stream: tcp,
+        deadline: Some(deadline),
+        abort: abort.clone(),
+    };
 
-    let transport = if tls {
+    let mut transport = if target.tls {
         let client_config = config
             .roots
             .rustls_config()
@@ -179,81 +319,197 @@ pub(crate) fn connect(config: &StreamConfig) -> Result<Socket, Failure> {
         Transport::Plain(tcp)
     };
 
-    let mut request = url
-        .as_str()
-        .into_client_request()
-        .map_err(|e| fail(WsError::Connect(format!("{shown}: {e}")), Next::Stop))?;
-    let headers = request.headers_mut();
-    for (name, value) in &config.headers {
-        if let (Ok(n), Ok(v)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
-        ) {
-            headers.insert(n, v);
-        }
-    }
-    if let Some((name, value)) = &config.auth {
-        let n = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| fail(WsError::Connect(format!("auth header: {e}")), Next::Stop))?;
-        let mut v = HeaderValue::from_str(value.expose()).map_err(|_| {
-            fail(
-                WsError::Connect("the auth header's value is not valid".into()),
-                Next::Stop,
-            )
-        })?;
-        v.set_sensitive(true);
-        headers.insert(n, v);
-    }
+    debug!("stream: connecting to {shown}");
+    let leftover = upgrade(&mut transport, config, &target, &shown)?;
+    transport.set_deadline(None, config.tick);
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(config.max_message_size))
         .max_frame_size(Some(config.max_message_size))
         .max_write_buffer_size(config.max_write_buffer.max(256 * 1024));
+    let socket = tungstenite::WebSocket::from_partially_read(
+        transport,
+        leftover,
+        Role::Client,
+        Some(ws_config),
+    );
+    debug!("stream: connected to {shown} in {:?}", started.elapsed());
+    Ok(socket)
+}
 
-    debug!("stream: connecting to {shown}");
-    match tungstenite::client::client_with_config(request, transport, Some(ws_config)) {
-        Ok((socket, _response)) => {
-            socket.get_ref().set_read_timeout(config.tick);
-            let _ = socket
-                .get_ref()
-                .tcp()
-                .set_write_timeout(Some(Duration::from_secs(10)));
-            debug!("stream: connected to {shown} in {:?}", started.elapsed());
-            Ok(socket)
-        }
-        Err(HandshakeError::Interrupted(_)) => Err(fail(
-            WsError::Timeout(format!("the handshake with {shown}")),
+/// The host's addresses, within the deadline (the system's resolver has no timeout of
+/// its own, so it runs on a short-lived thread that is abandoned when late).
+fn resolve(host: &str, port: u16, deadline: Instant) -> Result<Vec<SocketAddr>, Failure> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let (send, receive) = mpsc::channel();
+    let name = host.to_owned();
+    std::thread::Builder::new()
+        .name("core-http-resolve".into())
+        .spawn(move || {
+            let _ = send.send((name.as_str(), port).to_socket_addrs().map(Vec::from_iter));
+        })
+        .map_err(|e| {
+            fail(
+                WsError::Connect(format!("resolving {host}: {e}")),
+                Next::Retry,
+            )
+        })?;
+    match receive.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(Ok(addrs)) => Ok(addrs),
+        Ok(Err(e)) => Err(fail(
+            WsError::Connect(format!("could not resolve {host}: {e}")),
             Next::Retry,
         )),
-        Err(HandshakeError::Failure(e)) => Err(handshake_failure(e, config, &shown)),
+        Err(_) => Err(fail(
+            WsError::Timeout(format!("resolving {host}")),
+            Next::Retry,
+        )),
     }
 }
 
-/// What a failed handshake means.
-fn handshake_failure(e: tungstenite::Error, config: &StreamConfig, shown: &str) -> Failure {
-    match e {
-        tungstenite::Error::Http(response) => {
-            let status = response.status().as_u16();
-            let body = response.body().as_deref().unwrap_or_default();
-            let content_type = response
-                .headers()
-                .get("content-type")
-                .and_then(|v| v.to_str().ok());
-            let parsed = crate::error::parse_error_body(status, content_type, body);
-            let message = config.redact.apply(parsed.message);
-            match status {
-                401 | 403 => fail(WsError::Unauthorized { status, message }, Next::Stop),
-                429 | 406 => fail(WsError::Refused { status, message }, Next::Cooldown),
-                500..=599 => fail(WsError::Refused { status, message }, Next::Retry),
-                _ => fail(WsError::Refused { status, message }, Next::Stop),
-            }
+/// A header value that cannot end the header line early.
+fn clean(value: &str) -> bool {
+    !value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
+}
+
+/// Sends the upgrade request and reads its answer. Returns the bytes read past the
+/// answer's head (the first frames, when the server wrote them at once).
+fn upgrade(
+    transport: &mut Transport,
+    config: &StreamConfig,
+    target: &Target,
+    shown: &str,
+) -> Result<Vec<u8>, Failure> {
+    let key = tungstenite::handshake::client::generate_key();
+    let mut request = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {key}\r\n",
+        target.resource, target.authority
+    );
+    for (name, value) in &config.headers {
+        if clean(name) && clean(value) && !name.contains(':') {
+            request.push_str(&format!("{name}: {value}\r\n"));
         }
-        tungstenite::Error::Io(io) => io_failure(io, shown),
-        tungstenite::Error::Tls(t) => fail(WsError::Connect(format!("TLS: {t}")), Next::Stop),
-        other => fail(
-            WsError::Protocol(format!("the handshake with {shown}: {other}")),
-            Next::Retry,
-        ),
     }
+    if let Some((name, value)) = &config.auth {
+        if !clean(name) || name.contains(':') || !clean(value.expose()) {
+            return Err(fail(
+                WsError::Connect("the auth header's name or value is not valid".into()),
+                Next::Stop,
+            ));
+        }
+        request.push_str(name);
+        request.push_str(": ");
+        request.push_str(value.expose());
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    let sent = transport
+        .write_all(request.as_bytes())
+        .and_then(|()| transport.flush());
+    // The request held the key: it is gone before anything else can see it.
+    drop(request);
+    sent.map_err(|e| io_failure(e, shown))?;
+
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    let head_len = loop {
+        if let Some(end) = find_head_end(&buf) {
+            break end;
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(fail(
+                WsError::Protocol(format!(
+                    "the upgrade answer from {shown} has a head over {MAX_HEAD} bytes"
+                )),
+                Next::Retry,
+            ));
+        }
+        match transport.read(&mut chunk) {
+            Ok(0) => {
+                return Err(fail(
+                    WsError::Io(format!("{shown} closed the connection during the upgrade")),
+                    Next::Retry,
+                ));
+            }
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_failure(e, shown)),
+        }
+    };
+
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut response = httparse::Response::new(&mut headers);
+    let status = match response.parse(&buf[..head_len]) {
+        Ok(httparse::Status::Complete(_)) => response.code.unwrap_or(0),
+        _ => {
+            return Err(fail(
+                WsError::Protocol(format!("{shown} answered the upgrade with no valid HTTP")),
+                Next::Retry,
+            ));
+        }
+    };
+    let header = |name: &str| -> Option<String> {
+        response
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).trim().to_owned())
+    };
+
+    if status == 101 {
+        let upgraded = header("upgrade").is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+            && header("connection").is_some_and(|v| {
+                v.split(',')
+                    .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+            });
+        let accepted = header("sec-websocket-accept").as_deref()
+            == Some(tungstenite::handshake::derive_accept_key(key.as_bytes()).as_str());
+        if !upgraded || !accepted {
+            return Err(fail(
+                WsError::Protocol(format!(
+                    "{shown} answered 101 without a valid WebSocket upgrade"
+                )),
+                Next::Retry,
+            ));
+        }
+        return Ok(buf.split_off(head_len));
+    }
+
+    let content_type = header("content-type");
+    let length: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
+    let mut body = buf.split_off(head_len);
+    read_refusal_body(transport, &mut body, length);
+    let parsed = crate::error::parse_error_body(status, content_type.as_deref(), &body);
+    let message = config.redact.apply(parsed.message);
+    Err(match status {
+        401 | 403 => fail(WsError::Unauthorized { status, message }, Next::Stop),
+        429 | 406 => fail(WsError::Refused { status, message }, Next::Cooldown),
+        500..=599 => fail(WsError::Refused { status, message }, Next::Retry),
+        _ => fail(WsError::Refused { status, message }, Next::Stop),
+    })
+}
+
+/// Reads what there is of a refusal's body, for its message: up to its length (or the
+/// connection's end), [`MAX_REFUSAL_BODY`] at most, for [`REFUSAL_BODY_WAIT`] at most.
+fn read_refusal_body(transport: &mut Transport, body: &mut Vec<u8>, length: Option<usize>) {
+    let want = length.unwrap_or(MAX_REFUSAL_BODY).min(MAX_REFUSAL_BODY);
+    let wait = Instant::now() + REFUSAL_BODY_WAIT;
+    let tcp = transport.tcp_mut();
+    tcp.deadline = Some(tcp.deadline.map_or(wait, |d| d.min(wait)));
+    let mut chunk = [0u8; 1024];
+    while body.len() < want {
+        match transport.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+        }
+    }
+    body.truncate(want);
+}
+
+fn find_head_end(buf: &[u8]) -> Option<usize> {
+    buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
 }
 
 /// What an I/O error while connecting means.
@@ -272,6 +528,7 @@ pub(crate) fn io_failure(io: io::Error, shown: &str) -> Failure {
             WsError::Timeout(format!("the handshake with {shown}")),
             Next::Retry,
         ),
+        io::ErrorKind::ConnectionAborted => fail(WsError::ClosedByCaller, Next::Stop),
         _ => fail(WsError::Io(format!("{shown}: {io}")), Next::Retry),
     }
 }
@@ -300,5 +557,34 @@ impl crate::tls::RootCertificates {
             .with_root_certificates(roots)
             .with_no_client_auth();
         Ok(Arc::new(config))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_keep_the_path_query_and_host_as_written() {
+        let t = target("wss://Api.Example.com:8443/ws/v1?x=1#f", "").ok();
+        let t = t.as_ref();
+        assert_eq!(t.map(|t| t.host.as_str()), Some("api.example.com"));
+        assert_eq!(t.map(|t| t.port), Some(8443));
+        assert_eq!(
+            t.map(|t| t.authority.as_str()),
+            Some("Api.Example.com:8443")
+        );
+        assert_eq!(t.map(|t| t.resource.as_str()), Some("/ws/v1?x=1"));
+        let bare = target("ws://[::1]?k=v", "").ok();
+        assert_eq!(bare.as_ref().map(|t| t.host.as_str()), Some("::1"));
+        assert_eq!(bare.as_ref().map(|t| t.resource.as_str()), Some("/?k=v"));
+        assert!(target("http://x/y", "").is_err());
+    }
+
+    #[test]
+    fn header_values_cannot_split_the_request() {
+        assert!(clean("Bearer abc"));
+        assert!(!clean("abc\r\nX-Evil: 1"));
+        assert!(!clean("a\nb"));
     }
 }

@@ -1,6 +1,7 @@
 //! The queue between a stream's thread and its caller: a lossless lane that keeps
-//! everything, a bounded lossy lane that drops its oldest events (counting them), both
-//! read in arrival order, and the stream's counters.
+//! everything up to its capacity (then says the reader fell behind), a bounded lossy
+//! lane that drops its oldest events (counting them), both read in arrival order, and
+//! the stream's counters.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,6 +24,11 @@ pub struct StreamStats {
     pub last_message_age: Option<Duration>,
     /// Whether a connection is up right now.
     pub connected: bool,
+    /// Times the caller fell behind on the lossless lane ([`super::WsError::FellBehind`]).
+    pub fell_behind: u64,
+    /// Lossless events lost while the caller was behind (rebuilt, where the service can,
+    /// by its recovery after the reconnect that follows).
+    pub lost: u64,
 }
 
 pub(crate) type Item<E> = Result<StreamItem<E>, WsError>;
@@ -46,6 +52,10 @@ struct State<E> {
     connected: bool,
     /// Readers waiting in [`Inbox::take_all`]: a push wakes one only when there is one.
     waiting: usize,
+    /// The lossless lane filled up: its events are lost until [`Inbox::recovering`].
+    behind: bool,
+    fell_behind: u64,
+    lost: u64,
 }
 
 pub(crate) struct Inbox<E> {
@@ -54,10 +64,11 @@ pub(crate) struct Inbox<E> {
     queued: AtomicUsize,
     ready: Condvar,
     capacity: usize,
+    lossless_capacity: usize,
 }
 
 impl<E> Inbox<E> {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize, lossless_capacity: usize) -> Self {
         Inbox {
             state: Mutex::new(State {
                 lossless: VecDeque::new(),
@@ -70,10 +81,14 @@ impl<E> Inbox<E> {
                 last_message: None,
                 connected: true,
                 waiting: 0,
+                behind: false,
+                fell_behind: 0,
+                lost: 0,
             }),
             ready: Condvar::new(),
             queued: AtomicUsize::new(0),
             capacity,
+            lossless_capacity,
         }
     }
 
@@ -88,23 +103,43 @@ impl<E> Inbox<E> {
         self.wake(state);
     }
 
-    /// Queues the items of one frame that arrived at `at`, under one lock.
-    pub(crate) fn deliver(&self, items: &mut Vec<(Lane, Item<E>)>, at: Instant) {
+    /// Queues the items of one frame that arrived at `at`, under one lock. Returns
+    /// `false` when the caller has fallen behind on the lossless lane (the connection
+    /// is to be dropped).
+    pub(crate) fn deliver(&self, items: &mut Vec<(Lane, Item<E>)>, at: Instant) -> bool {
         let mut state = self.lock();
         state.last_message = Some(at);
         for (lane, item) in items.drain(..) {
             self.queue(&mut state, lane, item);
         }
+        let behind = state.behind;
         self.wake(state);
+        !behind
     }
 
     fn queue(&self, state: &mut State<E>, lane: Lane, item: Item<E>) {
+        if state.finished {
+            // Closed: nothing more reaches the caller.
+            return;
+        }
         let seq = state.next;
         state.next += 1;
-        if matches!(item, Ok(StreamItem::Event(_))) {
+        let event = matches!(item, Ok(StreamItem::Event(_)));
+        if event {
             state.received += 1;
         }
         match lane {
+            Lane::Lossless if event && state.behind => state.lost += 1,
+            Lane::Lossless if event && state.lossless.len() >= self.lossless_capacity => {
+                // The error takes the place of the first event lost.
+                state.behind = true;
+                state.fell_behind += 1;
+                state.lost += 1;
+                let capacity = self.lossless_capacity;
+                state
+                    .lossless
+                    .push_back((seq, Err(WsError::FellBehind { capacity })));
+            }
             Lane::Lossless => state.lossless.push_back((seq, item)),
             Lane::Lossy => {
                 if state.lossy.len() >= self.capacity {
@@ -141,6 +176,18 @@ impl<E> Inbox<E> {
         self.lock().reconnects += 1;
     }
 
+    /// Whether the caller, having fallen behind, has read half of the lossless lane, so
+    /// that a new connection may start filling it again; clears the fallen-behind state
+    /// when it has. `true` at once when the caller was not behind.
+    pub(crate) fn recovering(&self) -> bool {
+        let mut state = self.lock();
+        if state.behind && state.lossless.len() > self.lossless_capacity / 2 {
+            return false;
+        }
+        state.behind = false;
+        true
+    }
+
     /// No more items will come.
     pub(crate) fn finish(&self) {
         let mut state = self.lock();
@@ -163,6 +210,8 @@ impl<E> Inbox<E> {
             received: state.received,
             last_message_age: state.last_message.map(|t| t.elapsed()),
             connected: state.connected,
+            fell_behind: state.fell_behind,
+            lost: state.lost,
         }
     }
 
@@ -283,7 +332,7 @@ mod tests {
 
     #[test]
     fn lossy_events_are_dropped_oldest_first_and_counted_lossless_never() {
-        let inbox: Inbox<u32> = Inbox::new(3);
+        let inbox: Inbox<u32> = Inbox::new(3, 100);
         for i in 0..10 {
             inbox.push(Lane::Lossy, Ok(StreamItem::Event(i)));
         }
@@ -302,5 +351,39 @@ mod tests {
         inbox.finish();
         assert!(inbox.pop(None).is_none());
         assert!(inbox.is_finished());
+        inbox.push(Lane::Lossless, Ok(StreamItem::Event(1)));
+        assert!(inbox.is_finished(), "nothing is queued once finished");
+    }
+
+    #[test]
+    fn a_full_lossless_lane_says_so_once_and_loses_until_read() {
+        let inbox: Inbox<u32> = Inbox::new(10, 4);
+        let mut frame: Vec<(Lane, Item<u32>)> = (0..6)
+            .map(|i| (Lane::Lossless, Ok(StreamItem::Event(i))))
+            .collect();
+        assert!(!inbox.deliver(&mut frame, Instant::now()), "behind");
+        assert!(!inbox.recovering(), "nothing read yet");
+        let soon = Some(Instant::now() + Duration::from_millis(10));
+        let mut got = Vec::new();
+        while let Some(item) = inbox.pop(soon) {
+            got.push(item);
+        }
+        assert_eq!(got.len(), 5, "{got:?}");
+        assert!(matches!(got[4], Err(WsError::FellBehind { capacity: 4 })));
+        assert!(inbox.recovering());
+        let stats = inbox.stats();
+        assert_eq!((stats.fell_behind, stats.lost, stats.received), (1, 2, 6));
+        // A reconnect item is never lost, behind or not.
+        inbox.push(
+            Lane::Lossless,
+            Ok(StreamItem::Reconnected {
+                gap: Duration::ZERO,
+                attempts: 1,
+            }),
+        );
+        assert!(matches!(
+            inbox.pop(soon),
+            Some(Ok(StreamItem::Reconnected { .. }))
+        ));
     }
 }

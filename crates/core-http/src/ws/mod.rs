@@ -6,29 +6,43 @@
 //! capped exponential backoff and full jitter (1 s doubling to 30 s, reset after 60 s
 //! healthy; a 90 s cool-down after an upgrade refused with 429 or 406), replays the
 //! subscriptions and checks they are acknowledged, then yields
-//! [`StreamItem::Reconnected`]. The caller reads from a queue: events on the lossless
-//! lane are all kept; events on the lossy lane (market quotes) go through a bounded queue
-//! (10,000 by default) that drops the oldest and counts the drops.
+//! [`StreamItem::Reconnected`]. The caller reads from a queue with two lanes, both
+//! bounded (see below). A [`Session`] puts a service's own handling on top (recovery
+//! after a reconnect, de-duplication), on the caller's thread and within the caller's
+//! timeout.
 //!
 //! What the service says on the wire is the service crate's: it implements [`Protocol`]
 //! (the subscription messages, decoding frames into its events, recognising
-//! acknowledgements). This module knows no service.
+//! acknowledgements) and [`Handler`]. This module knows no service.
 //!
-//! - **Connect**: the TCP connection within the connect timeout (never
-//!   `tungstenite::connect`, which has none), read and write timeouts on the socket, TLS
-//!   with one rustls configuration built with the ring provider and the client's roots
-//!   (no process-wide provider), then the handshake with the auth header.
-//! - **Limits**: messages up to 16 MiB, a bounded write buffer, the close handshake
-//!   bounded at 5 s.
+//! - **Connect**: one deadline, the connect timeout, over all of it: name resolution,
+//!   TCP, TLS (one rustls configuration built with the ring provider and the client's
+//!   roots, no process-wide provider), and the HTTP upgrade, on the first connection and
+//!   on every reconnect. A server that trickles its answer is cut off at the deadline.
+//! - **Close**: [`Stream::close`] and drop return within the close timeout (5 s) in
+//!   every state (connecting, upgrading, in the middle of a message, blocked on a write
+//!   to a peer that does not read): a close handshake is tried for most of it, then the
+//!   socket is shut down from the caller's thread and the connection's thread is left
+//!   to end on its own.
+//! - **Memory**: messages up to 16 MiB, a bounded write buffer. The lossy lane (market
+//!   quotes, and messages of a type the service does not know) keeps 10,000 events and
+//!   drops the oldest, counted in [`StreamStats::dropped`]. The lossless lane keeps
+//!   10,000 events ([`StreamConfig::lossless_capacity`]): when a caller that stopped
+//!   reading lets it fill, the stream gives [`WsError::FellBehind`] where the loss
+//!   began, drops the connection, waits for the caller to read half the lane, and
+//!   reconnects, so the service's recovery after [`StreamItem::Reconnected`] rebuilds
+//!   what was missed.
 //! - **Close codes and upgrade answers**: 401/403 and policy or protocol close codes
 //!   (1002, 1003, 1007, 1008, 1009, 1010, 1015) end the stream with an error; 1000, 1001,
 //!   1006, 1011, 1012, 1013, other codes and 5xx answers reconnect; 429 and 406 reconnect
-//!   after the cool-down.
-//! - **Secrets**: the auth header is never logged; frame payloads are logged only at
-//!   `trace`.
+//!   after the cool-down. A `101` without the right `Sec-WebSocket-Accept` is refused.
+//! - **Secrets**: the upgrade request is written by this module, not by tungstenite, so
+//!   the auth header reaches no logger of any crate at any level; frame payloads are
+//!   logged only at `trace`.
 
 mod conn;
 mod inbox;
+mod session;
 mod worker;
 
 use std::fmt;
@@ -43,6 +57,7 @@ use crate::tls::RootCertificates;
 use crate::{Result, Secret};
 
 pub use inbox::StreamStats;
+pub use session::{Handler, Session};
 
 /// Which queue an event goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +87,10 @@ pub enum Inbound<E> {
     /// The server refused a subscription (or said something else is wrong): given to
     /// the caller as an error item; the stream goes on.
     Refused(String),
+    /// A message the service knows but could not read (a field it needs is missing or
+    /// unreadable): given to the caller as [`WsError::Undecodable`] on the lossless
+    /// lane, never dropped and never read as a default; the stream goes on.
+    Invalid(String),
 }
 
 impl<E> Inbound<E> {
@@ -203,6 +222,22 @@ pub enum WsError {
     /// The stream was closed by the caller.
     #[error("the stream is closed")]
     ClosedByCaller,
+    /// The caller stopped reading and the lossless lane filled up: events after this
+    /// point were lost. The stream drops the connection, waits until the caller has read
+    /// half of what is queued, and reconnects; the service's recovery after the
+    /// reconnect rebuilds what it can (see the service's docs).
+    #[error(
+        "the reader fell behind: {capacity} events were waiting; later events were lost \
+         until the stream reconnects and recovers"
+    )]
+    FellBehind {
+        /// The lossless lane's capacity.
+        capacity: usize,
+    },
+    /// The server sent a message the service knows but could not read; the stream goes
+    /// on.
+    #[error("the server sent a message that could not be read: {0}")]
+    Undecodable(String),
 }
 
 /// When and how a stream reconnects.
@@ -246,6 +281,7 @@ pub struct StreamConfig {
     pub(crate) ack_timeout: Duration,
     pub(crate) close_timeout: Duration,
     pub(crate) lossy_capacity: usize,
+    pub(crate) lossless_capacity: usize,
     pub(crate) max_message_size: usize,
     pub(crate) max_write_buffer: usize,
     pub(crate) reconnect: ReconnectPolicy,
@@ -261,6 +297,7 @@ impl fmt::Debug for StreamConfig {
             .field("ping_after", &self.ping_after)
             .field("dead_after", &self.dead_after)
             .field("lossy_capacity", &self.lossy_capacity)
+            .field("lossless_capacity", &self.lossless_capacity)
             .field("reconnect", &self.reconnect)
             .finish_non_exhaustive()
     }
@@ -281,6 +318,7 @@ impl StreamConfig {
             ack_timeout: Duration::from_secs(10),
             close_timeout: Duration::from_secs(5),
             lossy_capacity: 10_000,
+            lossless_capacity: 10_000,
             max_message_size: 16 * 1024 * 1024,
             max_write_buffer: 4 * 1024 * 1024,
             reconnect: ReconnectPolicy::default(),
@@ -306,7 +344,8 @@ impl StreamConfig {
         self
     }
 
-    /// The connect (and handshake) timeout. Defaults to 10 s.
+    /// The deadline of a whole connection attempt: name resolution, TCP, TLS and the
+    /// upgrade, on the first connection and on every reconnect. Defaults to 10 s.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -338,6 +377,22 @@ impl StreamConfig {
     /// twice this many wait in all.)
     pub fn lossy_capacity(mut self, capacity: usize) -> Self {
         self.lossy_capacity = capacity.max(1);
+        self
+    }
+
+    /// How many lossless events may wait for the caller. Defaults to 10,000. When a
+    /// caller that stopped reading lets more come, the stream gives
+    /// [`WsError::FellBehind`], drops the connection, and reconnects once the caller has
+    /// read half of them, so that the service's recovery rebuilds what was missed.
+    pub fn lossless_capacity(mut self, capacity: usize) -> Self {
+        self.lossless_capacity = capacity.max(2);
+        self
+    }
+
+    /// How long [`Stream::close`] (and drop) may take: a close handshake is tried for
+    /// most of it, then the socket is abandoned. Defaults to 5 s.
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
         self
     }
 
@@ -388,6 +443,10 @@ pub struct Stream<P: Protocol> {
     taken: inbox::Taken<P::Event>,
     commands: mpsc::Sender<Command<P>>,
     thread: Option<JoinHandle<()>>,
+    /// Disconnected when the connection's thread ends.
+    done: mpsc::Receiver<()>,
+    abort: Arc<conn::Abort>,
+    close_timeout: Duration,
 }
 
 impl<P: Protocol> fmt::Debug for Stream<P> {
@@ -403,19 +462,32 @@ impl<P: Protocol> Stream<P> {
     /// error here), sends the protocol's current subscriptions, and starts the
     /// connection's thread.
     pub fn connect(config: StreamConfig, protocol: P) -> Result<Stream<P>> {
-        let conn = conn::connect(&config).map_err(crate::Error::from)?;
-        let inbox = Arc::new(inbox::Inbox::new(config.lossy_capacity));
+        let abort = Arc::new(conn::Abort::default());
+        let conn = conn::connect(&config, &abort).map_err(crate::Error::from)?;
+        let inbox = Arc::new(inbox::Inbox::new(
+            config.lossy_capacity,
+            config.lossless_capacity,
+        ));
         let (commands, receiver) = mpsc::channel();
-        let worker = worker::Worker::new(config, protocol, inbox.clone(), receiver);
+        let (finished, done) = mpsc::channel::<()>();
+        let close_timeout = config.close_timeout;
+        let worker = worker::Worker::new(config, protocol, inbox.clone(), receiver, abort.clone());
         let thread = std::thread::Builder::new()
             .name("core-http-stream".into())
-            .spawn(move || worker.run(conn))
+            .spawn(move || {
+                // Dropped when the thread ends, however it ends: what `close` waits for.
+                let _finished = finished;
+                worker.run(conn);
+            })
             .map_err(|e| crate::Error::config(format!("cannot start the stream's thread: {e}")))?;
         Ok(Stream {
             inbox,
             taken: inbox::Taken::default(),
             commands,
             thread: Some(thread),
+            done,
+            abort,
+            close_timeout,
         })
     }
 
@@ -491,13 +563,38 @@ impl<P: Protocol> Stream<P> {
         self.inbox.stats()
     }
 
-    /// Closes the stream: a close handshake (at most 5 s), then the thread ends. Items
-    /// already received can still be read.
+    /// Closes the stream within the close timeout (5 s by default), whatever the
+    /// connection is doing: a close handshake for most of the time, then the socket is
+    /// shut down and the connection's thread left to end on its own. Items already
+    /// received can still be read.
     pub fn close(&mut self) {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        let started = Instant::now();
         let _ = self.commands.send(Command::Close);
-        if let Some(thread) = self.thread.take() {
+        // Most of the budget for the close handshake (the thread holds it to
+        // `worker::graceful` of the budget), the rest for abandoning the socket.
+        let graceful = self.close_timeout.mul_f64(0.8);
+        let ended = match self.done.recv_timeout(graceful) {
+            Err(mpsc::RecvTimeoutError::Disconnected) => true,
+            _ => {
+                self.abort.abort();
+                let left = self.close_timeout.saturating_sub(started.elapsed());
+                matches!(
+                    self.done.recv_timeout(left),
+                    Err(mpsc::RecvTimeoutError::Disconnected)
+                )
+            }
+        };
+        if ended {
             let _ = thread.join();
+        } else {
+            // Blocked where nothing can reach it (a TCP connect, a name lookup): it ends
+            // by its own timeout, and nothing it does from now on reaches the caller.
+            log::debug!("stream: its thread did not end within the close timeout; left");
         }
+        self.inbox.finish();
     }
 }
 

@@ -13,7 +13,7 @@ use log::{debug, trace};
 use tungstenite::Message;
 use tungstenite::protocol::CloseFrame;
 
-use super::conn::{self, Next, Socket};
+use super::conn::{self, Abort, Next, Socket};
 use super::inbox::Inbox;
 use super::{Command, Confirm, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
 use crate::url::strip_query;
@@ -21,6 +21,10 @@ use crate::url::strip_query;
 /// Close codes after which reconnecting is pointless: the server says the client broke
 /// the protocol or a policy.
 const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 1010, 1015];
+
+/// The share of the close timeout the close handshake may take; the caller's thread
+/// waits a little longer before it abandons the socket.
+const GRACEFUL: f64 = 0.6;
 
 /// How a connected period ended.
 enum Ended {
@@ -43,6 +47,8 @@ struct Live {
     ack_deadline: Option<Instant>,
     /// After a reconnect: the `Reconnected` item to give once the replay is acknowledged.
     announce: Option<(Duration, u32)>,
+    /// The caller fell behind on the lossless lane: the connection is to be dropped.
+    behind: bool,
 }
 
 pub(super) struct Worker<P: Protocol> {
@@ -61,6 +67,7 @@ pub(super) struct Worker<P: Protocol> {
     /// Buffers reused for every frame: what it decoded to, what goes to the inbox.
     decoded: Vec<Inbound<P::Event>>,
     events: Vec<(Lane, super::inbox::Item<P::Event>)>,
+    abort: Arc<Abort>,
 }
 
 impl<P: Protocol> Worker<P> {
@@ -69,6 +76,7 @@ impl<P: Protocol> Worker<P> {
         protocol: P,
         inbox: Arc<Inbox<P::Event>>,
         commands: mpsc::Receiver<Command<P>>,
+        abort: Arc<Abort>,
     ) -> Self {
         let shown = strip_query(&config.url).to_owned();
         Worker {
@@ -82,6 +90,7 @@ impl<P: Protocol> Worker<P> {
             shown,
             decoded: Vec::new(),
             events: Vec::new(),
+            abort,
         }
     }
 
@@ -151,8 +160,17 @@ impl<P: Protocol> Worker<P> {
             if !self.wait(delay) {
                 return None;
             }
+            // A caller that fell behind reads half of what waits before more comes.
+            while !self.inbox.recovering() {
+                if !self.wait(self.config.tick) {
+                    return None;
+                }
+            }
+            if self.abort.is_aborted() {
+                return None;
+            }
             attempts += 1;
-            match conn::connect(&self.config) {
+            match conn::connect(&self.config, &self.abort) {
                 Ok(socket) => {
                     self.inbox.reconnected();
                     let gap = down_since.elapsed();
@@ -194,6 +212,7 @@ impl<P: Protocol> Worker<P> {
             outstanding: 0,
             ack_deadline: None,
             announce,
+            behind: false,
         };
         self.inbox.set_connected(true);
         self.inbox.touched();
@@ -264,6 +283,9 @@ impl<P: Protocol> Worker<P> {
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                     ) => {}
                 Err(e) => return lost_or_fatal(e),
+            }
+            if live.behind {
+                return Ended::Lost("the reader fell behind".into(), Next::Retry);
             }
             // The timers.
             if now.duration_since(live.last_out) >= self.config.ping_after {
@@ -448,21 +470,33 @@ impl<P: Protocol> Worker<P> {
                         events.extend(self.announce(live));
                     }
                 }
+                Inbound::Invalid(message) => {
+                    let message = self.config.redact.apply(message);
+                    events.push((Lane::Lossless, Err(WsError::Undecodable(message))));
+                }
             }
         }
         // One lock for the whole frame, its arrival time included.
-        self.inbox.deliver(&mut events, now);
+        if !self.inbox.deliver(&mut events, now) {
+            live.behind = true;
+        }
         self.decoded = decoded;
         self.events = events;
     }
 
-    /// Sends a close frame and waits (at most the close timeout) for the server's.
+    /// Sends a close frame and waits for the server's, every read and write held to
+    /// [`GRACEFUL`] of the close timeout (a peer that does not read cannot hold the
+    /// write).
     fn close_handshake(&self, live: &mut Live) {
-        let started = Instant::now();
+        let deadline = Instant::now() + self.config.close_timeout.mul_f64(GRACEFUL);
+        live.socket
+            .get_mut()
+            .set_deadline(Some(deadline), self.config.tick);
         if live.socket.close(None).is_err() {
+            live.socket.get_ref().shutdown();
             return;
         }
-        while started.elapsed() < self.config.close_timeout {
+        while Instant::now() < deadline {
             match live.socket.read() {
                 Ok(Message::Close(_)) => {}
                 Ok(_) => continue,

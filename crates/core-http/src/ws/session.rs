@@ -1,0 +1,166 @@
+//! A service's session on a [`Stream`]: the service's [`Handler`] turns the stream's
+//! items into the caller's events on the caller's thread (de-duplicating, recovering
+//! what a reconnect missed), and every blocking method keeps its own timeout, the
+//! handler's work included.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use super::{Protocol, Stream, StreamItem, StreamStats};
+use crate::Result;
+
+/// The longest single wait of a session without a deadline; it then looks again.
+const LONG_WAIT: Duration = Duration::from_secs(3600);
+
+/// What a service does with its stream's items, on the caller's thread.
+///
+/// A handler may have work of its own to do (a recovery after a reconnect that failed
+/// and must be tried again): it says when through [`due`](Self::due), and the session
+/// calls [`run_due`](Self::run_due) then, giving it the caller's deadline, which the
+/// handler must keep (a REST call made there gets no more than the time left).
+pub trait Handler<P: Protocol> {
+    /// What the caller reads.
+    type Event;
+
+    /// One item from the stream: pushes what the caller gets (none, one or several) onto
+    /// `out`, in order. `stream` is there to send messages (a resynchronisation
+    /// request).
+    fn item(
+        &mut self,
+        item: Result<StreamItem<P::Event>>,
+        stream: &Stream<P>,
+        out: &mut VecDeque<Result<Self::Event>>,
+    );
+
+    /// When the handler has work to do, if it has any.
+    fn due(&self) -> Option<Instant> {
+        None
+    }
+
+    /// Does the work that is due, finishing by `deadline` (`None`: the caller waits as
+    /// long as it takes, so the handler's own limits apply). It must move
+    /// [`due`](Self::due) on (to later, or to none).
+    fn run_due(
+        &mut self,
+        deadline: Option<Instant>,
+        stream: &Stream<P>,
+        out: &mut VecDeque<Result<Self::Event>>,
+    ) {
+        let _ = (deadline, stream, out);
+    }
+}
+
+/// A [`Stream`] and the service's [`Handler`]: `next`, `next_timeout`, `is_closed`,
+/// `stats` and `close` written once for every service.
+pub struct Session<P: Protocol, H: Handler<P>> {
+    stream: Stream<P>,
+    handler: H,
+    out: VecDeque<Result<H::Event>>,
+}
+
+impl<P: Protocol, H: Handler<P>> fmt::Debug for Session<P, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("stats", &self.stream.stats())
+            .field("queued", &self.out.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: Protocol, H: Handler<P>> Session<P, H> {
+    /// A session of `handler` over `stream`.
+    pub fn new(stream: Stream<P>, handler: H) -> Self {
+        Session {
+            stream,
+            handler,
+            out: VecDeque::new(),
+        }
+    }
+
+    /// The stream (to subscribe, send, read its counters).
+    pub fn stream(&self) -> &Stream<P> {
+        &self.stream
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &H {
+        &self.handler
+    }
+
+    /// The handler, to change it, and the events queued for the caller (to add some, or
+    /// drop those of a subscription that ended).
+    pub fn handler_mut(&mut self) -> (&mut H, &mut VecDeque<Result<H::Event>>) {
+        (&mut self.handler, &mut self.out)
+    }
+
+    /// The stream and the handler together, for work that needs both (a subscription
+    /// whose confirmation the handler records).
+    pub fn parts(&mut self) -> (&Stream<P>, &mut H, &mut VecDeque<Result<H::Event>>) {
+        (&self.stream, &mut self.handler, &mut self.out)
+    }
+
+    /// The next event, waiting at most `timeout`, the handler's work included; `None`
+    /// when none came in time or the stream has ended ([`is_closed`](Self::is_closed)).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<H::Event>> {
+        self.next_until(Some(Instant::now().checked_add(timeout)))
+    }
+
+    /// `deadline`: `None` waits as long as it takes; `Some(None)` is a timeout too far
+    /// to represent, the same.
+    fn next_until(&mut self, deadline: Option<Option<Instant>>) -> Option<Result<H::Event>> {
+        let deadline = deadline.flatten();
+        loop {
+            if let Some(event) = self.out.pop_front() {
+                return Some(event);
+            }
+            let now = Instant::now();
+            let due = self.handler.due();
+            if due.is_some_and(|d| d <= now) && !self.stream.is_closed() {
+                self.handler.run_due(deadline, &self.stream, &mut self.out);
+                if self.out.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
+                    return None;
+                }
+                continue;
+            }
+            let due = due.filter(|d| *d > now);
+            let until = match (deadline, due) {
+                (Some(d), Some(u)) => Some(d.min(u)),
+                (d, u) => d.or(u),
+            };
+            let left = until.map_or(LONG_WAIT, |u| u.saturating_duration_since(now));
+            match self.stream.next_timeout(left) {
+                Some(item) => self.handler.item(item, &self.stream, &mut self.out),
+                None if self.stream.is_closed() => return self.out.pop_front(),
+                None => {}
+            }
+            if self.out.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
+            }
+        }
+    }
+
+    /// `true` once the stream has ended and every event has been read.
+    pub fn is_closed(&self) -> bool {
+        self.out.is_empty() && self.stream.is_closed()
+    }
+
+    /// The stream's counters.
+    pub fn stats(&self) -> StreamStats {
+        self.stream.stats()
+    }
+
+    /// Closes the stream (within its close timeout, 5 s by default).
+    pub fn close(&mut self) {
+        self.stream.close();
+    }
+}
+
+impl<P: Protocol, H: Handler<P>> Iterator for Session<P, H> {
+    type Item = Result<H::Event>;
+
+    /// Waits for the next event; `None` once the stream has ended.
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_until(None)
+    }
+}
