@@ -160,7 +160,6 @@ impl core_http::Sleeper for SandboxSleeper {
 }
 
 pub mod fixtures;
-pub mod hostile;
 
 /// A core-http clock that reads the sandbox clock, so a client-side rate limiter and
 /// the sandbox's limits measure the same time.

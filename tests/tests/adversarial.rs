@@ -14,7 +14,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use core_http::{Auth, ClientBuilder, Error, OAuth2Config, ServiceClient, Sleeper};
-use e2e::hostile::{Act, Hostile, raw, refused_url};
+use testkit::hostile::{Act, Hostile, raw, refused_url};
 
 /// The key every client is built with; it must never show.
 const KEY: &str = "sk_test_HOSTILE_SECRET_KEY";

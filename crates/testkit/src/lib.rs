@@ -16,6 +16,8 @@ use std::time::{Duration, SystemTime};
 use core_http::{Error, ErrorKind};
 
 pub mod arb;
+pub mod hostile;
+pub mod hostile_ws;
 use serde_json::{Value, json};
 
 /// The API key the clients under test are built with; it must never reach a snapshot.

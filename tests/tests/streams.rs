@@ -1,0 +1,535 @@
+//! The streams' promises against a scripted hostile WebSocket server (every byte written
+//! by hand): the upgrade within its deadline, `close()` and drop within 5 s in every
+//! state, the lossless lane bounded, the trading reconciliation within `next_timeout`
+//! and retried until it delivers the fill, unreadable fills and sequence numbers as
+//! errors, a world's restarted count followed.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use core_http::ws::{ReconnectPolicy, StreamConfig, WsError};
+use testkit::hostile::{Act, Hostile};
+use testkit::hostile_ws::{Peer, WsServer, frame};
+use trading_client::{Error, Event};
+
+/// The margin a promised time gets in these tests.
+const MARGIN: Duration = Duration::from_secs(1);
+const CLOSE_BUDGET: Duration = Duration::from_secs(5);
+
+fn fast(config: StreamConfig) -> StreamConfig {
+    let mut policy = ReconnectPolicy::default();
+    policy.backoff =
+        core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
+    config.reconnect(policy)
+}
+
+fn trading(rest: &str, ws: &WsServer) -> trading_client::Client {
+    trading_client::Client::builder()
+        .base_url(rest)
+        .api_key("pk_SECRET_STREAM_KEY")
+        .max_retries(0)
+        .build()
+        .unwrap()
+        .with_stream_url(ws.url())
+}
+
+/// A REST server that answers every order list with no orders.
+fn no_orders() -> Hostile {
+    Hostile::start(|_| Act::answer(200, &[("content-type", "application/json")], NONE))
+}
+
+/// Accepts, and acknowledges every subscription message.
+fn acks(peer: &mut Peer) -> bool {
+    if !peer.accept() {
+        return false;
+    }
+    peer.answer_until_closed(|_| vec![r#"{"type":"subscribed"}"#.to_owned()]);
+    true
+}
+
+/// Accepts and acknowledges the first subscription, then runs `then`.
+fn ack_once_then(peer: &mut Peer, then: impl FnOnce(&mut Peer)) {
+    if !peer.accept() || peer.read_text().is_none() {
+        return;
+    }
+    peer.text(r#"{"type":"subscribed"}"#);
+    then(peer);
+}
+
+fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !f() {
+        assert!(started.elapsed() < limit, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// 130 bytes a second.
+const TRICKLE: Duration = Duration::from_millis(8);
+
+#[test]
+fn a_trickled_upgrade_answer_is_cut_at_the_connect_deadline() {
+    let ws = WsServer::start(|_, peer| {
+        if peer.read_head().is_some() {
+            let mut answer = peer.accept_bytes();
+            answer.extend_from_slice(&[b' '; 4096]);
+            peer.trickle(&answer, TRICKLE);
+        }
+    });
+    let rest = no_orders();
+    let client = trading(rest.url(), &ws);
+    let started = Instant::now();
+    let result = client.stream_with(|c| c.connect_timeout(Duration::from_secs(1)));
+    let took = started.elapsed();
+    match result {
+        Err(Error::WebSocket(WsError::Timeout(_))) => {}
+        other => panic!("expected a time-out, got {other:?}"),
+    }
+    assert!(took < Duration::from_secs(1) + MARGIN, "took {took:?}");
+}
+
+/// Closes (or drops) a stream in the state the server's script puts it in, and checks
+/// it returns within the close budget.
+fn closes_in_time(
+    script: impl Fn(usize, &mut Peer) + Send + Sync + 'static,
+    ready: impl Fn(&WsServer) -> bool,
+    drop_it: bool,
+) {
+    let ws = WsServer::start(script);
+    let rest = no_orders();
+    let client = trading(rest.url(), &ws);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_quotes(&["AAPL"]).unwrap();
+    eventually("the server's state", Duration::from_secs(10), || ready(&ws));
+    // Let the connection's thread get stuck in it.
+    thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    if drop_it {
+        drop(stream);
+    } else {
+        stream.close();
+        assert!(stream.next_timeout(Duration::from_millis(10)).is_none());
+        assert!(stream.is_closed());
+    }
+    let took = started.elapsed();
+    assert!(took < CLOSE_BUDGET + MARGIN, "took {took:?}");
+}
+
+#[test]
+fn close_returns_in_time_while_a_reconnect_trickles_its_upgrade() {
+    closes_in_time(
+        |n, peer| {
+            if n == 0 {
+                // Up, then cut: the reconnect meets the trickle.
+                ack_once_then(peer, |_| thread::sleep(Duration::from_millis(100)));
+            } else if peer.read_head().is_some() {
+                let answer = peer.accept_bytes();
+                peer.trickle(&answer, Duration::from_millis(200));
+            }
+        },
+        |ws| ws.connections() >= 2,
+        false,
+    );
+}
+
+/// A text message that never ends: a first fragment, then a 1-byte continuation every
+/// 20 ms.
+fn endless_message(peer: &mut Peer) {
+    if !peer.write(&frame(1, false, b"{")) {
+        return;
+    }
+    while peer.write(&frame(0, false, b" ")) {
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn close_returns_in_time_in_the_middle_of_an_endless_message() {
+    closes_in_time(
+        |_, peer| ack_once_then(peer, endless_message),
+        |ws| ws.connections() >= 1,
+        false,
+    );
+}
+
+#[test]
+fn drop_returns_in_time_in_the_middle_of_an_endless_message() {
+    closes_in_time(
+        |_, peer| ack_once_then(peer, endless_message),
+        |ws| ws.connections() >= 1,
+        true,
+    );
+}
+
+#[test]
+fn close_returns_in_time_when_the_peer_floods_pings_and_never_reads() {
+    closes_in_time(
+        |_, peer| {
+            ack_once_then(peer, |peer| {
+                let ping = frame(9, true, &[b'p'; 125]);
+                let mut burst = Vec::new();
+                for _ in 0..256 {
+                    burst.extend_from_slice(&ping);
+                }
+                // Never reads again: the client's pongs fill the socket.
+                while peer.write(&burst) {}
+            })
+        },
+        |ws| ws.connections() >= 1,
+        false,
+    );
+}
+
+#[test]
+fn a_reader_that_stops_falls_behind_then_the_stream_reconnects_and_recovers() {
+    let sent = Arc::new(AtomicBool::new(false));
+    let done = sent.clone();
+    let ws = WsServer::start(move |n, peer| {
+        if n == 0 {
+            ack_once_then(peer, |peer| {
+                for i in 0..3_000 {
+                    let fill = format!(
+                        r#"{{"type":"fill","execution_id":"ex{i}","order_id":"o1","qty":"1","price":"2"}}"#
+                    );
+                    if !peer.text(&fill) {
+                        break;
+                    }
+                }
+                done.store(true, Ordering::SeqCst);
+                while peer.read_text().is_some() {}
+            });
+        } else {
+            acks(peer);
+        }
+    });
+    let rest = no_orders();
+    let client = trading(rest.url(), &ws);
+    let mut stream = client
+        .stream_with(|c| fast(c).lossless_capacity(1_000))
+        .unwrap();
+    stream.subscribe_orders().unwrap();
+    // The reader stops while the server sends three times what the lane holds.
+    eventually("the flood", Duration::from_secs(20), || {
+        sent.load(Ordering::SeqCst)
+    });
+    thread::sleep(Duration::from_millis(200));
+    let mut fills = 0;
+    let mut behind_after = None;
+    let mut reconnected = false;
+    let mut recovered_pending = false;
+    while let Some(item) = stream.next_timeout(Duration::from_secs(5)) {
+        match item {
+            Ok(Event::Fill(_)) => fills += 1,
+            Err(Error::WebSocket(WsError::FellBehind { capacity })) => {
+                assert_eq!(capacity, 1_000);
+                behind_after = Some(fills);
+            }
+            Ok(Event::Reconnected { .. }) => {
+                reconnected = true;
+                break;
+            }
+            Ok(Event::RecoveryPending { .. }) => recovered_pending = true,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(
+        behind_after,
+        Some(1_000),
+        "the error comes where the loss began"
+    );
+    assert_eq!(fills, 1_000);
+    assert!(
+        reconnected,
+        "the stream reconnects once the reader caught up"
+    );
+    assert!(!recovered_pending);
+    let stats = stream.stats();
+    assert_eq!(stats.fell_behind, 1);
+    assert!(stats.lost >= 1, "{stats:?}");
+    assert_eq!(ws.connections(), 2);
+    // The reconciliation after the reconnect read the orders (initial list, the one
+    // after the acknowledgement, the one after the reconnect).
+    assert_eq!(rest.count("GET"), 3);
+}
+
+#[test]
+fn a_stalled_reconciliation_never_holds_next_timeout_past_its_time() {
+    // The first two order lists (at subscription) are answered; the one after the
+    // reconnect stalls.
+    let rest = Hostile::start(|r| {
+        if r.index < 2 {
+            Act::answer(200, &[("content-type", "application/json")], NONE)
+        } else {
+            Act::SendThenStall(Vec::new(), Duration::from_secs(30))
+        }
+    });
+    let ws = WsServer::start(|n, peer| {
+        if n == 0 {
+            ack_once_then(peer, |_| thread::sleep(Duration::from_millis(200)));
+        } else {
+            acks(peer);
+        }
+    });
+    let client = trading(rest.url(), &ws);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_orders().unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let started = Instant::now();
+        let item = stream.next_timeout(Duration::from_secs(1));
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(1) + Duration::from_millis(500),
+            "next_timeout(1 s) took {took:?} ({item:?})"
+        );
+        seen.push(item);
+    }
+    assert!(
+        seen.iter()
+            .any(|i| matches!(i, Some(Ok(Event::Reconnected { .. })))),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|i| matches!(i, Some(Ok(Event::RecoveryPending { attempts: 1, .. })))),
+        "the caller is told the window is not recovered: {seen:?}"
+    );
+}
+
+const FILLED: &str = r#"{"orders":[{"id":"o1","client_order_id":"c1","symbol":"AAPL","side":"buy","qty":"1","type":"market","status":"filled","updated_at":"2026-01-05T15:00:00Z","fills":[{"execution_id":"ex-gap","qty":"1","price":"187.5","timestamp":"2026-01-05T15:00:00Z"}]}]}"#;
+const NONE: &str = r#"{"orders":[]}"#;
+
+#[test]
+fn a_failed_reconciliation_is_retried_until_the_fill_is_delivered_once() {
+    // Lists at subscription: no orders. After the reconnect: 503 three times, then the
+    // order with the fill made during the gap.
+    let rest = Hostile::start(|r| match r.index {
+        0 | 1 => Act::answer(200, &[("content-type", "application/json")], NONE),
+        2..=4 => Act::answer(
+            503,
+            &[("content-type", "application/json")],
+            r#"{"message":"busy"}"#,
+        ),
+        _ => Act::answer(200, &[("content-type", "application/json")], FILLED),
+    });
+    let ws = WsServer::start(|n, peer| {
+        if n == 0 {
+            ack_once_then(peer, |_| thread::sleep(Duration::from_millis(100)));
+        } else {
+            acks(peer);
+        }
+    });
+    let client = trading(rest.url(), &ws);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_orders().unwrap();
+    let mut kinds = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(20) {
+        match stream.next_timeout(Duration::from_millis(500)) {
+            Some(Ok(Event::Reconnected { .. })) => kinds.push("reconnected".to_owned()),
+            Some(Ok(Event::RecoveryPending {
+                attempts,
+                since,
+                error,
+                ..
+            })) => {
+                assert_eq!(since, None, "no order change was seen before the gap");
+                kinds.push(format!("pending {attempts}"));
+                assert!(error.contains("503"), "{error}");
+            }
+            Some(Ok(Event::Fill(f))) => {
+                assert!(f.recovered);
+                assert_eq!(
+                    (f.execution_id.as_str(), f.price.to_string().as_str()),
+                    ("ex-gap", "187.5")
+                );
+                kinds.push("fill".into());
+            }
+            Some(Ok(Event::Recovered { .. })) => {
+                kinds.push("recovered".into());
+                break;
+            }
+            Some(other) => panic!("unexpected {other:?}"),
+            None => {}
+        }
+    }
+    assert_eq!(
+        kinds,
+        [
+            "reconnected",
+            "pending 1",
+            "pending 2",
+            "pending 3",
+            "fill",
+            "recovered"
+        ]
+    );
+    // Nothing more: the fill is not delivered twice.
+    assert!(stream.next_timeout(Duration::from_millis(300)).is_none());
+}
+
+#[test]
+fn a_fill_that_cannot_be_read_is_an_error_naming_its_order_never_a_fill_of_zero() {
+    let ws = WsServer::start(|_, peer| {
+        ack_once_then(peer, |peer| {
+            peer.text(
+                r#"{"type":"fill","execution_id":"ex9","order_id":"o-77","qty":"abc","price":"1"}"#,
+            );
+            peer.text(
+                r#"{"type":"fill","execution_id":"ex10","order_id":"o-78","qty":"2","price":"3"}"#,
+            );
+            while peer.read_text().is_some() {}
+        })
+    });
+    let rest = no_orders();
+    let client = trading(rest.url(), &ws);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_orders().unwrap();
+    match stream.next_timeout(Duration::from_secs(5)) {
+        Some(Err(Error::WebSocket(WsError::Undecodable(message)))) => {
+            assert!(
+                message.contains("o-77") && message.contains("ex9"),
+                "{message}"
+            );
+        }
+        other => panic!("expected an error naming the order, got {other:?}"),
+    }
+    match stream.next_timeout(Duration::from_secs(5)) {
+        Some(Ok(Event::Fill(f))) => assert_eq!(f.execution_id, "ex10"),
+        other => panic!("the stream goes on: {other:?}"),
+    }
+}
+
+fn worlds(ws: &WsServer) -> worlds_client::Client {
+    worlds_client::Client::new("http://127.0.0.1:9", "wk_SECRET")
+        .unwrap()
+        .with_realtime_url(ws.url())
+}
+
+fn snapshot(seq: &str, users: &[&str]) -> String {
+    let users: Vec<String> = users.iter().map(|u| format!(r#"{{"id":"{u}"}}"#)).collect();
+    format!(
+        r#"{{"type":"snapshot","world_id":"w1","seq":{seq},"users":[{}]}}"#,
+        users.join(",")
+    )
+}
+
+fn joined(seq: &str, user: &str) -> String {
+    format!(
+        r#"{{"type":"user.joined","world_id":"w1","seq":{seq},"data":{{"user":{{"id":"{user}"}}}}}}"#
+    )
+}
+
+fn describe(event: &worlds_client::Event) -> String {
+    use worlds_client::Event as E;
+    match event {
+        E::Joined { users, .. } => format!("joined {}", users.len()),
+        E::UserJoined {
+            user, recovered, ..
+        } => format!("+{}{}", user.id, if *recovered { " recovered" } else { "" }),
+        E::UserLeft { user, .. } => format!("-{}", user.id),
+        E::Resynced { .. } => "resynced".into(),
+        E::Reconnected { .. } => "reconnected".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn read_world(realtime: &mut worlds_client::Realtime, until: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        match realtime.next_timeout(Duration::from_millis(200)) {
+            Some(Ok(e)) => seen.push(describe(&e)),
+            Some(Err(e)) => seen.push(format!("error: {e}")),
+            None => {}
+        }
+        if seen.last().is_some_and(|l| l == until) {
+            break;
+        }
+    }
+    seen
+}
+
+#[test]
+fn a_world_whose_server_restarted_its_count_is_followed_not_silenced() {
+    let ws = WsServer::start(|n, peer| {
+        if !peer.accept() || peer.read_text().is_none() {
+            return;
+        }
+        if n == 0 {
+            peer.text(&snapshot("50", &["u1"]));
+            peer.text(&joined("51", "u2"));
+            thread::sleep(Duration::from_millis(200));
+            // The server restarts: this connection ends.
+        } else {
+            peer.text(&snapshot("1", &["u1", "u2", "u3"]));
+            peer.text(&joined("2", "u4"));
+            while peer.read_text().is_some() {}
+        }
+    });
+    let client = worlds(&ws);
+    let mut realtime = client.realtime_with(fast).unwrap();
+    realtime.join("w1").unwrap();
+    let seen = read_world(&mut realtime, "+u4");
+    assert_eq!(
+        seen,
+        [
+            "joined 1",
+            "+u2",
+            "+u3 recovered",
+            "resynced",
+            "reconnected",
+            "+u4"
+        ],
+    );
+}
+
+#[test]
+fn an_unreadable_or_absurd_sequence_number_resynchronises_the_world() {
+    let ws = WsServer::start(|_, peer| {
+        if !peer.accept() || peer.read_text().is_none() {
+            return;
+        }
+        peer.text(&snapshot("5", &["u1"]));
+        // Past u64: unreadable.
+        peer.text(&joined("1e30", "u2"));
+        let mut snapshots = 0;
+        while let Some(message) = peer.read_text() {
+            if !message.contains(r#""snapshot""#) {
+                continue;
+            }
+            snapshots += 1;
+            if snapshots == 1 {
+                peer.text(&snapshot("6", &["u1", "u2"]));
+                // Readable but absurd: a gap, so a snapshot again.
+                peer.text(&joined("9223372036854775808", "u3"));
+            } else {
+                peer.text(&snapshot("8", &["u1", "u2", "u3"]));
+                peer.text(&joined("9", "u4"));
+            }
+        }
+    });
+    let client = worlds(&ws);
+    let mut realtime = client.realtime_with(fast).unwrap();
+    realtime.join("w1").unwrap();
+    let seen = read_world(&mut realtime, "+u4");
+    assert_eq!(seen.len(), 7, "{seen:?}");
+    assert!(
+        seen[1].starts_with("error: ") && seen[1].contains("1e30"),
+        "{seen:?}"
+    );
+    assert_eq!(
+        [&seen[0], &seen[2], &seen[3], &seen[4], &seen[5], &seen[6]],
+        [
+            "joined 1",
+            "+u2 recovered",
+            "resynced",
+            "+u3",
+            "resynced",
+            "+u4"
+        ]
+    );
+}
