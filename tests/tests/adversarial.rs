@@ -743,13 +743,16 @@ fn redirects_to_another_origin_carry_no_credentials() {
 
 #[test]
 fn slow_redirect_hops() {
-    let slow = Arc::new(Hostile::start(|_| {
-        Act::SendThenStall(b"HTTP/1.1 200".to_vec(), STALL)
-    }));
-    let target = slow.url().to_owned();
+    // On the same origin: an action is never followed to another one (see
+    // `an_order_redirected_to_another_origin_is_never_sent_there`).
     check_all("slow redirect hop", Expect::Timeout, move || {
-        let target = target.clone();
-        Hostile::start(move |_| Act::redirect(302, &format!("{target}/slow")))
+        Hostile::start(move |r| {
+            if r.path.starts_with("/elsewhere") {
+                Act::SendThenStall(b"HTTP/1.1 200".to_vec(), STALL)
+            } else {
+                Act::redirect(302, "/elsewhere/slow")
+            }
+        })
     });
 }
 
@@ -945,4 +948,115 @@ fn raw_answers_build() {
     let bytes = raw(201, &[("x-a", "1")], b"{}");
     let text = String::from_utf8(bytes).unwrap();
     assert!(text.starts_with("HTTP/1.1 201 Hostile\r\nx-a: 1\r\ncontent-length: 2\r\n\r\n{}"));
+}
+
+fn order_json(client_order_id: &str) -> String {
+    format!(
+        r#"{{"id":"ord_elsewhere","client_order_id":"{client_order_id}","symbol":"AAPL","side":"buy","qty":"1","type":"market","status":"new"}}"#
+    )
+}
+
+fn place_hostile_1(base: &str) -> Result<trading_client::Order, Error> {
+    let c = trading_client::Client::new(base, KEY).unwrap();
+    let order = trading_client::OrderRequest::market(
+        "AAPL",
+        trading_client::Side::Buy,
+        trading_client::Amount::Qty(trading_client::Decimal::ONE),
+    )
+    .client_order_id("hostile-1");
+    c.orders().place(&order)
+}
+
+#[test]
+fn an_order_redirected_to_another_origin_is_never_sent_there() {
+    for status in [301, 302, 303, 307, 308] {
+        // The other origin would happily answer with an order.
+        let other = Arc::new(Hostile::start(|_| {
+            Act::answer(
+                200,
+                &[("content-type", "application/json")],
+                &order_json("hostile-1"),
+            )
+        }));
+        let target = format!("{}/v1/orders", other.url());
+        let origin = Hostile::start(move |r| {
+            if r.method == "POST" {
+                Act::redirect(status, &target)
+            } else {
+                // The lookup on the original service: no such order.
+                Act::answer(
+                    200,
+                    &[("content-type", "application/json")],
+                    r#"{"orders":[]}"#,
+                )
+            }
+        });
+        let result = place_hostile_1(origin.url());
+        assert!(
+            other.seen().is_empty(),
+            "{status}: nothing reaches the other origin: {:?}",
+            other.seen()
+        );
+        match result {
+            Err(Error::NotProcessed { source, .. }) => {
+                let shown = source.to_string();
+                assert!(
+                    shown.contains("never followed to another origin"),
+                    "{shown}"
+                );
+            }
+            other => panic!("{status}: expected the lookup to settle it, got {other:?}"),
+        }
+        assert_eq!(origin.count("POST"), 1, "{status}: the order was sent once");
+    }
+}
+
+#[test]
+fn a_lookup_that_ignores_its_filter_is_unknown_never_not_processed() {
+    let hostile = Hostile::start(|r| {
+        if r.method == "POST" {
+            Act::answer(
+                503,
+                &[("content-type", "application/json")],
+                r#"{"message":"busy"}"#,
+            )
+        } else {
+            // Ignores client_order_id: answers someone else's orders.
+            let body = format!(
+                r#"{{"orders":[{},{}]}}"#,
+                order_json("other-1"),
+                order_json("other-2")
+            );
+            Act::answer(200, &[("content-type", "application/json")], &body)
+        }
+    });
+    let client = trading_client::Client::new(hostile.url(), KEY).unwrap();
+    match client.orders().get_by_client_order_id("hostile-1") {
+        Err(Error::UnexpectedBody { message, .. }) => {
+            assert!(message.contains("ignored the filter"), "{message}")
+        }
+        other => panic!("expected an unknown answer, got {other:?}"),
+    }
+    match place_hostile_1(hostile.url()) {
+        Err(Error::NotProcessed { .. }) => panic!("an ignored filter is not a 'not processed'"),
+        Err(e) => assert!(e.may_have_been_processed(), "{e:?}"),
+        Ok(order) => panic!("{order:?}"),
+    }
+}
+
+#[test]
+fn the_users_of_a_world_are_read_from_every_page() {
+    let hostile = Hostile::start(|r| {
+        let body = if r.path.contains("page_token=p2") {
+            r#"{"data":[{"id":"u3"}]}"#
+        } else {
+            r#"{"data":[{"id":"u1"},{"id":"u2"}],"next_page_token":"p2"}"#
+        };
+        Act::answer(200, &[("content-type", "application/json")], body)
+    });
+    let client = worlds_client::Client::new(hostile.url(), KEY).unwrap();
+    let users = client.worlds().users("w1").unwrap();
+    let ids: Vec<&str> = users.iter().map(|u| u.id.as_str()).collect();
+    assert_eq!(ids, ["u1", "u2", "u3"]);
+    assert_eq!(hostile.count("GET"), 2);
 }

@@ -290,6 +290,19 @@ pub(crate) fn run(
             let keeps_body =
                 !(status == 303 || (matches!(status, 301 | 302) && method != Method::Head));
             if next_origin != *origin {
+                if !matches!(call.method, Method::Get | Method::Head) {
+                    // An action is answered by the server it was sent to, or not at all:
+                    // another origin's answer is not the action's outcome.
+                    return Err(refuse(
+                        &next,
+                        &format!(
+                            "a {} is never followed to another origin: nothing was sent \
+                             there, and the server it was sent to may or may not have \
+                             processed it (look it up before repeating it)",
+                            call.method.as_str()
+                        ),
+                    ));
+                }
                 if call.same_origin_only {
                     return Err(refuse(
                         &next,

@@ -336,6 +336,31 @@ impl<T, F> fmt::Debug for OffsetPages<T, F> {
     }
 }
 
+/// The page tokens a listing has used, to notice a server that hands one back: kept as
+/// 128-bit keyed hashes (keys random per process, so a server cannot aim a collision), 16
+/// bytes a page however long the tokens are.
+#[derive(Default)]
+struct SeenTokens {
+    keys: (std::hash::RandomState, std::hash::RandomState),
+    hashes: HashSet<(u64, u64)>,
+}
+
+impl SeenTokens {
+    fn key(&self, token: &str) -> (u64, u64) {
+        use std::hash::BuildHasher;
+        (self.keys.0.hash_one(token), self.keys.1.hash_one(token))
+    }
+
+    fn insert(&mut self, token: &str) {
+        let key = self.key(token);
+        self.hashes.insert(key);
+    }
+
+    fn contains(&self, token: &str) -> bool {
+        self.hashes.contains(&self.key(token))
+    }
+}
+
 /// Iterates a page-token list page by page: `fetch(token)` gives a page and the token of
 /// the next (`None` or empty after the last). It stops after an error, at the last page,
 /// at a token the server already gave, and after [`max_pages`](Self::max_pages) pages
@@ -343,7 +368,7 @@ impl<T, F> fmt::Debug for OffsetPages<T, F> {
 pub struct TokenPages<P, F> {
     fetch: F,
     next: Option<String>,
-    seen: HashSet<String>,
+    seen: SeenTokens,
     started: bool,
     pages: u64,
     max_pages: u64,
@@ -361,7 +386,7 @@ where
             fetch,
             started: token.is_some(),
             next: token,
-            seen: HashSet::new(),
+            seen: SeenTokens::default(),
             pages: 0,
             max_pages: DEFAULT_MAX_PAGES,
             done: false,
@@ -405,7 +430,7 @@ where
             }
         };
         if let Some(t) = self.next.take() {
-            self.seen.insert(t);
+            self.seen.insert(&t);
         }
         self.next = next.filter(|t| !t.is_empty() && !self.seen.contains(t));
         Some(Ok(page))
@@ -440,7 +465,7 @@ pub struct TokenPage<T> {
 pub struct TokenPaginator<T, F> {
     fetch: F,
     next: Option<String>,
-    seen: HashSet<String>,
+    seen: SeenTokens,
     buffer: VecDeque<T>,
     started: bool,
     pages: u64,
@@ -457,7 +482,7 @@ where
         TokenPaginator {
             fetch,
             next: None,
-            seen: HashSet::new(),
+            seen: SeenTokens::default(),
             buffer: VecDeque::new(),
             started: false,
             pages: 0,
@@ -522,7 +547,7 @@ where
                 }
             };
             if let Some(t) = self.next.take() {
-                self.seen.insert(t);
+                self.seen.insert(&t);
             }
             self.next = page.next_token.filter(|t| !t.is_empty());
             if let Some(t) = &self.next

@@ -195,6 +195,9 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
         };
         let act = script(&request);
         if let Ok(mut l) = log.lock() {
+            // A long request line (a 60 KB page token) is kept short, so that what the
+            // server records does not weigh on a test of the client's memory.
+            let (path, head) = (shorten(path), shorten_first_line(head));
             l.push(Seen {
                 method,
                 path,
@@ -245,6 +248,29 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
                 return;
             }
         }
+    }
+}
+
+const KEEP: usize = 1024;
+
+fn shorten(text: String) -> String {
+    if text.len() <= KEEP {
+        return text;
+    }
+    let mut cut = KEEP;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    // A new string: truncating would keep the long one's capacity.
+    format!("{}...", &text[..cut])
+}
+
+fn shorten_first_line(head: String) -> String {
+    match head.split_once("\r\n") {
+        Some((first, rest)) if first.len() > KEEP => {
+            format!("{}\r\n{rest}", shorten(first.to_owned()))
+        }
+        _ => head,
     }
 }
 

@@ -1018,7 +1018,9 @@ impl<'a> Orders<'a> {
     }
 
     /// The order placed with `client_order_id`, if there is one.
-    /// `GET /v1/orders?client_order_id=..&status=all`.
+    /// `GET /v1/orders?client_order_id=..&status=all`. `None` only when the service
+    /// answers no order at all; an answer with other orders only (a service that ignored
+    /// the filter) is an error, since it says nothing about this one.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
@@ -1041,10 +1043,25 @@ impl<'a> Orders<'a> {
             .query("client_order_id", client_order_id)
             .query("status", "all")
             .send_json()?;
-        Ok(list
+        let answered = list.orders.len();
+        match list
             .orders
             .into_iter()
-            .find(|o| o.client_order_id == client_order_id))
+            .find(|o| o.client_order_id == client_order_id)
+        {
+            Some(order) => Ok(Some(order)),
+            None if answered == 0 => Ok(None),
+            // Orders, none of them the one asked for: the filter was not applied, so
+            // this answer says nothing about whether the order exists.
+            None => Err(Error::UnexpectedBody {
+                status: 200,
+                message: format!(
+                    "the lookup of client_order_id {client_order_id} answered {answered} \
+                     other orders: the service ignored the filter, so whether it exists \
+                     is unknown"
+                ),
+            }),
+        }
     }
 
     /// Orders, newest first (or, with `updated_since`, oldest change first).

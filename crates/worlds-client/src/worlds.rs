@@ -504,7 +504,10 @@ impl<'a> Worlds<'a> {
         self.client.http().get(&path).send_json()
     }
 
-    /// The users in a world. `GET /api/v1/worlds/{id}/users`.
+    /// The users in a world, every page of them. `GET /api/v1/worlds/{id}/users`,
+    /// following `next_page_token` (sent back as `page_token`) until the last page; a
+    /// world with more users than [`core_http::DEFAULT_MAX_PAGES`] pages hold is an error
+    /// ([`Error::TooManyPages`](crate::Error::TooManyPages)), never a short list.
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
@@ -515,7 +518,16 @@ impl<'a> Worlds<'a> {
     /// ```
     pub fn users(&self, id: impl Into<WorldId>) -> Result<Vec<User>> {
         let path = format!("/api/v1/worlds/{}/users", id.into().segment()?);
-        let answer: PageAnswer<User> = self.client.http().get(&path).send_json()?;
-        Ok(answer.into_parts().0)
+        let http = self.client.http();
+        let mut users = Vec::new();
+        let pages = TokenPages::starting_at(None, |token: Option<&str>| {
+            let answer: PageAnswer<User> =
+                http.get(&path).query_opt("page_token", token).send_json()?;
+            Ok(answer.into_parts())
+        });
+        for page in pages {
+            users.extend(page?);
+        }
+        Ok(users)
     }
 }
