@@ -9,7 +9,7 @@
 //! `Debug`, or in any log record of the project's own crates.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex, Once};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -27,39 +27,23 @@ const STALL: Duration = Duration::from_secs(8);
 
 // ---- what is captured ----
 
-struct Capture(Mutex<Vec<String>>);
-
-impl log::Log for Capture {
-    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
-        true
-    }
-    fn log(&self, record: &log::Record<'_>) {
-        let target = record.target();
-        let ours = [
-            "core_http",
-            "social_client",
-            "esign_client",
-            "vision_client",
-        ]
-        .iter()
-        .chain(["projects_client", "trading_client", "worlds_client"].iter())
-        .any(|t| target.starts_with(t));
-        if ours && let Ok(mut logs) = self.0.lock() {
-            logs.push(format!("{} {target} {}", record.level(), record.args()));
-        }
-    }
-    fn flush(&self) {}
+/// Our crates' targets (a dependency's wire dump is documented apart).
+fn ours(target: &str) -> bool {
+    [
+        "core_http",
+        "social_client",
+        "esign_client",
+        "vision_client",
+        "projects_client",
+        "trading_client",
+        "worlds_client",
+    ]
+    .iter()
+    .any(|t| target.starts_with(t))
 }
 
-static LOGS: Capture = Capture(Mutex::new(Vec::new()));
-static LOGGER: Once = Once::new();
-
 fn capture_logs() {
-    LOGGER.call_once(|| {
-        if log::set_logger(&LOGS).is_ok() {
-            log::set_max_level(log::LevelFilter::Trace);
-        }
-    });
+    testkit::logs::install(ours);
 }
 
 /// A sleeper that records and returns at once: waits the server asks for cost no time.
@@ -463,7 +447,7 @@ fn check_secrets(what: &str, err: &Error) {
 }
 
 fn check_logs(case: &str) {
-    let logs = LOGS.0.lock().map(|l| l.join("\n")).unwrap_or_default();
+    let logs = testkit::logs::lines().join("\n");
     for secret in [KEY, CLIENT_SECRET, "tok_HOSTILE_ACCESS_TOKEN"] {
         assert!(!logs.contains(secret), "{case}: {secret} in the logs");
     }

@@ -4,40 +4,18 @@
 //! process-global.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use core_http::ws::{ReconnectPolicy, WsError};
-use log::{LevelFilter, Log, Metadata, Record};
 use testkit::hostile::{Act, Hostile};
 use testkit::hostile_ws::WsServer;
 use trading_client::Error;
-
-struct Capture(Mutex<Vec<String>>);
-
-impl Log for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn log(&self, record: &Record<'_>) {
-        self.0.lock().unwrap().push(format!(
-            "{} {} {}",
-            record.level(),
-            record.target(),
-            record.args()
-        ));
-    }
-    fn flush(&self) {}
-}
-
-static LOGS: Capture = Capture(Mutex::new(Vec::new()));
 
 const KEY: &str = "pk_SECRET_STREAM_KEY";
 
 #[test]
 fn no_log_of_any_target_carries_the_key() {
-    log::set_logger(&LOGS).unwrap();
-    log::set_max_level(LevelFilter::Trace);
+    testkit::logs::install(testkit::logs::all_targets);
 
     let ws = WsServer::start(|n, peer| {
         let Some(head) = peer.read_head() else { return };
@@ -101,7 +79,7 @@ fn no_log_of_any_target_carries_the_key() {
             .all(|h| h.contains(&format!("authorization: Bearer {KEY}"))),
         "the key went to the server: {heads:?}"
     );
-    let logs = LOGS.0.lock().unwrap().clone();
+    let logs = testkit::logs::lines();
     assert!(
         logs.iter().any(|l| l.contains("stream: connected")),
         "the stream logged its connections: {logs:#?}"

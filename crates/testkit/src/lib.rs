@@ -18,6 +18,7 @@ use core_http::{Error, ErrorKind};
 pub mod arb;
 pub mod hostile;
 pub mod hostile_ws;
+pub mod logs;
 use serde_json::{Value, json};
 
 /// The API key the clients under test are built with; it must never reach a snapshot.
