@@ -74,7 +74,7 @@ impl<'a> Analytics<'a> {
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
     /// let stats = client.analytics().overview()?;
-    /// println!("{} followers, {} impressions", stats.followers, stats.impressions);
+    /// println!("{:?} followers, {:?} impressions", stats.followers, stats.impressions);
     /// # Ok::<(), social_client::Error>(())
     /// ```
     pub fn overview(&self) -> Result<AnalyticsOverview> {
@@ -87,7 +87,7 @@ impl<'a> Analytics<'a> {
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
     /// use social_client::Period;
     /// let week = client.analytics().overview_for(Period::Week)?;
-    /// println!("{} impressions this week", week.impressions);
+    /// println!("{:?} impressions this week", week.impressions);
     /// # Ok::<(), social_client::Error>(())
     /// ```
     pub fn overview_for(&self, period: Period) -> Result<AnalyticsOverview> {

@@ -53,7 +53,7 @@ impl Client {
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
     /// let stats = client.analytics().overview()?;
-    /// println!("{} followers", stats.followers);
+    /// println!("{:?} followers", stats.followers);
     /// # Ok::<(), social_client::Error>(())
     /// ```
     pub fn analytics(&self) -> Analytics<'_> {
