@@ -246,7 +246,7 @@ impl Client {
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// let account = client.account().get()?;
-    /// println!("buying power {}", account.buying_power);
+    /// println!("buying power {:?}", account.buying_power);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn account(&self) -> AccountHandle<'_> {

@@ -257,7 +257,7 @@ impl<'a> Markets<'a> {
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// use trading_client::Timeframe;
     /// for bar in client.markets().bars(&["AAPL"], Timeframe::FiveMinutes, 12)? {
-    ///     println!("{} o {} c {} v {}", bar.t, bar.o, bar.c, bar.v);
+    ///     println!("{} o {} c {} v {:?}", bar.t, bar.o, bar.c, bar.v);
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
@@ -309,7 +309,7 @@ impl<'a> Markets<'a> {
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// for trade in client.markets().trades(&["AAPL"], 10)? {
-    ///     println!("{} x {}", trade.size, trade.price);
+    ///     println!("{:?} x {}", trade.size, trade.price);
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```

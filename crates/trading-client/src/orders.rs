@@ -1009,7 +1009,7 @@ impl<'a> Orders<'a> {
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// let order = client.orders().get("ord_123")?;
-    /// println!("{} filled of {:?}: {}", order.filled_qty, order.qty, order.status);
+    /// println!("{:?} filled of {:?}: {}", order.filled_qty, order.qty, order.status);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn get(&self, id: impl Into<OrderId>) -> Result<Order> {
