@@ -64,7 +64,7 @@ enum Kind {
     /// An action the service does not de-duplicate: never sent again once the server
     /// may have acted on it.
     Action,
-    /// An action that is safe to repeat (idempotent method, a key the service honours,
+    /// A replay-safe action (replay-safe method, a key the service honours,
     /// or a pure query).
     Repeatable,
 }

@@ -96,7 +96,7 @@ pub(crate) fn run(
         if remaining.is_zero() {
             let error = Error::Timeout {
                 elapsed: call.elapsed(),
-                may_have_been_processed: false,
+                delivery: crate::Delivery::NotSent,
             };
             return Err(fail(error, Outcome::Final, hops));
         }
@@ -197,7 +197,7 @@ pub(crate) fn run(
                 let reader = open().map_err(|source| {
                     fail(
                         Error::Io {
-                            may_have_been_processed: false,
+                            delivery: crate::Delivery::NotSent,
                             source,
                         },
                         Outcome::Final,
@@ -400,7 +400,7 @@ fn read_error_body_buffered(body: ureq::Body) -> Vec<u8> {
 fn outcome_of(e: &BodyError) -> Outcome {
     match e {
         BodyError::TooLarge => Outcome::Final,
-        BodyError::Timeout | BodyError::Io(_) => Outcome::MaybeSent,
+        BodyError::Timeout | BodyError::Io(_) => Outcome::MayHaveBeenProcessed,
     }
 }
 
@@ -412,10 +412,10 @@ fn body_error(e: BodyError, call: &Call<'_>, status: u16) -> Error {
         },
         BodyError::Timeout => Error::Timeout {
             elapsed: call.elapsed(),
-            may_have_been_processed: true,
+            delivery: crate::Delivery::MayHaveBeenProcessed,
         },
         BodyError::Io(source) => Error::Io {
-            may_have_been_processed: true,
+            delivery: crate::Delivery::MayHaveBeenProcessed,
             source,
         },
     }

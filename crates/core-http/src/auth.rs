@@ -350,7 +350,7 @@ impl TokenCache {
             if left.is_zero() {
                 return Err(crate::Error::Timeout {
                     elapsed: deadline.elapsed(now),
-                    may_have_been_processed: false,
+                    delivery: crate::Delivery::NotSent,
                 });
             }
             state = self

@@ -67,12 +67,12 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
     let idempotency_key = opts.idempotency_key.clone().or_else(|| {
         (rb.method == Method::Post && cfg.idempotency_keys).then(crate::random::uuid_v4)
     });
-    // A key makes a POST safe to repeat only where the service de-duplicates by it.
+    // A key makes a POST replay-safe only where the service de-duplicates by it.
     let key_honoured = idempotency_key.is_some() && cfg.honours_idempotency_keys;
     let replay = match rb.replay_safe {
         Some(true) => Replay::Safe,
         Some(false) => Replay::Unsafe,
-        None if rb.method.is_idempotent() || key_honoured => Replay::Safe,
+        None if rb.method.is_replay_safe() || key_honoured => Replay::Safe,
         None => Replay::Unsafe,
     };
 
@@ -151,7 +151,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
         // reached the server: only a replay-safe request may be repeated.
         let outcome = match outcome {
             Outcome::Final => Outcome::Final,
-            _ if hops > 0 && replay == Replay::Unsafe => Outcome::MaybeSent,
+            _ if hops > 0 && replay == Replay::Unsafe => Outcome::MayHaveBeenProcessed,
             other => other,
         };
         // An expired or revoked OAuth token is refreshed once, and the request repeated,
@@ -223,7 +223,7 @@ fn wait_for_rate_limit(client: &HttpClient, deadline: Option<&Deadline>) -> Resu
     {
         return Err(Error::Timeout {
             elapsed: deadline.elapsed(now),
-            may_have_been_processed: true,
+            delivery: crate::Delivery::MayHaveBeenProcessed,
         });
     }
     debug!("client-side rate limit: waiting {wait:?}");

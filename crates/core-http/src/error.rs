@@ -12,8 +12,7 @@ pub(crate) const BODY_EXCERPT_BYTES: usize = 512;
 /// Everything that can go wrong when calling a service.
 ///
 /// Match on the variant for the broad class, or call the helpers
-/// ([`Error::status`], [`Error::kind`], [`Error::may_have_been_processed`]) which work
-/// across variants.
+/// ([`Error::status`], [`Error::kind`], [`Error::delivery`]) which work across variants.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -24,30 +23,31 @@ pub enum Error {
 
     /// The call did not complete within its timeout (connect timeout or the whole-call
     /// timeout, whichever ran out first).
-    #[error("request timed out after {elapsed:?}{}", processed_note(*may_have_been_processed))]
+    #[error("request timed out after {elapsed:?}{}", processed_note(*delivery))]
     Timeout {
         /// Time spent on the call when it was given up.
         elapsed: Duration,
-        /// `false` only when the time ran out before the request could be sent (while
-        /// resolving or connecting).
-        may_have_been_processed: bool,
+        /// [`Delivery::NotSent`] only when the time ran out before the request could be
+        /// sent (while resolving or connecting).
+        delivery: Delivery,
     },
 
     /// No connection could be made (refused, DNS failure, TLS handshake failure).
-    #[error("could not connect: {message}{}", processed_note(*may_have_been_processed))]
+    #[error("could not connect: {message}{}", processed_note(*delivery))]
     Connect {
         /// What failed, in words.
         message: String,
-        /// `false` when the server never saw the request; `true` only when this happened
-        /// on a redirect, after the original request had reached the server.
-        may_have_been_processed: bool,
+        /// [`Delivery::NotSent`] when the server never saw the request;
+        /// [`Delivery::MayHaveBeenProcessed`] only when this happened on a redirect,
+        /// after the original request had reached the server.
+        delivery: Delivery,
     },
 
     /// The connection failed after it was established (reset, closed early, truncated body).
-    #[error("I/O error: {source}{}", processed_note(*may_have_been_processed))]
+    #[error("I/O error: {source}{}", processed_note(*delivery))]
     Io {
-        /// `true` when the request may have reached the server.
-        may_have_been_processed: bool,
+        /// Whether the request may have reached the server.
+        delivery: Delivery,
         /// The underlying I/O error.
         #[source]
         source: std::io::Error,
@@ -161,12 +161,32 @@ pub enum Error {
     Webhook(#[from] crate::webhook::WebhookError),
 }
 
-fn processed_note(may: bool) -> &'static str {
-    if may {
-        " (the server may have processed the request)"
-    } else {
-        ""
+fn processed_note(delivery: Delivery) -> &'static str {
+    match delivery {
+        Delivery::NotSent => "",
+        _ => " (the server may have processed the request)",
     }
+}
+
+/// Did the server act on a request that failed? The one answer to that question, kept on
+/// every [`Error`] ([`Error::delivery`]); the retry policy decides with it, and so should
+/// a caller about to repeat an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Delivery {
+    /// The request provably never reached the server: refused before sending (invalid
+    /// input, configuration), or no connection could be made (DNS failure, refused, TLS
+    /// failure, connect timeout). Sending it again cannot do anything twice.
+    NotSent,
+    /// It may have reached the server and been acted on, and no answer says what
+    /// happened: a timeout or reset after sending, a 408 or 5xx, an answer too large to
+    /// read, a refused redirect. Repeat it only when it is replay-safe (a read, or a
+    /// service that de-duplicates by key or client id), or after checking the server's
+    /// state.
+    MayHaveBeenProcessed,
+    /// The server answered and the answer says what it did: an error status (it saw the
+    /// request and refused it), or a success whose body could not be used.
+    Processed,
 }
 
 /// A specialized `Result` for service calls.
@@ -213,46 +233,49 @@ impl Error {
         }
     }
 
-    /// `false` only when the request provably never reached the server: it was refused
-    /// before sending (invalid input, configuration), or the connection could not be made
-    /// (DNS failure, refused, TLS failure, connect timeout). Sending it again then cannot
-    /// do anything twice.
+    /// Did the server act on the request? [`Delivery::NotSent`] when it provably never
+    /// reached the server; [`Delivery::MayHaveBeenProcessed`] when it may have and no
+    /// answer says what happened; [`Delivery::Processed`] when the server answered.
     ///
-    /// `true` for everything that happened after the request may have reached the server:
-    /// any answer (an error status too: the server saw the request, even when it says it
-    /// refused it), a timeout or reset after sending, a body that could not be read or
-    /// decoded, a refused redirect. The client never repeats such a request on its own
-    /// unless that is safe (a read, or a key the service honours); check the server's
-    /// state before repeating it yourself.
-    pub fn may_have_been_processed(&self) -> bool {
+    /// ```
+    /// use core_http::{Delivery, Error};
+    /// let err = Error::InvalidRequest("qty must be positive".into());
+    /// assert_eq!(err.delivery(), Delivery::NotSent); // safe to send again, once fixed
+    /// ```
+    pub fn delivery(&self) -> Delivery {
         match self {
-            Error::Timeout {
-                may_have_been_processed,
-                ..
+            Error::Timeout { delivery, .. }
+            | Error::Connect { delivery, .. }
+            | Error::Io { delivery, .. } => *delivery,
+            Error::Api(api) if matches!(api.status, 408 | 500..=599) => {
+                Delivery::MayHaveBeenProcessed
             }
-            | Error::Connect {
-                may_have_been_processed,
-                ..
+            Error::ResponseTooLarge { .. } | Error::Redirect { .. } => {
+                Delivery::MayHaveBeenProcessed
             }
-            | Error::Io {
-                may_have_been_processed,
-                ..
-            } => *may_have_been_processed,
             Error::Api(_)
             | Error::Decode { .. }
             | Error::UndecodableSuccess { .. }
-            | Error::UnexpectedBody { .. }
-            | Error::ResponseTooLarge { .. }
-            | Error::Redirect { .. } => true,
+            | Error::UnexpectedBody { .. } => Delivery::Processed,
             Error::NotProcessed { .. }
             | Error::TooManyPages { .. }
             | Error::InvalidRequest(_)
-            | Error::Config(_) => false,
+            | Error::Config(_) => Delivery::NotSent,
             #[cfg(feature = "ws")]
-            Error::WebSocket(_) => false,
+            Error::WebSocket(_) => Delivery::NotSent,
             #[cfg(feature = "webhook")]
-            Error::Webhook(_) => false,
+            Error::Webhook(_) => Delivery::NotSent,
         }
+    }
+
+    /// `true` unless the request provably never reached the server
+    /// ([`delivery`](Self::delivery) is not [`Delivery::NotSent`]): any answer (an error
+    /// status too: the server saw the request, even when it says it refused it), a
+    /// timeout or reset after sending, a body that could not be read or decoded, a
+    /// refused redirect. The client never repeats such a request on its own unless it is
+    /// replay-safe; check the server's state before repeating it yourself.
+    pub fn may_have_been_processed(&self) -> bool {
+        self.delivery() != Delivery::NotSent
     }
 
     /// `true` when the action the request asked for is known to have been carried out
@@ -268,19 +291,11 @@ impl Error {
     /// This error as it reads when the original request reached the server before it
     /// happened (on a redirect hop).
     pub(crate) fn after_delivery(self) -> Self {
+        let delivery = Delivery::MayHaveBeenProcessed;
         match self {
-            Error::Timeout { elapsed, .. } => Error::Timeout {
-                elapsed,
-                may_have_been_processed: true,
-            },
-            Error::Connect { message, .. } => Error::Connect {
-                message,
-                may_have_been_processed: true,
-            },
-            Error::Io { source, .. } => Error::Io {
-                may_have_been_processed: true,
-                source,
-            },
+            Error::Timeout { elapsed, .. } => Error::Timeout { elapsed, delivery },
+            Error::Connect { message, .. } => Error::Connect { message, delivery },
+            Error::Io { source, .. } => Error::Io { delivery, source },
             other => other,
         }
     }

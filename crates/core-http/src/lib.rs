@@ -107,7 +107,7 @@ pub use backoff::Backoff;
 pub use config::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_SIZE, DEFAULT_TIMEOUT, ServiceClient,
 };
-pub use error::{ApiError, Error, ErrorKind, Result};
+pub use error::{ApiError, Delivery, Error, ErrorKind, Result};
 pub use pagination::{
     DEFAULT_MAX_PAGES, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
     TokenPage, TokenPages, TokenPaginator, check_page_size,

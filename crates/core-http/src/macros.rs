@@ -397,11 +397,11 @@ macro_rules! reexports {
         /// `timestamp::format`), for times in raw calls and logs.
         pub use $crate::timestamp;
         pub use $crate::{
-            ApiError, Auth, Backoff, ClientBuilder, Clock, Error, ErrorKind, Headers, HttpClient,
-            Method, OAuth2Config, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
-            RateLimit, RateLimitInfo, Raw, RequestOptions, Response, Result, RetryPolicy, Secret,
-            Sleeper, StreamingResponse, SystemClock, ThreadSleeper, TokenPages, TokenPaginator,
-            WithResponse,
+            ApiError, Auth, Backoff, ClientBuilder, Clock, Delivery, Error, ErrorKind, Headers,
+            HttpClient, Method, OAuth2Config, OffsetPages, OffsetPaginator, Page, PageMeta,
+            PageParams, RateLimit, RateLimitInfo, Raw, RequestOptions, Response, Result,
+            RetryPolicy, Secret, Sleeper, StreamingResponse, SystemClock, ThreadSleeper,
+            TokenPages, TokenPaginator, WithResponse,
         };
     };
 }

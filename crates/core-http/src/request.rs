@@ -44,8 +44,9 @@ impl Method {
         }
     }
 
-    /// `true` for methods whose repetition has no further effect (GET, HEAD, PUT, DELETE).
-    pub fn is_idempotent(self) -> bool {
+    /// `true` for replay-safe methods, whose repetition has no further effect (GET,
+    /// HEAD, PUT, DELETE).
+    pub fn is_replay_safe(self) -> bool {
         matches!(
             self,
             Method::Get | Method::Head | Method::Put | Method::Delete
@@ -327,8 +328,9 @@ impl<'a> RequestBuilder<'a> {
         self
     }
 
-    /// Declares that repeating this request is safe even if the server acted on it (for
-    /// example a POST that is a pure query, or that carries its own dedup id in the body).
+    /// Declares this request replay-safe: repeating it is safe even if the server acted
+    /// on it (for example a POST that is a pure query, or that carries its own dedup id
+    /// in the body).
     /// Defaults to safe for GET, HEAD, PUT and DELETE, and for a POST whose idempotency
     /// key the service honours; unsafe otherwise.
     pub fn replay_safe(mut self, safe: bool) -> Self {

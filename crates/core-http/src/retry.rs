@@ -111,7 +111,7 @@ impl RetryPolicy {
     ) -> RetryDecision {
         let retryable = match *outcome {
             Outcome::NotSent => true,
-            Outcome::MaybeSent => {
+            Outcome::MayHaveBeenProcessed => {
                 if replay == Replay::Unsafe {
                     return RetryDecision::Stop(StopReason::MayHaveBeenProcessed);
                 }
@@ -156,7 +156,7 @@ impl RetryPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Replay {
     /// GET, HEAD, PUT, DELETE, a POST that carries an idempotency key the service
-    /// honours, or a request its crate declared safe to repeat.
+    /// honours, or a request its crate declared replay-safe.
     Safe,
     /// Any other POST (or PATCH): repeated only when the server cannot have acted on it.
     Unsafe,
@@ -171,7 +171,7 @@ pub(crate) enum Outcome {
     NotSent,
     /// The request may have reached the server (timeout or reset after sending,
     /// truncated answer, any failure after a redirect was followed).
-    MaybeSent,
+    MayHaveBeenProcessed,
     /// A failure no retry can mend (a refused redirect, a body that cannot be sent).
     Final,
     /// The server answered the original request with an error status.
@@ -206,7 +206,7 @@ pub enum StopReason {
     NotRetryable,
     /// The configured number of retries is used up.
     AttemptsExhausted,
-    /// The server may have acted on a request that is not safe to repeat.
+    /// The server may have acted on a request that is not replay-safe.
     MayHaveBeenProcessed,
     /// A usage quota is exhausted; waiting a few seconds will not help.
     QuotaExhausted,
@@ -317,10 +317,15 @@ mod tests {
         }
         assert!(retry(p.decide(0, &Outcome::NotSent, Replay::Unsafe, 0.0)));
         assert_eq!(
-            p.decide(0, &Outcome::MaybeSent, Replay::Unsafe, 0.0),
+            p.decide(0, &Outcome::MayHaveBeenProcessed, Replay::Unsafe, 0.0),
             RetryDecision::Stop(StopReason::MayHaveBeenProcessed)
         );
-        assert!(retry(p.decide(0, &Outcome::MaybeSent, Replay::Safe, 0.0)));
+        assert!(retry(p.decide(
+            0,
+            &Outcome::MayHaveBeenProcessed,
+            Replay::Safe,
+            0.0
+        )));
         assert_eq!(
             p.decide(2, &status(503), Replay::Safe, 0.0),
             RetryDecision::Stop(StopReason::AttemptsExhausted)

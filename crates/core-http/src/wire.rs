@@ -192,22 +192,22 @@ pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed
     let failed = |error, outcome| Failed { error, outcome };
     let connect = |message: String| Error::Connect {
         message,
-        may_have_been_processed: false,
+        delivery: crate::Delivery::NotSent,
     };
     match e {
         ureq::Error::Timeout(T::Connect | T::Resolve) => failed(
             Error::Timeout {
                 elapsed,
-                may_have_been_processed: false,
+                delivery: crate::Delivery::NotSent,
             },
             Outcome::NotSent,
         ),
         ureq::Error::Timeout(_) => failed(
             Error::Timeout {
                 elapsed,
-                may_have_been_processed: true,
+                delivery: crate::Delivery::MayHaveBeenProcessed,
             },
-            Outcome::MaybeSent,
+            Outcome::MayHaveBeenProcessed,
         ),
         ureq::Error::HostNotFound => failed(
             connect(format!("could not resolve the host {host}")),
@@ -230,10 +230,10 @@ pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed
         ureq::Error::Io(io) => map_io(io, elapsed, host),
         other => failed(
             Error::Io {
-                may_have_been_processed: true,
+                delivery: crate::Delivery::MayHaveBeenProcessed,
                 source: io::Error::other(other.to_string()),
             },
-            Outcome::MaybeSent,
+            Outcome::MayHaveBeenProcessed,
         ),
     }
 }
@@ -248,7 +248,7 @@ fn map_io(io: io::Error, elapsed: Duration, host: &str) -> Failed {
         return Failed {
             error: Error::Connect {
                 message: format!("TLS with {host}: {tls}"),
-                may_have_been_processed: false,
+                delivery: crate::Delivery::NotSent,
             },
             outcome: Outcome::Final,
         };
@@ -260,23 +260,23 @@ fn map_io(io: io::Error, elapsed: Duration, host: &str) -> Failed {
         | io::ErrorKind::NetworkUnreachable => Failed {
             error: Error::Connect {
                 message: format!("{host}: {io}"),
-                may_have_been_processed: false,
+                delivery: crate::Delivery::NotSent,
             },
             outcome: Outcome::NotSent,
         },
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Failed {
             error: Error::Timeout {
                 elapsed,
-                may_have_been_processed: true,
+                delivery: crate::Delivery::MayHaveBeenProcessed,
             },
-            outcome: Outcome::MaybeSent,
+            outcome: Outcome::MayHaveBeenProcessed,
         },
         _ => Failed {
             error: Error::Io {
-                may_have_been_processed: true,
+                delivery: crate::Delivery::MayHaveBeenProcessed,
                 source: io,
             },
-            outcome: Outcome::MaybeSent,
+            outcome: Outcome::MayHaveBeenProcessed,
         },
     }
 }

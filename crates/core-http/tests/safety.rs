@@ -662,3 +662,47 @@ fn a_query_only_location_keeps_the_path() {
     assert_eq!(v["page"], 2);
     assert_eq!(server.lines()[1], "GET /v1/projects?page=2 HTTP/1.1");
 }
+
+#[test]
+fn every_failure_says_whether_the_server_acted_in_one_word() {
+    use core_http::Delivery;
+    let sleeper = RecordingSleeper::new();
+    let post = |url: &str| {
+        HttpClient::builder()
+            .base_url(url)
+            .api_key(KEY)
+            .sleeper(sleeper.clone())
+            .max_retries(0)
+            .build()
+            .unwrap()
+            .post("/v1/orders")
+            .json(&json!({"qty": 1}))
+            .send()
+            .unwrap_err()
+    };
+    // Never reached the server.
+    let refused = post(&closed_port_url());
+    assert_eq!(refused.delivery(), Delivery::NotSent, "{refused:?}");
+    assert!(!refused.may_have_been_processed());
+    // Reached it, no answer says what happened.
+    for status in [500, 502, 503, 408] {
+        let server = RawServer::start(vec![Reply::json(status, r#"{"message":"x"}"#)]);
+        let err = post(&server.url);
+        assert_eq!(
+            err.delivery(),
+            Delivery::MayHaveBeenProcessed,
+            "{status}: {err:?}"
+        );
+        assert_eq!(count(&server, "POST"), 1);
+    }
+    let truncated = RawServer::start(vec![Reply::truncated(100, r#"{"id":"#)]);
+    let err = post(&truncated.url);
+    assert_eq!(err.delivery(), Delivery::MayHaveBeenProcessed, "{err:?}");
+    // The server answered with its outcome.
+    for status in [400, 409, 422] {
+        let server = RawServer::start(vec![Reply::json(status, r#"{"message":"no"}"#)]);
+        let err = post(&server.url);
+        assert_eq!(err.delivery(), Delivery::Processed, "{status}: {err:?}");
+        assert!(err.may_have_been_processed());
+    }
+}

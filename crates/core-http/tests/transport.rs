@@ -431,7 +431,7 @@ fn per_call_timeout_override() {
         matches!(
             err,
             Error::Timeout {
-                may_have_been_processed: true,
+                delivery: core_http::Delivery::MayHaveBeenProcessed,
                 ..
             }
         ),
@@ -1298,7 +1298,7 @@ fn a_streamed_body_of_the_wrong_length_is_not_sent_as_is() {
         .send()
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Io { may_have_been_processed: false, source } if source.to_string() == "gone"),
+        matches!(&err, Error::Io { delivery: core_http::Delivery::NotSent, source } if source.to_string() == "gone"),
         "{err:?}"
     );
 }

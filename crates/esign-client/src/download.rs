@@ -94,7 +94,7 @@ impl<'a> DownloadRequest<'a> {
     pub fn to_path(mut self, path: impl AsRef<Path>) -> Result<Download> {
         let path = path.as_ref();
         let io_error = |source: io::Error| Error::Io {
-            may_have_been_processed: true,
+            delivery: core_http::Delivery::MayHaveBeenProcessed,
             source,
         };
         let folder = match path.parent() {
@@ -163,7 +163,7 @@ impl<'a> DownloadRequest<'a> {
         }
         let total = response.content_length();
         let io_error = |source: io::Error| Error::Io {
-            may_have_been_processed: true,
+            delivery: core_http::Delivery::MayHaveBeenProcessed,
             source,
         };
         // The signature first: nothing is written unless this is a PDF.

@@ -1109,18 +1109,9 @@ impl<'a> Orders<'a> {
 /// Whether an order may or may not have been placed: the server may have acted, and
 /// its answer did not settle it.
 fn uncertain(e: &Error) -> bool {
-    match e {
-        Error::Timeout { .. } | Error::Io { .. } | Error::UndecodableSuccess { .. } => {
-            e.may_have_been_processed()
-        }
-        Error::Api(api) => matches!(api.status, 408 | 500..=599),
-        Error::Connect {
-            may_have_been_processed,
-            ..
-        } => *may_have_been_processed,
-        Error::Redirect { .. } | Error::ResponseTooLarge { .. } => true,
-        _ => false,
-    }
+    // An answer that could not be used (the order may be there) is settled by the lookup
+    // too.
+    e.delivery() == core_http::Delivery::MayHaveBeenProcessed || e.action_succeeded()
 }
 
 #[cfg(test)]
