@@ -375,7 +375,8 @@ pub(crate) fn run(
                 wire::read_within(response_body, ERROR_BODY_CAP, within).unwrap_or_default()
             }
         };
-        let api = ApiError::build(status, &headers, &bytes, &call.redact);
+        let now = crate::time::wall_time(cfg.clock.as_ref());
+        let api = ApiError::build(status, &headers, &bytes, &call.redact, now);
         let outcome = Outcome::Status {
             status,
             retry_after: api.retry_after,

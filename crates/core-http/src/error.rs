@@ -392,12 +392,25 @@ impl ApiError {
     /// Builds an error from a status, the response headers and the body, whatever shape
     /// the body has. Never fails.
     pub fn from_response(status: u16, headers: &Headers, body: &[u8]) -> Self {
-        Self::build(status, headers, body, &Redactor::default())
+        Self::build(
+            status,
+            headers,
+            body,
+            &Redactor::default(),
+            std::time::SystemTime::now(),
+        )
     }
 
     /// As [`from_response`](Self::from_response), with the client's credentials blanked
-    /// out of every text taken from the body.
-    pub(crate) fn build(status: u16, headers: &Headers, body: &[u8], redact: &Redactor) -> Self {
+    /// out of every text taken from the body, and `now` the time on the client's clock
+    /// (a `Retry-After` date is read against it).
+    pub(crate) fn build(
+        status: u16,
+        headers: &Headers,
+        body: &[u8],
+        redact: &Redactor,
+        now: std::time::SystemTime,
+    ) -> Self {
         let parsed = parse_error_body(status, headers.get("content-type"), body);
         let kind = ErrorKind::from_status(status, parsed.code.as_deref());
         ApiError {
@@ -406,11 +419,7 @@ impl ApiError {
             code: parsed.code.map(|c| redact.apply(c)),
             message: redact.apply(parsed.message),
             request_id: headers.request_id().map(str::to_owned),
-            retry_after: crate::retry::retry_after_for(
-                status,
-                headers,
-                std::time::SystemTime::now(),
-            ),
+            retry_after: crate::retry::retry_after_for(status, headers, now),
             body: redact.apply(excerpt(body, BODY_EXCERPT_BYTES)),
             headers: headers.clone(),
         }

@@ -11,6 +11,18 @@ pub trait Clock: Send + Sync + fmt::Debug {
     fn now(&self) -> Instant;
 }
 
+/// The wall-clock time `clock` says it is: the system's, moved by as much as `clock` is
+/// ahead of (or behind) the system's monotonic clock. A test clock moved forward moves it
+/// too, so a `Retry-After` date is read against the client's own time.
+pub(crate) fn wall_time(clock: &dyn Clock) -> std::time::SystemTime {
+    let (wall, real, ours) = (std::time::SystemTime::now(), Instant::now(), clock.now());
+    if ours >= real {
+        wall.checked_add(ours - real).unwrap_or(wall)
+    } else {
+        wall.checked_sub(real - ours).unwrap_or(wall)
+    }
+}
+
 /// The default [`Clock`]: `Instant::now()`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;

@@ -706,3 +706,34 @@ fn every_failure_says_whether_the_server_acted_in_one_word() {
         assert!(err.may_have_been_processed());
     }
 }
+
+#[test]
+fn a_retry_after_date_is_read_on_the_clients_clock() {
+    let clock = ManualClock::new();
+    let sleeper = RecordingSleeper::with_clock(clock.clone());
+    let at = std::time::SystemTime::now() + Duration::from_secs(60);
+    let server = RawServer::start(vec![Reply::json_with(
+        429,
+        &[&format!("retry-after: {}", httpdate::fmt_http_date(at))],
+        r#"{"message":"slow down"}"#,
+    )]);
+    let c = HttpClient::builder()
+        .base_url(&server.url)
+        .api_key(KEY)
+        .clock(clock.clone())
+        .sleeper(sleeper)
+        .max_retries(0)
+        .build()
+        .unwrap();
+    // The client's clock is 30 s ahead of the system's: the date is 30 s away for it.
+    clock.advance(Duration::from_secs(30));
+    let err = c.get("/v1/x").send().unwrap_err();
+    let Error::Api(api) = &err else {
+        panic!("{err:?}")
+    };
+    let wait = api.retry_after.expect("a wait");
+    assert!(
+        wait <= Duration::from_secs(31) && wait >= Duration::from_secs(28),
+        "{wait:?}"
+    );
+}

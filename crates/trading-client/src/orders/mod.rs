@@ -1,0 +1,316 @@
+//! Orders: what to place (a type that carries its own prices, so an invalid order does
+//! not compile), and placing it exactly once.
+
+mod model;
+mod request;
+#[cfg(test)]
+mod tests;
+
+use std::time::{Duration, Instant};
+
+use core_http::{Error, Result};
+use log::debug;
+use serde::Deserialize;
+use time::OffsetDateTime;
+
+use crate::client::Client;
+pub use model::*;
+pub use request::*;
+
+/// The most of a call's timeout [`Orders::place`] keeps for looking an order up.
+const LOOKUP_RESERVE: Duration = Duration::from_secs(5);
+
+/// The longest `client_order_id` the service takes.
+pub const MAX_CLIENT_ORDER_ID: usize = 48;
+
+/// Which orders to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListOrders {
+    /// `open`, `closed` or `all`. Defaults to none (the service's default: open).
+    pub status: Option<String>,
+    /// Only orders changed since then (and then oldest change first).
+    pub updated_since: Option<OffsetDateTime>,
+    /// At most this many (1 to 500). Defaults to none (the service's default: 100).
+    pub limit: Option<u32>,
+}
+
+impl ListOrders {
+    /// Open orders, the service's default page.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let open = client.orders().list(&trading_client::ListOrders::new())?;
+    /// println!("{} open orders", open.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every order, open or not.
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().all();
+    /// assert_eq!(params.status.as_deref(), Some("all"));
+    /// ```
+    pub fn all(mut self) -> Self {
+        self.status = Some("all".into());
+        self
+    }
+
+    /// Closed orders only.
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().closed();
+    /// assert_eq!(params.status.as_deref(), Some("closed"));
+    /// ```
+    pub fn closed(mut self) -> Self {
+        self.status = Some("closed".into());
+        self
+    }
+
+    /// Only orders changed since `t`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{ListOrders, time::{Duration, OffsetDateTime}};
+    /// let hour_ago = OffsetDateTime::now_utc() - Duration::hours(1);
+    /// for order in client.orders().list(&ListOrders::new().all().updated_since(hour_ago))? {
+    ///     println!("{} is {}", order.id, order.status);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn updated_since(mut self, t: OffsetDateTime) -> Self {
+        self.updated_since = Some(t);
+        self
+    }
+
+    /// At most `n` orders (1 to 500).
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().all().limit(500);
+    /// assert_eq!(params.limit, Some(500));
+    /// ```
+    pub fn limit(mut self, n: u32) -> Self {
+        self.limit = Some(n);
+        self
+    }
+}
+
+#[derive(Deserialize)]
+struct OrderList {
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    orders: Vec<Order>,
+}
+
+/// The answer to a lookup by client order id. Its absence of an order is a proof that
+/// the order was not placed, so the list must be there: an answer without it is an
+/// error, never "no such order".
+#[derive(Deserialize)]
+struct Lookup {
+    orders: Vec<Order>,
+}
+
+/// The orders resource: `client.orders()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Orders<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Orders<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Orders { client }
+    }
+
+    /// Places an order, exactly once. `POST /v1/orders`.
+    ///
+    /// The order carries a `client_order_id` (yours, or a UUID the client makes), the
+    /// same on every attempt; the service never places two orders with one id, so the
+    /// POST is retried after a dropped connection or a 5xx. When the outcome is still
+    /// uncertain after the retries (a timeout, a reset, a 5xx), the client looks the
+    /// order up by that id before answering: you get the order, or
+    /// [`Error::NotProcessed`], which says it was not placed and is safe to send again.
+    ///
+    /// All of it fits in the client's timeout: the POST and its retries get the timeout
+    /// less a reserve (a quarter of it, at most 5 s) that the lookup may use. When even
+    /// the lookup cannot settle it, the original error comes back, and
+    /// [`get_by_client_order_id`](Self::get_by_client_order_id) answers later: give the
+    /// order your own [`client_order_id`](OrderRequest::client_order_id) when you may need
+    /// to ask.
+    ///
+    /// ```no_run
+    /// use trading_client::Decimal;
+    /// use trading_client::{Amount, OrderRequest, Side};
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let order = client
+    ///     .orders()
+    ///     .place(&OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(5))))?;
+    /// println!("{} is {}", order.id, order.status);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn place(&self, order: &OrderRequest) -> Result<Order> {
+        order.validate()?;
+        let client_order_id = order
+            .client_order_id
+            .clone()
+            .unwrap_or_else(core_http::uuid_v4);
+        // The whole operation fits in the client's timeout: the POST and its retries get
+        // all of it but a reserve (a quarter, at most 5 s) kept for the lookup.
+        let started = Instant::now();
+        let budget = self.client.http().timeout();
+        let reserve = (budget / 4).min(LOOKUP_RESERVE);
+        let result = self
+            .client
+            .http()
+            .post("/v1/orders")
+            .bytes(
+                "application/json",
+                order.body(&client_order_id).into_bytes(),
+            )
+            // The service answers a repeated client_order_id with the first order.
+            .replay_safe(true)
+            .timeout(budget.saturating_sub(reserve))
+            .send()
+            .and_then(|response| response.json::<Order>());
+        match result {
+            Ok(placed) => Ok(placed),
+            Err(e) if uncertain(&e) => {
+                let left = budget.saturating_sub(started.elapsed());
+                debug!("order {client_order_id}: {e}; looking it up within {left:?}");
+                if left.is_zero() {
+                    return Err(e);
+                }
+                match self.lookup(&client_order_id, left) {
+                    Ok(Some(found)) => Ok(found),
+                    Ok(None) => Err(Error::NotProcessed {
+                        reason: format!("no order has client_order_id {client_order_id}"),
+                        source: Box::new(e),
+                    }),
+                    // The lookup failed too: the original uncertainty stands.
+                    Err(_) => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Looks an order up by client order id within `timeout` (the client's retries of a
+    /// GET included).
+    fn lookup(&self, client_order_id: &str, timeout: Duration) -> Result<Option<Order>> {
+        let options = core_http::RequestOptions::new().timeout(timeout);
+        self.client
+            .with_options(&options)
+            .orders()
+            .get_by_client_order_id(client_order_id)
+    }
+
+    /// An order by id. `GET /v1/orders/{id}`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let order = client.orders().get("ord_123")?;
+    /// println!("{:?} filled of {:?}: {}", order.filled_qty, order.qty, order.status);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn get(&self, id: impl Into<OrderId>) -> Result<Order> {
+        let path = format!("/v1/orders/{}", id.into().segment()?);
+        self.client.http().get(&path).send_json()
+    }
+
+    /// The order placed with `client_order_id`, if there is one.
+    /// `GET /v1/orders?client_order_id=..&status=all`. `None` only when the service
+    /// answers no order at all; an answer with other orders only (a service that ignored
+    /// the filter) is an error, since it says nothing about this one.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// match client.orders().get_by_client_order_id("my-order-1")? {
+    ///     Some(order) => println!("placed: {}", order.id),
+    ///     None => println!("not placed"),
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn get_by_client_order_id(&self, client_order_id: &str) -> Result<Option<Order>> {
+        if client_order_id.is_empty() || client_order_id.len() > MAX_CLIENT_ORDER_ID {
+            return Err(Error::InvalidRequest(format!(
+                "a client order id is 1 to {MAX_CLIENT_ORDER_ID} characters"
+            )));
+        }
+        let list: Lookup = self
+            .client
+            .http()
+            .get("/v1/orders")
+            .query("client_order_id", client_order_id)
+            .query("status", "all")
+            .send_json()?;
+        let answered = list.orders.len();
+        match list
+            .orders
+            .into_iter()
+            .find(|o| o.client_order_id == client_order_id)
+        {
+            Some(order) => Ok(Some(order)),
+            None if answered == 0 => Ok(None),
+            // Orders, none of them the one asked for: the filter was not applied, so
+            // this answer says nothing about whether the order exists.
+            None => Err(Error::UnexpectedBody {
+                status: 200,
+                message: format!(
+                    "the lookup of client_order_id {client_order_id} answered {answered} \
+                     other orders: the service ignored the filter, so whether it exists \
+                     is unknown"
+                ),
+            }),
+        }
+    }
+
+    /// Orders, newest first (or, with `updated_since`, oldest change first).
+    /// `GET /v1/orders?status&updated_since&limit`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::ListOrders;
+    /// for order in client.orders().list(&ListOrders::new().all().limit(100))? {
+    ///     println!("{} {} {}", order.id, order.symbol, order.status);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn list(&self, params: &ListOrders) -> Result<Vec<Order>> {
+        core_http::check_page_size(params.limit, 500)?;
+        let list: OrderList = self
+            .client
+            .http()
+            .get("/v1/orders")
+            .query_opt("status", params.status.as_deref())
+            .query_opt(
+                "updated_since",
+                params.updated_since.map(core_http::timestamp::format),
+            )
+            .query_opt("limit", params.limit)
+            .send_json()?;
+        Ok(list.orders)
+    }
+
+    /// Cancels an open order (and its working legs); answers the order as it stands.
+    /// `DELETE /v1/orders/{id}`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let order = client.orders().cancel("ord_123")?;
+    /// println!("{}", order.status);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn cancel(&self, id: impl Into<OrderId>) -> Result<Order> {
+        let path = format!("/v1/orders/{}", id.into().segment()?);
+        self.client.http().delete(&path).send_json()
+    }
+}
+
+/// Whether an order may or may not have been placed: the server may have acted, and
+/// its answer did not settle it.
+fn uncertain(e: &Error) -> bool {
+    // An answer that could not be used (the order may be there) is settled by the lookup
+    // too.
+    e.delivery() == core_http::Delivery::MayHaveBeenProcessed || e.action_succeeded()
+}

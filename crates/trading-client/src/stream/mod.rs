@@ -1,0 +1,365 @@
+//! The stream: quotes, fills and order changes, account changes, on core-http's
+//! reconnecting WebSocket session. After every reconnect the orders are reconciled
+//! through REST (orders changed since the last one seen before the gap), so a fill that
+//! happened while the connection was down is still delivered; fills are de-duplicated by
+//! execution id, so none is delivered twice; then [`Event::Reconnected`] tells how long
+//! the gap was. A reconciliation that fails is tried again with backoff until it
+//! succeeds, and the caller is told meanwhile ([`Event::RecoveryPending`]).
+
+mod protocol;
+mod recovery;
+
+use std::time::Duration;
+
+use core_http::ws::{Session, Stream, StreamStats, WsError};
+use core_http::{Error, Result};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::account::Account;
+use crate::client::{Client, Environment, Plan};
+use crate::markets::{Quote, check_symbols};
+use crate::orders::{ListOrders, Order, OrderId, Side};
+use protocol::{Subscription, TradingProtocol};
+use recovery::{Fills, RECONCILE_LIMIT, fills_of};
+
+/// How many execution ids are remembered to drop repeated fills.
+const SEEN_FILLS: usize = 100_000;
+/// How far before the last change seen a reconciliation looks.
+const RECONCILE_MARGIN: time::Duration = time::Duration::minutes(5);
+/// How long a subscription may take to be acknowledged.
+const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A fill: one execution of one of your orders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Fill {
+    /// The execution's id (each fill is delivered once, by this id; required).
+    #[serde(deserialize_with = "core_http::de::text")]
+    pub execution_id: String,
+    /// The order it filled.
+    pub order_id: OrderId,
+    /// The order's client order id.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub client_order_id: String,
+    /// The symbol.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub symbol: String,
+    /// Buy or sell.
+    #[serde(default)]
+    pub side: Side,
+    /// Shares filled (required: never a fill of zero in place of one that could not be
+    /// read).
+    #[serde(deserialize_with = "crate::money::required_decimal")]
+    pub qty: Decimal,
+    /// The price (required).
+    #[serde(deserialize_with = "crate::money::required_decimal")]
+    pub price: Decimal,
+    /// When.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timestamp: Option<OffsetDateTime>,
+    /// `true` when it was found by the reconciliation after a reconnect rather than
+    /// received on the stream.
+    #[serde(default)]
+    pub recovered: bool,
+}
+
+/// What the stream delivers.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A quote of a subscribed symbol (quotes may be dropped when you fall far behind:
+    /// see [`TradingStream::stats`]).
+    Quote(Quote),
+    /// A fill of one of your orders. Never dropped, never repeated.
+    Fill(Fill),
+    /// One of your orders changed.
+    Order(Box<Order>),
+    /// The account changed.
+    Account(Account),
+    /// The connection was lost and is back, subscriptions restored and fills
+    /// reconciled (or, if the reconciliation failed, [`Event::RecoveryPending`] follows):
+    /// events of the gap other than fills (quotes, order and account changes) may be
+    /// missing, so re-read what you need.
+    Reconnected {
+        /// How long the stream was down.
+        gap: Duration,
+    },
+    /// The fills of a gap (a reconnect, or a reader that fell behind) could not be
+    /// recovered yet: the reconciliation through REST failed. It is tried again with
+    /// backoff (within your `next_timeout`) until it succeeds; the fills it finds then
+    /// come as [`Event::Fill`] marked `recovered`, followed by [`Event::Recovered`].
+    /// Until then, fills made since `since` may be missing.
+    RecoveryPending {
+        /// The start of the window not yet recovered: the last order change seen before
+        /// the gap, less a margin of 5 minutes (`None`: since the account opened).
+        since: Option<OffsetDateTime>,
+        /// The attempts that failed so far.
+        attempts: u32,
+        /// When the next attempt is made.
+        retry_in: Duration,
+        /// Why the last attempt failed.
+        error: String,
+    },
+    /// A reconciliation that was pending succeeded: every fill since `since` has now
+    /// been delivered.
+    Recovered {
+        /// The start of the window recovered.
+        since: Option<OffsetDateTime>,
+    },
+    /// A message type this version does not know, kept whole.
+    Unknown {
+        /// Its `type`.
+        kind: String,
+        /// The message.
+        data: serde_json::Value,
+    },
+}
+
+/// An open stream: [`Client::stream`]. Iterate it (each item waits), or call
+/// [`next_timeout`](Self::next_timeout). Dropping it closes it.
+///
+/// ```no_run
+/// use trading_client::Event;
+/// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+/// let mut stream = client.stream()?;
+/// stream.subscribe_quotes(&["AAPL"])?;
+/// stream.subscribe_orders()?;
+/// for event in stream.by_ref().take(10) {
+///     match event? {
+///         Event::Quote(q) => println!("{} {}", q.symbol, q.price),
+///         Event::Fill(f) => println!("filled {} {} at {}", f.qty, f.symbol, f.price),
+///         Event::Reconnected { gap } => println!("back after {gap:?}"),
+///         _ => {}
+///     }
+/// }
+/// # Ok::<(), trading_client::Error>(())
+/// ```
+pub struct TradingStream {
+    session: Session<TradingProtocol, Fills>,
+}
+
+impl std::fmt::Debug for TradingStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TradingStream")
+            .field("url", &self.session.handler().url)
+            .field("stats", &self.session.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Names the environment and URL in an upgrade refusal.
+fn explain(e: Error, environment: Environment, url: &str) -> Error {
+    match e {
+        Error::WebSocket(WsError::Unauthorized { status, message }) => {
+            Error::WebSocket(WsError::Unauthorized {
+                status,
+                message: format!(
+                    "{message} (the {environment} environment at {url} refused the stream; \
+                     check that the key is a {environment} key on a plan with streaming)"
+                ),
+            })
+        }
+        other => other,
+    }
+}
+
+impl TradingStream {
+    pub(crate) fn open(
+        client: &Client,
+        configure: impl FnOnce(core_http::ws::StreamConfig) -> core_http::ws::StreamConfig,
+    ) -> Result<TradingStream> {
+        if client.plan() == Some(Plan::Free) {
+            return Err(Error::InvalidRequest(
+                "streaming is included in the Pro plan; this client is on the Free plan".into(),
+            ));
+        }
+        let url = client.stream_url();
+        let config = configure(client.http().stream_config(&url)?);
+        let stream = Stream::connect(config, TradingProtocol::default())
+            .map_err(|e| explain(e, client.environment(), &url))?;
+        Ok(TradingStream {
+            session: Session::new(stream, Fills::new(client.clone(), url)),
+        })
+    }
+
+    /// Receives quotes of `symbols` (1 to 100 of them). Returns once the server has
+    /// acknowledged the subscription.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_quotes(&["AAPL", "MSFT"])?;
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn subscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        let symbols = check_symbols(symbols)?;
+        self.session.stream().subscribe_confirmed(
+            Subscription {
+                channels: vec!["quotes"],
+                symbols: symbols.split(',').map(str::to_owned).collect(),
+            },
+            SUBSCRIBE_TIMEOUT,
+        )
+    }
+
+    /// Stops the quotes of `symbols`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_quotes(&["AAPL", "MSFT"])?;
+    /// stream.unsubscribe_quotes(&["MSFT"])?; // AAPL only from here on
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn unsubscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        let symbols = check_symbols(symbols)?;
+        self.session.stream().unsubscribe(Subscription {
+            channels: Vec::new(),
+            symbols: symbols.split(',').map(str::to_owned).collect(),
+        });
+        Ok(())
+    }
+
+    /// Receives fills and order changes. Returns once the server has acknowledged the
+    /// subscription; from then on no fill is missed. The fills your orders already had
+    /// are recorded first (one REST call) so that only new ones are delivered, and the
+    /// orders are reconciled once more after the acknowledgement, so a fill between the
+    /// two is delivered too.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_orders()?; // from here on, no fill is missed
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn subscribe_orders(&mut self) -> Result<()> {
+        let (stream, fills, out) = self.session.parts();
+        let first = !fills.orders;
+        if first {
+            let existing = fills
+                .client
+                .orders()
+                .list(&ListOrders::new().all().limit(RECONCILE_LIMIT))?;
+            for order in &existing {
+                fills.note_order(order);
+                for fill in fills_of(order).into_iter().flatten() {
+                    fills.remember(&fill.execution_id);
+                }
+            }
+            fills.orders = true;
+        }
+        stream.subscribe_confirmed(
+            Subscription {
+                channels: vec!["orders"],
+                symbols: Vec::new(),
+            },
+            SUBSCRIBE_TIMEOUT,
+        )?;
+        if first {
+            // A fill between the list and the acknowledgement: found now, with the
+            // client's own timeout (this call is a REST call).
+            fills.start_recovery(None);
+            fills.recover(None, out);
+        }
+        Ok(())
+    }
+
+    /// Receives account changes. Returns once the server has acknowledged the
+    /// subscription.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_account()?;
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn subscribe_account(&mut self) -> Result<()> {
+        self.session.stream().subscribe_confirmed(
+            Subscription {
+                channels: vec!["account"],
+                symbols: Vec::new(),
+            },
+            SUBSCRIBE_TIMEOUT,
+        )
+    }
+
+    /// The next event, waiting at most `timeout`; `None` when none came in time or the
+    /// stream has ended ([`is_closed`](Self::is_closed)). The reconciliation after a
+    /// reconnect runs inside this call and keeps to `timeout` too: a REST call made for
+    /// it gets no more than the time left, and one that fails is tried again later.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use std::time::Duration;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_orders()?;
+    /// while let Some(event) = stream.next_timeout(Duration::from_secs(30)) {
+    ///     println!("{:?}", event?);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<Event>> {
+        self.session.next_timeout(timeout)
+    }
+
+    /// `true` once the stream has ended and every event has been read.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use std::time::Duration;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_account()?;
+    /// while !stream.is_closed() {
+    ///     if let Some(event) = stream.next_timeout(Duration::from_secs(1)) {
+    ///         println!("{:?}", event?);
+    ///     }
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.session.is_closed()
+    }
+
+    /// The stream's counters: reconnects, quotes dropped because the caller fell behind,
+    /// events received, age of the last message.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let stream = client.stream()?;
+    /// let stats = stream.stats();
+    /// println!("{} reconnects, {} quotes dropped", stats.reconnects, stats.dropped);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn stats(&self) -> StreamStats {
+        self.session.stats()
+    }
+
+    /// Closes the stream: a close handshake, and within 5 s in every case.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_quotes(&["AAPL"])?;
+    /// stream.close();
+    /// assert!(stream.next().is_none() || stream.is_closed());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn close(&mut self) {
+        self.session.close();
+    }
+}
+
+impl Iterator for TradingStream {
+    type Item = Result<Event>;
+
+    /// Waits for the next event; `None` once the stream has ended.
+    fn next(&mut self) -> Option<Self::Item> {
+        self.session.next()
+    }
+}

@@ -1,0 +1,283 @@
+//! The stream's handler: fills de-duplicated by execution id, and the reconciliation
+//! through REST after a reconnect, within the caller's time, retried until it succeeds.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use core_http::ws::{Handler, Stream, StreamItem};
+use core_http::{Backoff, Error, RequestOptions, Result};
+use time::OffsetDateTime;
+
+use super::protocol::TradingProtocol;
+use super::{Event, Fill, RECONCILE_MARGIN, SEEN_FILLS, explain};
+use crate::client::Client;
+use crate::orders::{ListOrders, Order};
+
+/// How many orders one reconciliation reads.
+pub(super) const RECONCILE_LIMIT: u32 = 500;
+
+/// A reconciliation to do: after a reconnect (or a reader that fell behind), until it
+/// succeeds.
+#[derive(Debug)]
+struct Recovery {
+    /// The start of the window: orders changed since then are read.
+    since: Option<OffsetDateTime>,
+    /// The `Reconnected` still to give, after the first attempt.
+    announce: Option<Duration>,
+    attempts: u32,
+    due: Instant,
+    /// A `RecoveryPending` was given: a `Recovered` closes it.
+    told: bool,
+}
+
+/// The stream's handler: fills de-duplicated by execution id, and the reconciliation
+/// after a reconnect.
+pub(crate) struct Fills {
+    pub(super) client: Client,
+    pub(super) url: String,
+    seen: HashSet<String>,
+    seen_order: VecDeque<String>,
+    latest: Option<OffsetDateTime>,
+    pub(super) orders: bool,
+    recovery: Option<Recovery>,
+    backoff: Backoff,
+}
+
+impl Fills {
+    pub(super) fn new(client: Client, url: String) -> Self {
+        Fills {
+            client,
+            url,
+            seen: HashSet::new(),
+            seen_order: VecDeque::new(),
+            latest: None,
+            orders: false,
+            recovery: None,
+            backoff: Backoff::reconnect(),
+        }
+    }
+
+    /// Starts (or restarts, keeping the earliest window) a reconciliation.
+    pub(super) fn start_recovery(&mut self, announce: Option<Duration>) {
+        let since = self.latest.map(|l| l - RECONCILE_MARGIN);
+        match &mut self.recovery {
+            Some(r) => {
+                r.due = Instant::now();
+                r.announce = r.announce.or(announce);
+            }
+            None => {
+                self.recovery = Some(Recovery {
+                    since,
+                    announce,
+                    attempts: 0,
+                    due: Instant::now(),
+                    told: false,
+                });
+            }
+        }
+    }
+
+    /// One reconciliation attempt, within `deadline`: fills that happened while
+    /// disconnected, found through REST, queued in time order.
+    pub(super) fn recover(&mut self, deadline: Option<Instant>, out: &mut VecDeque<Result<Event>>) {
+        let Some(mut recovery) = self.recovery.take() else {
+            return;
+        };
+        let mut params = ListOrders::new().all().limit(RECONCILE_LIMIT);
+        if let Some(since) = recovery.since {
+            params = params.updated_since(since);
+        }
+        let client = match deadline {
+            None => self.client.clone(),
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                self.client.with_options(
+                    &RequestOptions::new().timeout(left.min(self.client.http().timeout())),
+                )
+            }
+        };
+        let listed = client.orders().list(&params);
+        let announce = recovery
+            .announce
+            .take()
+            .map(|gap| Ok(Event::Reconnected { gap }));
+        match listed {
+            Ok(orders) if orders.len() >= RECONCILE_LIMIT as usize => {
+                // More changed than one answer holds: what it holds is delivered, and the
+                // caller is told the window may hold more (trying again would bring the
+                // same answer).
+                self.deliver(&orders, out);
+                out.extend(announce);
+                out.push_back(Ok(Event::RecoveryPending {
+                    since: recovery.since,
+                    attempts: recovery.attempts + 1,
+                    retry_in: Duration::ZERO,
+                    error: format!(
+                        "{RECONCILE_LIMIT} or more orders changed during the gap; read them \
+                         with orders().list(&ListOrders::new().all().updated_since(..))"
+                    ),
+                }));
+            }
+            Ok(orders) => {
+                self.deliver(&orders, out);
+                out.extend(announce);
+                if recovery.told {
+                    out.push_back(Ok(Event::Recovered {
+                        since: recovery.since,
+                    }));
+                }
+            }
+            Err(e) => {
+                recovery.attempts += 1;
+                let retry_in = self.backoff.random_delay(recovery.attempts - 1);
+                recovery.due = Instant::now() + retry_in;
+                recovery.told = true;
+                out.extend(announce);
+                out.push_back(Ok(Event::RecoveryPending {
+                    since: recovery.since,
+                    attempts: recovery.attempts,
+                    retry_in,
+                    error: e.to_string(),
+                }));
+                self.recovery = Some(recovery);
+            }
+        }
+    }
+
+    /// Queues the fills of `orders` not delivered yet, marked recovered, in time order.
+    fn deliver(&mut self, orders: &[Order], out: &mut VecDeque<Result<Event>>) {
+        let mut missed: Vec<Fill> = Vec::new();
+        for order in orders {
+            self.note_order(order);
+            for fill in fills_of(order) {
+                match fill {
+                    Ok(mut fill) => {
+                        if self.remember(&fill.execution_id) {
+                            fill.recovered = true;
+                            missed.push(fill);
+                        }
+                    }
+                    Err(e) => out.push_back(Err(e)),
+                }
+            }
+        }
+        missed.sort_by_key(|f| f.timestamp);
+        for fill in missed {
+            if let Some(t) = fill.timestamp {
+                self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+            }
+            out.push_back(Ok(Event::Fill(fill)));
+        }
+    }
+
+    pub(super) fn note_order(&mut self, order: &Order) {
+        if let Some(t) = order.updated_at {
+            self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+        }
+    }
+
+    /// Records an execution id; `false` when it was already seen.
+    pub(super) fn remember(&mut self, execution_id: &str) -> bool {
+        if execution_id.is_empty() {
+            return true;
+        }
+        if !self.seen.insert(execution_id.to_owned()) {
+            return false;
+        }
+        self.seen_order.push_back(execution_id.to_owned());
+        if self.seen_order.len() > SEEN_FILLS
+            && let Some(old) = self.seen_order.pop_front()
+        {
+            self.seen.remove(&old);
+        }
+        true
+    }
+}
+
+impl Handler<TradingProtocol> for Fills {
+    type Event = Event;
+
+    fn item(
+        &mut self,
+        item: Result<StreamItem<Event>>,
+        _stream: &Stream<TradingProtocol>,
+        out: &mut VecDeque<Result<Event>>,
+    ) {
+        match item {
+            Ok(StreamItem::Event(Event::Fill(fill))) => {
+                if !self.remember(&fill.execution_id) {
+                    return;
+                }
+                if let Some(t) = fill.timestamp {
+                    self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
+                }
+                out.push_back(Ok(Event::Fill(fill)));
+            }
+            Ok(StreamItem::Event(Event::Order(order))) => {
+                self.note_order(&order);
+                out.push_back(Ok(Event::Order(order)));
+            }
+            Ok(StreamItem::Event(event)) => out.push_back(Ok(event)),
+            Ok(StreamItem::Reconnected { gap, .. }) => {
+                if self.orders {
+                    // Reconciled at once, within the caller's time (see `run_due`).
+                    self.start_recovery(Some(gap));
+                } else {
+                    out.push_back(Ok(Event::Reconnected { gap }));
+                }
+            }
+            Ok(_) => {}
+            Err(e) => out.push_back(Err(explain(e, self.client.environment(), &self.url))),
+        }
+    }
+
+    fn due(&self) -> Option<Instant> {
+        self.recovery.as_ref().map(|r| r.due)
+    }
+
+    fn run_due(
+        &mut self,
+        deadline: Option<Instant>,
+        _stream: &Stream<TradingProtocol>,
+        out: &mut VecDeque<Result<Event>>,
+    ) {
+        if deadline.is_some_and(|d| d <= Instant::now()) {
+            return;
+        }
+        self.recover(deadline, out);
+    }
+}
+
+/// The fills of an order and its legs, as stream events: an execution whose quantity
+/// or price the answer does not carry is an error naming the order, never a fill of zero.
+pub(super) fn fills_of(order: &Order) -> Vec<Result<Fill>> {
+    let mut out: Vec<Result<Fill>> = order
+        .fills
+        .iter()
+        .map(|e| match (e.qty, e.price) {
+            (Some(qty), Some(price)) => Ok(Fill {
+                execution_id: e.execution_id.clone(),
+                order_id: order.id.clone(),
+                client_order_id: order.client_order_id.clone(),
+                symbol: order.symbol.clone(),
+                side: order.side.clone(),
+                qty,
+                price,
+                timestamp: e.timestamp,
+                recovered: false,
+            }),
+            _ => Err(Error::UnexpectedBody {
+                status: 200,
+                message: format!(
+                    "order {} reports an execution {:?} without a readable quantity or \
+                     price; read the order with orders().get",
+                    order.id, e.execution_id
+                ),
+            }),
+        })
+        .collect();
+    for leg in &order.legs {
+        out.extend(fills_of(leg));
+    }
+    out
+}

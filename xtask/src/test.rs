@@ -1,0 +1,216 @@
+//! `cargo xtask test` (every check CI runs) and `cargo xtask fuzz`.
+
+use std::fs;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::bench::{dependency_budget, quick_benches};
+use crate::demo::fixtures;
+use crate::run::{Runner, Tally, run_step, step};
+use crate::{cargo, has_nextest, root};
+
+pub(crate) fn test() -> Result<(), String> {
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let result = run_checks(&tally);
+    let t = tally.lock().map(|t| *t).unwrap_or_default();
+    // One plain closing line for whoever reads the end of the log.
+    println!("tests: {} passed, {} failed", t.passed, t.failed);
+    result
+}
+
+pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
+    let started = Instant::now();
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--", "--check"]);
+    step("fmt --check", fmt)?;
+
+    let mut clippy = cargo();
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--",
+        "-D",
+        "warnings",
+    ]);
+    step("clippy -D warnings", clippy)?;
+
+    // core-http with no features and with each feature alone: a feature can never break
+    // the others unseen (all features together are the workspace run below).
+    let nextest = has_nextest();
+    let mut variants = vec![(
+        "no features".to_owned(),
+        vec!["--no-default-features".to_owned()],
+    )];
+    for feature in core_http_features()? {
+        variants.push((
+            format!("feature {feature}"),
+            vec![
+                "--no-default-features".to_owned(),
+                "--features".to_owned(),
+                feature,
+            ],
+        ));
+    }
+    for (label, flags) in variants {
+        let mut cmd = cargo();
+        if nextest {
+            cmd.args(["nextest", "run", "-p", "core-http", "--no-fail-fast"]);
+        } else {
+            cmd.args(["test", "-p", "core-http", "--lib", "--tests"]);
+        }
+        cmd.args(&flags);
+        let runner = if nextest {
+            Runner::Nextest
+        } else {
+            Runner::Libtest
+        };
+        run_step(&format!("core-http, {label}"), cmd, Some((runner, tally)))?;
+    }
+
+    // The clients whose webhook support is a default feature build without it too.
+    let mut lean = cargo();
+    lean.args([
+        "check",
+        "-p",
+        "social-client",
+        "-p",
+        "esign-client",
+        "--no-default-features",
+        "--lib",
+    ]);
+    run_step("clients without default features", lean, None)?;
+
+    let mut tests = cargo();
+    let runner = if nextest {
+        tests.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--all-features",
+            "--no-fail-fast",
+        ]);
+        Runner::Nextest
+    } else {
+        tests.args([
+            "test",
+            "--workspace",
+            "--all-features",
+            "--lib",
+            "--bins",
+            "--tests",
+            "--examples",
+        ]);
+        Runner::Libtest
+    };
+    run_step("tests", tests, Some((runner, tally)))?;
+
+    // The end-to-end suite again, its sandboxes starting 30 s before midnight: a test
+    // that assumes the day does not change fails here, not at 23:59 on someone's machine.
+    let mut midnight = cargo();
+    if nextest {
+        midnight.args(["nextest", "run", "-p", "e2e", "--no-fail-fast"]);
+    } else {
+        midnight.args(["test", "-p", "e2e", "--tests"]);
+    }
+    midnight.env("E2E_SANDBOX_START", "2026-03-02T23:59:30Z");
+    run_step(
+        "e2e starting before midnight",
+        midnight,
+        Some((runner, tally)),
+    )?;
+
+    // A program outside the workspace with one client crate as its only dependency:
+    // every type a user meets must be reachable through it. Same versions as the
+    // workspace (its lock file copied), same target folder (its build reused).
+    let external = root().join("tests/external");
+    fs::copy(root().join("Cargo.lock"), external.join("Cargo.lock"))
+        .map_err(|e| format!("cannot copy Cargo.lock to {external:?}: {e}"))?;
+    let mut one_dependency = cargo();
+    one_dependency
+        .args(["build", "--manifest-path"])
+        .arg(external.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root().join("target"));
+    run_step(
+        "a program with one client crate as its dependency",
+        one_dependency,
+        None,
+    )?;
+
+    quick_benches()?;
+    dependency_budget()?;
+
+    let mut doctests = cargo();
+    doctests.args(["test", "--workspace", "--all-features", "--doc"]);
+    run_step("doc tests", doctests, Some((Runner::Libtest, tally)))?;
+
+    let mut doc = cargo();
+    doc.args(["doc", "--workspace", "--no-deps", "--all-features"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    step("doc -D warnings", doc)?;
+
+    fixtures(true)?;
+
+    println!(
+        "all checks passed in {:.0}s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The features core-http declares, read from its Cargo.toml.
+pub(crate) fn core_http_features() -> Result<Vec<String>, String> {
+    let path = root().join("crates/core-http/Cargo.toml");
+    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
+    let mut in_features = false;
+    let mut features = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_features = line == "[features]";
+            continue;
+        }
+        if in_features && let Some((name, _)) = line.split_once('=') {
+            let name = name.trim();
+            if !name.is_empty() && !name.starts_with('#') && name != "default" {
+                features.push(name.to_owned());
+            }
+        }
+    }
+    Ok(features)
+}
+
+/// Runs the property tests with many more cases until `--secs N` (default 60) have
+/// passed; each round draws new random cases.
+pub(crate) fn fuzz(args: &[String]) -> Result<(), String> {
+    let secs: u64 = match args.iter().position(|a| a == "--secs") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .ok_or("--secs needs a whole number of seconds")?,
+        None => 60,
+    };
+    let started = Instant::now();
+    let mut round = 0;
+    while started.elapsed().as_secs() < secs {
+        round += 1;
+        // The decoders' property tests of every client, and core-http's own.
+        let mut clients = cargo();
+        clients
+            .args(["test", "--release", "--workspace", "--all-features"])
+            .args(["--test", "properties"])
+            .env("PROPTEST_CASES", "20000");
+        step(&format!("fuzz round {round}: clients"), clients)?;
+        let mut core = cargo();
+        core.args(["test", "--release", "-p", "core-http", "--all-features"])
+            .args(["--lib", "properties"])
+            .env("PROPTEST_CASES", "20000");
+        step(&format!("fuzz round {round}: core-http"), core)?;
+    }
+    println!(
+        "fuzzed for {:.0}s in {round} rounds",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
