@@ -62,6 +62,7 @@ mod config;
 pub mod de;
 mod dns;
 mod error;
+mod error_body;
 mod macros;
 mod pagination;
 #[cfg(test)]

@@ -1,20 +1,24 @@
 //! Client configuration: [`ClientBuilder`] (base URL, auth, retries, timeouts, rate limit,
 //! headers) and reading it from environment variables.
 
+mod env;
+#[cfg(test)]
+mod tests;
+
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::HttpClient;
-use crate::auth::{Auth, OAuth2Config, Secret};
-use crate::error::{Error, Result};
+use crate::auth::{Auth, Secret};
+use crate::error::Result;
 use crate::rate_limit::RateLimit;
-use crate::redact::{Redactor, is_sensitive_header};
+use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::time::{Clock, Sleeper, SystemClock, ThreadSleeper};
 use crate::tls::RootCertificates;
-use crate::url::Origin;
+use env::{apply_env_settings, checked, env_config};
 
 /// The default cap on a response body read into memory: 16 MiB.
 pub const DEFAULT_MAX_BODY_SIZE: u64 = 16 * 1024 * 1024;
@@ -178,7 +182,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// `<PREFIX>_API_KEY` (required, unless the service takes OAuth and
     /// `<PREFIX>_CLIENT_ID`, `<PREFIX>_CLIENT_SECRET` and `<PREFIX>_TOKEN_URL` are set,
     /// with `<PREFIX>_SCOPE` optional), and optionally `<PREFIX>_MAX_RETRIES` and
-    /// `<PREFIX>_TIMEOUT_SECS`. A missing or invalid value gives an [`Error::Config`]
+    /// `<PREFIX>_TIMEOUT_SECS`. A missing or invalid value gives an [`Error::Config`](crate::Error::Config)
     /// naming the variable.
     ///
     /// ```no_run
@@ -607,249 +611,5 @@ impl<C: ServiceClient> ClientBuilder<C> {
     pub fn build(self) -> Result<C> {
         let config = checked(self.config, C::ENV_PREFIX)?;
         Ok(C::from_http_client(HttpClient::from_config(config)?))
-    }
-}
-
-// The bodies of the builder's larger methods, kept out of the generic impl so that they
-// are compiled once in core-http rather than again in every client crate.
-
-/// The configuration read from the environment: [`ClientBuilder::from_env_with`].
-fn env_config(
-    mut config: Config,
-    prefix: &str,
-    oauth: bool,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Config> {
-    let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-    let key_var = format!("{prefix}_API_KEY");
-    let key = var(&key_var);
-    if key.is_none() && !oauth {
-        return Err(Error::config(format!("{key_var} is not set")));
-    }
-    apply_env_settings(&mut config, prefix, lookup)?;
-    if let Some(key) = key {
-        config.auth = Auth::bearer(key.trim());
-        return Ok(config);
-    }
-    let names = ["CLIENT_ID", "CLIENT_SECRET", "TOKEN_URL"].map(|n| format!("{prefix}_{n}"));
-    let values = names.clone().map(|n| var(&n));
-    match values {
-        [Some(id), Some(secret), Some(url)] => {
-            let mut oauth = OAuth2Config::new(url.trim(), id.trim(), secret.trim());
-            if let Some(scope) = var(&format!("{prefix}_SCOPE")) {
-                oauth = oauth.with_scope(scope.trim());
-            }
-            Ok(Config {
-                auth: Auth::oauth2(oauth),
-                ..config
-            })
-        }
-        _ => {
-            let missing: Vec<&str> = names
-                .iter()
-                .zip(&values)
-                .filter(|(_, v)| v.is_none())
-                .map(|(n, _)| n.as_str())
-                .collect();
-            Err(Error::config(format!(
-                "set {key_var}, or {}, {} and {} for OAuth (missing: {})",
-                names[0],
-                names[1],
-                names[2],
-                missing.join(", ")
-            )))
-        }
-    }
-}
-
-/// Applies `<PREFIX>_BASE_URL`, `<PREFIX>_MAX_RETRIES` and `<PREFIX>_TIMEOUT_SECS`:
-/// [`ClientBuilder::env_settings_with`].
-fn apply_env_settings(
-    config: &mut Config,
-    prefix: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<()> {
-    let url_var = format!("{prefix}_BASE_URL");
-    let url = lookup(&url_var)
-        .filter(|v| !v.trim().is_empty())
-        .ok_or_else(|| Error::config(format!("{url_var} is not set")))?;
-    Origin::parse(url.trim())
-        .map_err(|e| Error::config(format!("{url_var} is not a valid URL: {e}")))?;
-    config.base_url = Some(url.trim().trim_end_matches('/').to_owned());
-    let retries_var = format!("{prefix}_MAX_RETRIES");
-    if let Some(v) = lookup(&retries_var) {
-        let n: u32 = v.trim().parse().map_err(|_| {
-            Error::config(format!(
-                "{retries_var} must be a whole number of retries, got {v:?}"
-            ))
-        })?;
-        config.retry.max_retries = n;
-    }
-    let timeout_var = format!("{prefix}_TIMEOUT_SECS");
-    if let Some(v) = lookup(&timeout_var) {
-        let secs: f64 = v
-            .trim()
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s < 1e9)
-            .ok_or_else(|| {
-                Error::config(format!(
-                    "{timeout_var} must be a positive number of seconds, got {v:?}"
-                ))
-            })?;
-        config.timeout = Duration::from_secs_f64(secs);
-    }
-    Ok(())
-}
-
-/// The settings checked, the redactor made: [`ClientBuilder::build`].
-fn checked(mut config: Config, prefix: &str) -> Result<Config> {
-    let base = config.base_url.clone().ok_or_else(|| {
-        Error::config(format!(
-            "no base URL: set one with .base_url(..) or {prefix}_BASE_URL; the service has no default"
-        ))
-    })?;
-    let origin = Origin::parse(&base)?;
-    origin.check_secure(&base, config.allow_insecure_http)?;
-    if let Auth::OAuth2ClientCredentials(oauth) = &config.auth {
-        let token_origin = Origin::parse(&oauth.token_url)
-            .map_err(|e| Error::config(format!("the OAuth token URL is invalid: {e}")))?;
-        token_origin.check_secure(&oauth.token_url, config.allow_insecure_http)?;
-    }
-    match &config.auth {
-        Auth::Bearer(k) | Auth::Header { value: k, .. } if k.is_empty() => {
-            return Err(Error::config("the API key is empty"));
-        }
-        _ => {}
-    }
-    for (name, value) in &config.headers {
-        crate::wire::check_header(name, value)?;
-    }
-    config.redactor = Redactor::new(credentials(&config));
-    Ok(config)
-}
-
-/// The credentials a client holds, to keep out of texts.
-fn credentials(config: &Config) -> Vec<String> {
-    let mut out = Vec::new();
-    match &config.auth {
-        Auth::Bearer(key) => out.push(key.expose().to_owned()),
-        Auth::Header { value, .. } => out.push(value.expose().to_owned()),
-        Auth::OAuth2ClientCredentials(oauth) => {
-            out.push(oauth.client_secret.expose().to_owned());
-        }
-        Auth::None => {}
-    }
-    for (name, value) in &config.headers {
-        if is_sensitive_header(name) {
-            out.push(value.clone());
-            if let Some((_, token)) = value.split_once(' ') {
-                out.push(token.to_owned());
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| map.get(k).cloned()
-    }
-
-    fn env_error(pairs: &[(&str, &str)]) -> String {
-        ClientBuilder::<HttpClient>::from_env_with("SOCIAL", env(pairs))
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default()
-    }
-
-    #[test]
-    fn from_env_reads_every_variable() {
-        let b = ClientBuilder::<HttpClient>::from_env_with(
-            "SOCIAL",
-            env(&[
-                ("SOCIAL_API_KEY", "sk_x"),
-                ("SOCIAL_BASE_URL", "https://api.example.com/"),
-                ("SOCIAL_MAX_RETRIES", "5"),
-                ("SOCIAL_TIMEOUT_SECS", "2.5"),
-            ]),
-        )
-        .unwrap();
-        assert_eq!(
-            b.config.base_url.as_deref(),
-            Some("https://api.example.com")
-        );
-        assert_eq!(b.config.retry.max_retries, 5);
-        assert_eq!(b.config.timeout, Duration::from_millis(2500));
-        assert!(matches!(&b.config.auth, Auth::Bearer(k) if k.expose() == "sk_x"));
-        let client = b.build().unwrap();
-        assert!(!format!("{client:?}").contains("sk_x"));
-    }
-
-    #[test]
-    fn from_env_errors_name_the_variable() {
-        let url = ("SOCIAL_BASE_URL", "https://a.io");
-        let key = ("SOCIAL_API_KEY", "k");
-        assert!(env_error(&[url]).contains("SOCIAL_API_KEY is not set"));
-        assert!(env_error(&[url, ("SOCIAL_API_KEY", "  ")]).contains("SOCIAL_API_KEY"));
-        assert!(env_error(&[key]).contains("SOCIAL_BASE_URL is not set"));
-        assert!(env_error(&[key, ("SOCIAL_BASE_URL", "not a url")]).contains("SOCIAL_BASE_URL"));
-        assert!(
-            env_error(&[key, url, ("SOCIAL_MAX_RETRIES", "many")]).contains("SOCIAL_MAX_RETRIES")
-        );
-        for bad in ["0", "-1", "abc", "inf"] {
-            assert!(
-                env_error(&[key, url, ("SOCIAL_TIMEOUT_SECS", bad)])
-                    .contains("SOCIAL_TIMEOUT_SECS"),
-                "{bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn build_checks() {
-        let err = HttpClient::builder().build().unwrap_err().to_string();
-        assert!(err.contains("no base URL"), "{err}");
-        let err = HttpClient::builder()
-            .base_url("http://api.example.com")
-            .build()
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("refusing plain http://"), "{err}");
-        assert!(
-            HttpClient::builder()
-                .base_url("http://api.example.com")
-                .allow_insecure_http(true)
-                .build()
-                .is_ok()
-        );
-        assert!(
-            HttpClient::builder()
-                .base_url("http://127.0.0.1:9")
-                .build()
-                .is_ok()
-        );
-        assert!(
-            HttpClient::builder()
-                .base_url("https://a.io")
-                .api_key("")
-                .build()
-                .is_err()
-        );
-        assert!(
-            HttpClient::builder()
-                .base_url("https://a.io")
-                .header("bad header", "x")
-                .build()
-                .is_err()
-        );
     }
 }

@@ -1,0 +1,305 @@
+//! Reading an error body whatever its shape: RFC 9457 problem details, the common JSON
+//! conventions, an HTML page's title, plain text; bounded in what it keeps.
+
+use std::fmt;
+
+/// The code and message found in an error body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ParsedErrorBody {
+    pub(crate) code: Option<String>,
+    pub(crate) message: String,
+}
+
+/// The longest message kept from an error body.
+const MAX_MESSAGE_BYTES: usize = 2000;
+
+/// Reads an error body, trying in order: RFC 9457 problem+json; `{"error": {"code",
+/// "message"}}`; `{"error": "...", "error_description"}`; `{"code"|"errorCode",
+/// "message"}`; `{"message"}`; an HTML page's `<title>`; a text excerpt; the status text.
+///
+/// The JSON is decoded straight into the few fields read (never into a whole
+/// `serde_json::Value`), so a huge error body costs no more memory than its bytes.
+pub(crate) fn parse_error_body(
+    status: u16,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> ParsedErrorBody {
+    let fallback = || status_text(status).to_owned();
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{')
+        && let Ok(fields) = serde_json::from_slice::<ErrorFields>(body)
+    {
+        let t = |v: Option<Text>| {
+            v.and_then(|t| t.0)
+                .filter(|s| !s.is_empty())
+                .map(|s| excerpt(s.as_bytes(), MAX_MESSAGE_BYTES))
+        };
+        let is_problem = content_type.is_some_and(|c| c.contains("problem+json"))
+            || ((fields.title.is_some() || fields.detail.is_some()) && fields.error.is_none());
+        if is_problem {
+            let code = t(fields.code).or_else(|| t(fields.kind).filter(|k| k != "about:blank"));
+            let message = t(fields.detail)
+                .or_else(|| t(fields.title))
+                .unwrap_or_else(fallback);
+            return ParsedErrorBody { code, message };
+        }
+        match fields.error {
+            Some(ErrorField::Object(inner)) => {
+                let code = t(inner.code).or_else(|| t(inner.kind));
+                let message = t(inner.message)
+                    .or_else(|| t(inner.detail))
+                    .or_else(|| code.clone())
+                    .unwrap_or_else(fallback);
+                return ParsedErrorBody { code, message };
+            }
+            Some(ErrorField::Text(err)) if !err.is_empty() => {
+                let err = excerpt(err.as_bytes(), MAX_MESSAGE_BYTES);
+                let message = t(fields.error_description)
+                    .or_else(|| t(fields.message))
+                    .unwrap_or_else(|| err.clone());
+                return ParsedErrorBody {
+                    code: Some(err),
+                    message,
+                };
+            }
+            _ => {}
+        }
+        let code = t(fields.code).or_else(|| t(fields.error_code));
+        if let Some(message) = t(fields.message) {
+            return ParsedErrorBody { code, message };
+        }
+        if code.is_some() {
+            return ParsedErrorBody {
+                code,
+                message: fallback(),
+            };
+        }
+    }
+    let head = &body[..body.len().min(64 * 1024)];
+    let text = String::from_utf8_lossy(head);
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return ParsedErrorBody {
+            code: None,
+            message: fallback(),
+        };
+    }
+    if trimmed.starts_with('<') {
+        let message = html_title(trimmed)
+            .map(|t| excerpt(t.as_bytes(), 200))
+            .unwrap_or_else(fallback);
+        return ParsedErrorBody {
+            code: None,
+            message,
+        };
+    }
+    ParsedErrorBody {
+        code: None,
+        message: excerpt(trimmed.as_bytes(), 200),
+    }
+}
+
+/// The fields of an error body that are read; everything else is skipped unread.
+#[derive(serde::Deserialize)]
+struct ErrorFields {
+    #[serde(default, rename = "type")]
+    kind: Option<Text>,
+    #[serde(default)]
+    title: Option<Text>,
+    #[serde(default)]
+    detail: Option<Text>,
+    #[serde(default)]
+    code: Option<Text>,
+    #[serde(default, rename = "errorCode")]
+    error_code: Option<Text>,
+    #[serde(default)]
+    message: Option<Text>,
+    #[serde(default)]
+    error: Option<ErrorField>,
+    #[serde(default)]
+    error_description: Option<Text>,
+}
+
+/// The nested `{"error": {...}}` object.
+#[derive(serde::Deserialize)]
+struct InnerError {
+    #[serde(default)]
+    code: Option<Text>,
+    #[serde(default, rename = "type")]
+    kind: Option<Text>,
+    #[serde(default)]
+    message: Option<Text>,
+    #[serde(default)]
+    detail: Option<Text>,
+}
+
+/// `error`: a string, an object, or anything else (ignored).
+enum ErrorField {
+    Text(String),
+    Object(InnerError),
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ErrorField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an error string or object")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Text(v.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<ErrorField, A::Error> {
+                let inner = serde::Deserialize::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                Ok(ErrorField::Object(inner))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<ErrorField, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(ErrorField::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+            fn visit_unit<E>(self) -> std::result::Result<ErrorField, E> {
+                Ok(ErrorField::Other)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A text field: a string or a number, as text; anything else reads as absent.
+struct Text(Option<String>);
+
+impl<'de> serde::Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Text;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a number")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Text, E> {
+                Ok(Text(Some(v.to_owned())))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Text, E> {
+                Ok(Text(Some(v.to_string())))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Text, E> {
+                Ok(Text(Some(v.to_string())))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Text, E> {
+                Ok(Text(Some(v.to_string())))
+            }
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_none<E>(self) -> std::result::Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<Text, D::Error> {
+                serde::Deserialize::deserialize(d)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Text, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Text, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Text(None))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+fn html_title(html: &str) -> Option<&str> {
+    let lower = html.to_ascii_lowercase();
+    let start = lower.find("<title>")? + "<title>".len();
+    let end = start + lower[start..].find("</title>")?;
+    let title = html.get(start..end)?.trim();
+    (!title.is_empty()).then_some(title)
+}
+
+/// The first `max` bytes of a body as text, cut on a character boundary.
+/// At most `max` bytes of text (plus the ellipsis): invalid UTF-8 shows as U+FFFD, and
+/// the text is cut on a character boundary.
+pub(crate) fn excerpt(body: &[u8], max: usize) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(max)]);
+    let mut s = text.into_owned();
+    let mut cut = body.len() > max;
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        cut = true;
+    }
+    if cut {
+        // Drop a replacement char produced by a multi-byte sequence cut in half.
+        if s.ends_with('\u{FFFD}') {
+            s.pop();
+        }
+        s.push('…');
+    }
+    s
+}
+
+/// The standard reason phrase for a status.
+pub(crate) fn status_text(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        413 => "Payload Too Large",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Unexpected status",
+    }
+}

@@ -1,0 +1,187 @@
+//! Lazy iterators over paged lists: offset/limit pages and page-token pages. They fetch
+//! a page only when the previous one is used up, and never loop forever on a server that
+//! omits the total or repeats a token.
+
+mod offset;
+mod token;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+pub use offset::{OffsetPages, OffsetPaginator};
+pub use token::{TokenPage, TokenPages, TokenPaginator};
+
+/// One page of a `{"data": [...], "meta": {"total", "limit", "offset"}}` list, the
+/// offset/limit convention the services share. A missing `meta` or `data` decodes as
+/// `None` or empty rather than failing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Page<T> {
+    /// The items.
+    #[serde(default = "Vec::new")]
+    pub data: Vec<T>,
+    /// Paging figures, when the server sent them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<PageMeta>,
+}
+
+/// The paging figures of a [`Page`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PageMeta {
+    /// How many items there are in all, when the server said. A negative, fractional or
+    /// non-numeric total is a decode error, never a total to stop at.
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub total: Option<u64>,
+    /// The page size used.
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u32",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub limit: Option<u32>,
+    /// The offset used.
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub offset: Option<u64>,
+}
+
+impl<T> From<Page<T>> for OffsetPage<T> {
+    fn from(page: Page<T>) -> Self {
+        OffsetPage {
+            total: page.meta.and_then(|m| m.total),
+            items: page.data,
+        }
+    }
+}
+
+/// Which page of a `{data, meta}` list to fetch: `?limit&offset`, each sent only when
+/// set, so the service's defaults apply otherwise. Give it to
+/// [`RequestBuilder::page`](crate::RequestBuilder::page), which checks the limit.
+///
+/// ```
+/// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
+/// let params = social_client::PageParams::new().limit(50).offset(100);
+/// assert_eq!((params.limit, params.offset), (Some(50), Some(100)));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PageParams {
+    /// Page size; the service's default when `None`.
+    pub limit: Option<u32>,
+    /// How many items to skip; 0 when `None`.
+    pub offset: Option<u64>,
+}
+
+impl PageParams {
+    /// The first page at the service's default size.
+    pub fn new() -> Self {
+        PageParams::default()
+    }
+
+    /// Sets the page size (checked against the service's largest before sending).
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Sets how many items to skip.
+    pub fn offset(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+}
+
+/// Refuses a page size outside `1..=max` before anything is sent, with an error that
+/// says what was wrong.
+pub fn check_page_size(limit: Option<u32>, max: u32) -> Result<()> {
+    match limit {
+        Some(limit) if !(1..=max).contains(&limit) => Err(Error::InvalidRequest(format!(
+            "limit must be from 1 to {max}, got {limit}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// One page of an offset/limit list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OffsetPage<T> {
+    /// The items of the page.
+    pub items: Vec<T>,
+    /// The total number of items, when the server gave it.
+    pub total: Option<u64>,
+}
+
+/// The most pages one iteration fetches unless told otherwise: 10,000 (a million items
+/// at 100 a page). Change it with `max_pages`.
+pub const DEFAULT_MAX_PAGES: u64 = 10_000;
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn page(items: &[u32], total: Option<u64>) -> Page<u32> {
+        Page {
+            data: items.to_vec(),
+            meta: total.map(|t| PageMeta {
+                total: Some(t),
+                limit: None,
+                offset: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn offset_pages_stop_at_total_short_pages_repeats_and_the_cap() {
+        let all: Vec<u32> = (0..7).collect();
+        let fetch = |offset: u64, limit: u32| -> Result<Page<u32>> {
+            let o = offset as usize;
+            Ok(page(&all[o.min(7)..(o + limit as usize).min(7)], Some(7)))
+        };
+        let sizes: Vec<usize> = OffsetPages::starting_at(0, 3, fetch)
+            .map(|p| p.unwrap().data.len())
+            .collect();
+        assert_eq!(sizes, [3, 3, 1]);
+        // A server that ignores the offset: the repeat ends it.
+        let same = |_: u64, _: u32| -> Result<Page<u32>> { Ok(page(&[1, 2], None)) };
+        assert_eq!(OffsetPages::starting_at(0, 2, same).count(), 1);
+        // An endless list: the cap ends it with an error.
+        let mut n = 0u32;
+        let endless = move |_: u64, _: u32| -> Result<Page<u32>> {
+            n += 2;
+            Ok(page(&[n, n + 1], None))
+        };
+        let last = OffsetPages::starting_at(0, 2, endless)
+            .max_pages(5)
+            .last()
+            .unwrap();
+        assert!(matches!(last, Err(Error::TooManyPages { pages: 5 })));
+    }
+
+    #[test]
+    fn token_pages_follow_tokens_resume_and_stop_on_a_repeat() {
+        let fetch = |token: Option<&str>| -> Result<(u32, Option<String>)> {
+            Ok(match token {
+                None => (1, Some("b".into())),
+                Some("b") => (2, Some("c".into())),
+                Some("c") => (3, Some("b".into())), // a token already given
+                Some(_) => (0, None),
+            })
+        };
+        let pages: Vec<u32> = TokenPages::starting_at(None, fetch)
+            .map(|p| p.unwrap())
+            .collect();
+        assert_eq!(pages, [1, 2, 3]);
+        let mut from_c = TokenPages::starting_at(Some("c".into()), fetch);
+        assert_eq!(from_c.next().unwrap().unwrap(), 3);
+        assert_eq!(from_c.resume_token(), Some("b"));
+    }
+}

@@ -1,0 +1,222 @@
+//! Offset/limit lists: item by item, or page by page, under one set of stopping rules.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use super::{DEFAULT_MAX_PAGES, OffsetPage, Page};
+use crate::error::{Error, Result};
+
+/// Iterates an offset/limit list item by item.
+///
+/// It stops after an error, at an empty page, at a page shorter than the page size, when
+/// the offset reaches the server's `total`, or when a page repeats the previous page's
+/// items (a server that ignores `offset`), whichever comes first; and after
+/// [`max_pages`](Self::max_pages) pages it yields [`Error::TooManyPages`] and stops. So a
+/// missing, wrong or huge `total` cannot make it loop forever.
+pub struct OffsetPaginator<T, F> {
+    fetch: F,
+    cursor: OffsetCursor<T>,
+    buffer: VecDeque<T>,
+}
+
+/// Where an offset/limit iteration stands, and the stopping rules that
+/// [`OffsetPaginator`] and [`OffsetPages`] share.
+struct OffsetCursor<T> {
+    page_size: u32,
+    offset: u64,
+    previous: Vec<T>,
+    pages: u64,
+    max_pages: u64,
+    done: bool,
+}
+
+impl<T: Clone + PartialEq> OffsetCursor<T> {
+    fn new(offset: u64, page_size: u32) -> Self {
+        OffsetCursor {
+            page_size: page_size.max(1),
+            offset,
+            previous: Vec::new(),
+            pages: 0,
+            max_pages: DEFAULT_MAX_PAGES,
+            done: false,
+        }
+    }
+
+    /// Fetches the next page with `fetch(offset, limit)`: `None` once the iteration has
+    /// ended, [`Error::TooManyPages`] at the page cap, the fetch's error (which ends it).
+    fn fetch<P>(&mut self, fetch: impl FnOnce(u64, u32) -> Result<P>) -> Option<Result<P>> {
+        if self.done {
+            return None;
+        }
+        if self.pages >= self.max_pages {
+            self.done = true;
+            return Some(Err(Error::TooManyPages { pages: self.pages }));
+        }
+        self.pages += 1;
+        let page = fetch(self.offset, self.page_size);
+        if page.is_err() {
+            self.done = true;
+        }
+        Some(page)
+    }
+
+    /// Takes a fetched page's items in: `false` (and the end) when they repeat the
+    /// previous page's (a server that ignores `offset`); otherwise the offset moves on,
+    /// and an empty or short page, or the server's `total` reached, ends the iteration.
+    fn accept(&mut self, items: &[T], total: Option<u64>) -> bool {
+        if !items.is_empty() && items == self.previous.as_slice() {
+            log::warn!(
+                "the server sent the same page again at offset {}; stopping the iteration",
+                self.offset
+            );
+            self.done = true;
+            return false;
+        }
+        let n = items.len() as u64;
+        self.offset = self.offset.saturating_add(n);
+        let reached_total = total.is_some_and(|t| self.offset >= t);
+        if n == 0 || n < u64::from(self.page_size) || reached_total {
+            self.done = true;
+        } else {
+            self.previous.clear();
+            self.previous.extend_from_slice(items);
+        }
+        true
+    }
+}
+
+impl<T, F> OffsetPaginator<T, F>
+where
+    T: Clone + PartialEq,
+    F: FnMut(u64, u32) -> Result<OffsetPage<T>>,
+{
+    /// An iterator that calls `fetch(offset, limit)` for each page, starting at offset 0.
+    pub fn new(page_size: u32, fetch: F) -> Self {
+        Self::starting_at(0, page_size, fetch)
+    }
+
+    /// An iterator starting at `offset`.
+    pub fn starting_at(offset: u64, page_size: u32, fetch: F) -> Self {
+        OffsetPaginator {
+            fetch,
+            cursor: OffsetCursor::new(offset, page_size),
+            buffer: VecDeque::new(),
+        }
+    }
+
+    /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.cursor.max_pages = pages;
+        self
+    }
+
+    /// The offset of the next page to fetch.
+    pub fn next_offset(&self) -> u64 {
+        self.cursor.offset
+    }
+}
+
+impl<T, F> Iterator for OffsetPaginator<T, F>
+where
+    T: Clone + PartialEq,
+    F: FnMut(u64, u32) -> Result<OffsetPage<T>>,
+{
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(item) = self.buffer.pop_front() {
+            return Some(Ok(item));
+        }
+        let page = match self.cursor.fetch(&mut self.fetch)? {
+            Ok(page) => page,
+            Err(e) => return Some(Err(e)),
+        };
+        if !self.cursor.accept(&page.items, page.total) {
+            return None;
+        }
+        self.buffer.extend(page.items);
+        self.buffer.pop_front().map(Ok)
+    }
+}
+
+impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OffsetPaginator")
+            .field("page_size", &self.cursor.page_size)
+            .field("offset", &self.cursor.offset)
+            .field("pages", &self.cursor.pages)
+            .field("buffered", &self.buffer.len())
+            .field("done", &self.cursor.done)
+            .finish()
+    }
+}
+
+/// Iterates an offset/limit list page by page (`{data, meta}` pages), with the same
+/// stopping rules as [`OffsetPaginator`]: after an error, at an empty or short page, at
+/// the server's `total`, at a page that repeats the previous one, and after
+/// [`max_pages`](Self::max_pages) pages ([`Error::TooManyPages`]).
+pub struct OffsetPages<T, F> {
+    fetch: F,
+    cursor: OffsetCursor<T>,
+}
+
+impl<T, F> OffsetPages<T, F>
+where
+    T: Clone + PartialEq,
+    F: FnMut(u64, u32) -> Result<Page<T>>,
+{
+    /// Pages of `page_size` items from `offset`, each fetched by `fetch(offset, limit)`.
+    pub fn starting_at(offset: u64, page_size: u32, fetch: F) -> Self {
+        OffsetPages {
+            fetch,
+            cursor: OffsetCursor::new(offset, page_size),
+        }
+    }
+
+    /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.cursor.max_pages = pages;
+        self
+    }
+
+    /// The offset of the next page to fetch.
+    pub fn next_offset(&self) -> u64 {
+        self.cursor.offset
+    }
+}
+
+impl<T, F> Iterator for OffsetPages<T, F>
+where
+    T: Clone + PartialEq,
+    F: FnMut(u64, u32) -> Result<Page<T>>,
+{
+    type Item = Result<Page<T>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let page = match self.cursor.fetch(&mut self.fetch)? {
+            Ok(page) => page,
+            Err(e) => return Some(Err(e)),
+        };
+        // An empty page ends the pages without being one.
+        if page.data.is_empty() {
+            self.cursor.done = true;
+            return None;
+        }
+        let total = page.meta.as_ref().and_then(|m| m.total);
+        if !self.cursor.accept(&page.data, total) {
+            return None;
+        }
+        Some(Ok(page))
+    }
+}
+
+impl<T, F> fmt::Debug for OffsetPages<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OffsetPages")
+            .field("page_size", &self.cursor.page_size)
+            .field("offset", &self.cursor.offset)
+            .field("pages", &self.cursor.pages)
+            .field("done", &self.cursor.done)
+            .finish()
+    }
+}

@@ -1,0 +1,255 @@
+//! Page-token lists: item by item, or page by page, under one set of stopping rules
+//! (the [`TokenCursor`]).
+
+use std::collections::{HashSet, VecDeque};
+use std::fmt;
+
+use super::DEFAULT_MAX_PAGES;
+use crate::error::{Error, Result};
+
+/// The page tokens a listing has used, to notice a server that hands one back: kept as
+/// 128-bit keyed hashes (keys random per process, so a server cannot aim a collision), 16
+/// bytes a page however long the tokens are.
+#[derive(Default)]
+struct SeenTokens {
+    keys: (std::hash::RandomState, std::hash::RandomState),
+    hashes: HashSet<(u64, u64)>,
+}
+
+impl SeenTokens {
+    fn key(&self, token: &str) -> (u64, u64) {
+        use std::hash::BuildHasher;
+        (self.keys.0.hash_one(token), self.keys.1.hash_one(token))
+    }
+
+    fn insert(&mut self, token: &str) {
+        let key = self.key(token);
+        self.hashes.insert(key);
+    }
+
+    fn contains(&self, token: &str) -> bool {
+        self.hashes.contains(&self.key(token))
+    }
+}
+
+/// Where a page-token listing stands, and its stopping rules, for both iterators: after
+/// an error, at the last page (no token, or an empty one), at a token the server already
+/// gave, and after `max_pages` pages ([`Error::TooManyPages`]).
+struct TokenCursor {
+    next: Option<String>,
+    seen: SeenTokens,
+    started: bool,
+    pages: u64,
+    max_pages: u64,
+    done: bool,
+}
+
+impl TokenCursor {
+    fn starting_at(token: Option<String>) -> Self {
+        TokenCursor {
+            started: token.is_some(),
+            next: token,
+            seen: SeenTokens::default(),
+            pages: 0,
+            max_pages: DEFAULT_MAX_PAGES,
+            done: false,
+        }
+    }
+
+    /// Whether no page is left to fetch.
+    fn finished(&self) -> bool {
+        self.done || (self.started && self.next.is_none())
+    }
+
+    /// Fetches the next page with `fetch(token)` and records the token it gives; `None`
+    /// once finished.
+    fn fetch<P>(
+        &mut self,
+        fetch: impl FnOnce(Option<&str>) -> Result<(P, Option<String>)>,
+    ) -> Option<Result<P>> {
+        if self.finished() {
+            return None;
+        }
+        if self.pages >= self.max_pages {
+            self.done = true;
+            return Some(Err(Error::TooManyPages { pages: self.pages }));
+        }
+        self.started = true;
+        self.pages += 1;
+        let (page, next) = match fetch(self.next.as_deref()) {
+            Ok(answer) => answer,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(e));
+            }
+        };
+        if let Some(t) = self.next.take() {
+            self.seen.insert(&t);
+        }
+        self.next = next.filter(|t| !t.is_empty());
+        if let Some(t) = &self.next
+            && self.seen.contains(t)
+        {
+            log::warn!("the server repeated page token {t:?}; stopping the iteration");
+            self.next = None;
+        }
+        Some(Ok(page))
+    }
+}
+
+/// Iterates a page-token list page by page: `fetch(token)` gives a page and the token of
+/// the next (`None` or empty after the last). It stops after an error, at the last page,
+/// at a token the server already gave, and after [`max_pages`](Self::max_pages) pages
+/// ([`Error::TooManyPages`]).
+pub struct TokenPages<P, F> {
+    fetch: F,
+    cursor: TokenCursor,
+    _page: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<P, F> TokenPages<P, F>
+where
+    F: FnMut(Option<&str>) -> Result<(P, Option<String>)>,
+{
+    /// Pages from the first (`token` `None`) or from the one `token` names.
+    pub fn starting_at(token: Option<String>, fetch: F) -> Self {
+        TokenPages {
+            fetch,
+            cursor: TokenCursor::starting_at(token),
+            _page: std::marker::PhantomData,
+        }
+    }
+
+    /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.cursor.max_pages = pages;
+        self
+    }
+
+    /// The token of the next page (start a new iteration there); `None` after the last.
+    pub fn resume_token(&self) -> Option<&str> {
+        self.cursor.next.as_deref()
+    }
+}
+
+impl<P, F> Iterator for TokenPages<P, F>
+where
+    F: FnMut(Option<&str>) -> Result<(P, Option<String>)>,
+{
+    type Item = Result<P>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.cursor.fetch(&mut self.fetch)
+    }
+}
+
+impl<P, F> fmt::Debug for TokenPages<P, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenPages")
+            .field("next", &self.cursor.next)
+            .field("pages", &self.cursor.pages)
+            .field("done", &self.cursor.done)
+            .finish()
+    }
+}
+
+/// One page of a page-token list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenPage<T> {
+    /// The items of the page.
+    pub items: Vec<T>,
+    /// The token of the next page; `None` or empty on the last page.
+    pub next_token: Option<String>,
+}
+
+/// Iterates a page-token list item by item.
+///
+/// It stops after an error, when the next token is missing or empty, or when the server
+/// hands back a token it has already given (which would otherwise loop forever); after
+/// [`max_pages`](Self::max_pages) pages it yields [`Error::TooManyPages`] and stops.
+/// [`resume_token`](Self::resume_token) tells where to start again later.
+pub struct TokenPaginator<T, F> {
+    fetch: F,
+    cursor: TokenCursor,
+    buffer: VecDeque<T>,
+}
+
+impl<T, F> TokenPaginator<T, F>
+where
+    F: FnMut(Option<&str>) -> Result<TokenPage<T>>,
+{
+    /// An iterator that calls `fetch(token)` for each page, with `None` for the first.
+    pub fn new(fetch: F) -> Self {
+        TokenPaginator {
+            fetch,
+            cursor: TokenCursor::starting_at(None),
+            buffer: VecDeque::new(),
+        }
+    }
+
+    /// An iterator whose first page is the one `token` names (a token from
+    /// [`resume_token`](Self::resume_token) of an earlier iteration).
+    pub fn starting_at(token: impl Into<String>, fetch: F) -> Self {
+        TokenPaginator {
+            fetch,
+            cursor: TokenCursor::starting_at(Some(token.into())),
+            buffer: VecDeque::new(),
+        }
+    }
+
+    /// Fetches at most `pages` pages. Defaults to [`DEFAULT_MAX_PAGES`].
+    pub fn max_pages(mut self, pages: u64) -> Self {
+        self.cursor.max_pages = pages;
+        self
+    }
+
+    /// The token of the next page to fetch, once the items fetched so far are used up:
+    /// start a new iteration there with [`starting_at`](Self::starting_at). `None` when
+    /// there are no more pages, or before the first page.
+    pub fn resume_token(&self) -> Option<&str> {
+        self.cursor.next.as_deref()
+    }
+
+    /// Items fetched but not yet yielded.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+}
+
+impl<T, F> Iterator for TokenPaginator<T, F>
+where
+    F: FnMut(Option<&str>) -> Result<TokenPage<T>>,
+{
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.buffer.pop_front() {
+                return Some(Ok(item));
+            }
+            let fetch = &mut self.fetch;
+            let items = match self
+                .cursor
+                .fetch(|token| fetch(token).map(|page| (page.items, page.next_token)))?
+            {
+                Ok(items) => items,
+                Err(e) => return Some(Err(e)),
+            };
+            if items.is_empty() && self.cursor.next.is_none() {
+                return None;
+            }
+            self.buffer.extend(items);
+        }
+    }
+}
+
+impl<T, F> fmt::Debug for TokenPaginator<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenPaginator")
+            .field("next", &self.cursor.next)
+            .field("pages", &self.cursor.pages)
+            .field("buffered", &self.buffer.len())
+            .field("done", &self.cursor.done)
+            .finish()
+    }
+}
