@@ -1,0 +1,379 @@
+//! The order routes: place, list, get, cancel.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use super::super::engine::{Kind, Order, Side, day_end};
+use super::super::{TradingState, account, publish};
+use super::*;
+use crate::clock::parse_rfc3339;
+use crate::http::{Caller, bad_request, bounded_param, error, json, query_pairs};
+use crate::state::{Shared, World};
+
+use super::order_body::{NewOrder, parse_order};
+
+fn order(
+    world: &mut World,
+    new: &NewOrder,
+    kind: Kind,
+    side: Side,
+    held: bool,
+    now: OffsetDateTime,
+) -> Order {
+    Order {
+        id: world.ids.next("ord"),
+        client_order_id: String::new(),
+        symbol: new.symbol.clone(),
+        side,
+        qty: new.qty,
+        notional: new.notional,
+        kind,
+        tif: new.tif.clone(),
+        limit: None,
+        stop: None,
+        trail_price: None,
+        trail_percent: None,
+        class: new.class.clone(),
+        status: if held { "held" } else { "new" },
+        filled_qty: Decimal::ZERO,
+        filled_value: Decimal::ZERO,
+        fills: Vec::new(),
+        created_at: now,
+        updated_at: now,
+        filled_at: None,
+        canceled_at: None,
+        expires_at: matches!(new.tif.as_str(), "day" | "opg" | "cls").then(|| day_end(now)),
+        triggered: false,
+        watermark: None,
+        parent: None,
+        legs: Vec::new(),
+        sibling: None,
+        target: None,
+    }
+}
+
+pub(super) async fn place(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
+    let new = match parse_order(&body) {
+        Ok(new) => new,
+        Err(e) => return e,
+    };
+    shared.with_world(|w| place_order(w, &caller.key, &new))
+}
+
+fn place_order(w: &mut World, key: &str, new: &NewOrder) -> Response {
+    let seed = w.settings.seed;
+    let now = w.now();
+    // The same client_order_id answers the first order again.
+    if let Some(cid) = &new.client_order_id {
+        let acct = account(w, key);
+        if let Some(&i) = acct.by_client_id.get(cid) {
+            let body = acct.orders[i].to_json(&acct.orders);
+            return json(StatusCode::OK, &body);
+        }
+    }
+    let price = w
+        .services
+        .get_mut::<TradingState>()
+        .price(seed, &new.symbol, now);
+    let ask = price + Decimal::new(1, 2);
+    {
+        let World { services, .. } = &mut *w;
+        let state = services.get_mut::<TradingState>();
+        let TradingState {
+            accounts,
+            market,
+            offsets,
+            ..
+        } = state;
+        let acct = accounts
+            .entry(key.to_owned())
+            .or_insert_with(|| super::super::engine::Account::new(key, now));
+        match new.side {
+            Side::Buy => {
+                let unit = new.limit.or(new.stop).unwrap_or(ask);
+                let cost = new
+                    .notional
+                    .unwrap_or_else(|| new.qty.unwrap_or_default() * unit);
+                let power = acct.buying_power(&mut |s| {
+                    (market.price(seed, s, now) + offsets.get(s).copied().unwrap_or_default())
+                        .max(Decimal::new(1, 2))
+                });
+                if cost > power {
+                    return error(
+                        StatusCode::FORBIDDEN,
+                        "insufficient_buying_power",
+                        format!(
+                            "the order needs {} USD; buying power is {} USD",
+                            cost.round_dp(2),
+                            power.round_dp(2)
+                        ),
+                    );
+                }
+            }
+            Side::Sell => {
+                let qty = new.qty.unwrap_or_else(|| {
+                    (new.notional.unwrap_or_default()
+                        / (price - Decimal::new(1, 2)).max(Decimal::new(1, 2)))
+                    .round_dp(6)
+                });
+                let sellable = acct.sellable(&new.symbol);
+                if qty > sellable {
+                    return error(
+                        StatusCode::FORBIDDEN,
+                        "insufficient_qty",
+                        format!(
+                            "the order sells {qty} {}; {sellable} can be sold",
+                            new.symbol
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let client_order_id = new
+        .client_order_id
+        .clone()
+        .unwrap_or_else(|| w.ids.next("coid"));
+    // The top order, then its legs.
+    let mut top = order(w, new, new.kind, new.side, false, now);
+    top.client_order_id = client_order_id.clone();
+    top.limit = new.limit;
+    top.stop = new.stop;
+    top.trail_price = new.trail_price;
+    top.trail_percent = new.trail_percent;
+    let exit = match new.side {
+        Side::Buy => Side::Sell,
+        Side::Sell => Side::Buy,
+    };
+    let mut legs = Vec::new();
+    match new.class.as_str() {
+        "bracket" | "oto" => {
+            if let Some(tp) = new.take_profit {
+                let mut leg = order(w, new, Kind::Limit, exit, true, now);
+                leg.limit = Some(tp);
+                legs.push(leg);
+            }
+            if let Some((stop, limit)) = new.stop_loss {
+                let kind = if limit.is_some() {
+                    Kind::StopLimit
+                } else {
+                    Kind::Stop
+                };
+                let mut leg = order(w, new, kind, exit, true, now);
+                leg.stop = Some(stop);
+                leg.limit = limit;
+                legs.push(leg);
+            }
+        }
+        "oco" => {
+            // The top order is the take-profit limit; the leg is the stop, both working.
+            top.limit = new.take_profit;
+            if let Some((stop, limit)) = new.stop_loss {
+                let kind = if limit.is_some() {
+                    Kind::StopLimit
+                } else {
+                    Kind::Stop
+                };
+                let mut leg = order(w, new, kind, new.side, false, now);
+                leg.stop = Some(stop);
+                leg.limit = limit;
+                legs.push(leg);
+            }
+        }
+        _ => {}
+    }
+    for leg in &mut legs {
+        leg.client_order_id = format!("{}-{}", client_order_id, leg.id);
+        leg.expires_at = None;
+        leg.tif = "gtc".into();
+    }
+    let acct = account(w, key);
+    let top_index = acct.orders.len();
+    acct.by_client_id.insert(client_order_id, top_index);
+    acct.orders.push(top);
+    let leg_indexes: Vec<usize> = legs
+        .into_iter()
+        .map(|mut leg| {
+            leg.parent = Some(top_index);
+            acct.orders.push(leg);
+            acct.orders.len() - 1
+        })
+        .collect();
+    acct.orders[top_index].legs = leg_indexes.clone();
+    match (
+        acct.orders[top_index].class.as_str(),
+        leg_indexes.as_slice(),
+    ) {
+        ("bracket", [tp, sl]) => {
+            acct.orders[*tp].sibling = Some(*sl);
+            acct.orders[*sl].sibling = Some(*tp);
+        }
+        ("oco", [sl]) => {
+            acct.orders[top_index].sibling = Some(*sl);
+            acct.orders[*sl].sibling = Some(top_index);
+        }
+        _ => {}
+    }
+    let mut events = Vec::new();
+    acct.push_order(top_index, &mut events);
+    // Placed: it meets the market at once.
+    let World { services, ids, .. } = &mut *w;
+    let state = services.get_mut::<TradingState>();
+    let mut to_check = vec![top_index];
+    to_check.extend(leg_indexes);
+    if let Some(acct) = state.accounts.get_mut(key) {
+        for i in to_check {
+            events.extend(acct.evaluate(i, price, now, ids));
+        }
+    }
+    let body = state
+        .accounts
+        .get(key)
+        .map(|a| a.orders[top_index].to_json(&a.orders))
+        .unwrap_or_default();
+    publish(w, key, events);
+    json(StatusCode::CREATED, &body)
+}
+
+pub(super) async fn list_orders(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let pairs = query_pairs(query.as_deref());
+    let get = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let status = get("status").unwrap_or_else(|| "open".into());
+    if !matches!(status.as_str(), "open" | "closed" | "all") {
+        return bad_request("invalid_status", "status is open, closed or all");
+    }
+    let since = match get("updated_since") {
+        Some(s) => match parse_rfc3339(&s) {
+            Some(t) => Some(t),
+            None => {
+                return bad_request("invalid_updated_since", "updated_since is an RFC 3339 time");
+            }
+        },
+        None => None,
+    };
+    let limit = match bounded_param(&pairs, "limit", 1, 500) {
+        Ok(l) => l.unwrap_or(100) as usize,
+        Err(e) => return e,
+    };
+    let client_order_id = get("client_order_id");
+    shared.with_world(|w| {
+        let acct = account(w, &caller.key);
+        let mut found: Vec<&Order> = acct
+            .orders
+            .iter()
+            .filter(|o| o.parent.is_none())
+            .filter(|o| {
+                client_order_id
+                    .as_ref()
+                    .is_none_or(|c| &o.client_order_id == c)
+            })
+            // An order is open while it or one of its legs still works.
+            .filter(|o| {
+                let open = o.is_open()
+                    || o.legs
+                        .iter()
+                        .any(|&l| acct.orders.get(l).is_some_and(Order::is_open));
+                match status.as_str() {
+                    "open" if client_order_id.is_none() => open,
+                    "closed" => !open,
+                    _ => true,
+                }
+            })
+            .filter(|o| since.is_none_or(|s| latest_update(o, &acct.orders) >= s))
+            .collect();
+        if since.is_some() {
+            found.sort_by_key(|o| latest_update(o, &acct.orders));
+        } else {
+            found.sort_by_key(|o| std::cmp::Reverse(o.created_at));
+        }
+        let orders: Vec<Value> = found
+            .into_iter()
+            .take(limit)
+            .map(|o| o.to_json(&acct.orders))
+            .collect();
+        json(StatusCode::OK, &json!({"orders": orders}))
+    })
+}
+
+/// When an order or one of its legs last changed.
+fn latest_update(order: &Order, all: &[Order]) -> OffsetDateTime {
+    order
+        .legs
+        .iter()
+        .filter_map(|&l| all.get(l))
+        .map(|l| l.updated_at)
+        .fold(order.updated_at, OffsetDateTime::max)
+}
+
+fn find(w: &mut World, key: &str, id: &str) -> Option<usize> {
+    account(w, key).orders.iter().position(|o| o.id == id)
+}
+
+pub(super) async fn get_order(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    shared.with_world(|w| match find(w, &caller.key, &id) {
+        Some(i) => {
+            let acct = account(w, &caller.key);
+            json(StatusCode::OK, &acct.orders[i].to_json(&acct.orders))
+        }
+        None => not_found(&id),
+    })
+}
+
+fn not_found(id: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "order_not_found",
+        format!("no order with id {id:?}"),
+    )
+}
+
+pub(super) async fn cancel(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    shared.with_world(|w| {
+        let Some(i) = find(w, &caller.key, &id) else {
+            return not_found(&id);
+        };
+        let now = w.now();
+        let acct = account(w, &caller.key);
+        if !acct.orders[i].is_open() {
+            return unprocessable(
+                "order_not_cancelable",
+                format!("order {id} is {}", acct.orders[i].status),
+            );
+        }
+        let mut events = Vec::new();
+        acct.finish(i, "canceled", now, &mut events);
+        let body = acct.orders[i].to_json(&acct.orders);
+        events.push(("account", Value::Null));
+        publish(w, &caller.key, events);
+        json(StatusCode::OK, &body)
+    })
+}
