@@ -246,8 +246,9 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
 
     step("a slow answer hits the configured timeout");
     sandbox.inject(Fault::on("GET", "/social/v1/schedule").delay_ms(3_000));
-    let hurried = client
-        .with_options(&social_client::RequestOptions::new().timeout(Duration::from_millis(500)));
+    let hurried = client.with_options(
+        &social_client::config::RequestOptions::new().timeout(Duration::from_millis(500)),
+    );
     let t = Instant::now();
     let err = hurried.schedule().list().err();
     match err {

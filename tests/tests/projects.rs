@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use e2e::sandbox_time_builder;
+use projects_client::config::RequestOptions;
 use projects_client::{
     Client, Environment, Error, ErrorKind, ListParams, NewProject, Plan, Project, ProjectStatus,
-    RequestOptions,
 };
 use sandbox::{Fault, Sandbox, Service};
 

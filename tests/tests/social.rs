@@ -326,7 +326,8 @@ fn a_starter_key_hits_its_limit_and_the_client_waits_it_out() {
     }
     assert_eq!(sleeper.slept(), [Duration::from_secs(1)]);
     // Without retries the 429 surfaces, typed, with its Retry-After.
-    let no_retry = client.with_options(&social_client::RequestOptions::new().max_retries(0));
+    let no_retry =
+        client.with_options(&social_client::config::RequestOptions::new().max_retries(0));
     let limited = (0..200)
         .find_map(|_| no_retry.accounts().list().err())
         .unwrap();
@@ -396,7 +397,7 @@ fn a_dropped_post_is_not_blindly_repeated() {
 fn damaged_or_slow_answers_are_typed_errors() {
     let sandbox = e2e::sandbox().unwrap();
     let client =
-        client(&sandbox).with_options(&social_client::RequestOptions::new().max_retries(0));
+        client(&sandbox).with_options(&social_client::config::RequestOptions::new().max_retries(0));
     sandbox.inject(Fault::on("GET", "/social/v1/accounts").malformed_body());
     let err = client.accounts().list().unwrap_err();
     assert!(
@@ -409,8 +410,9 @@ fn damaged_or_slow_answers_are_typed_errors() {
     assert!(matches!(err, social_client::Error::Io { .. }), "{err:?}");
 
     sandbox.inject(Fault::on("GET", "/social/v1/schedule").delay_ms(5_000));
-    let hurried = client
-        .with_options(&social_client::RequestOptions::new().timeout(Duration::from_millis(300)));
+    let hurried = client.with_options(
+        &social_client::config::RequestOptions::new().timeout(Duration::from_millis(300)),
+    );
     let started = std::time::Instant::now();
     let err = hurried.schedule().list().unwrap_err();
     assert!(

@@ -341,7 +341,7 @@ fn the_realtime_channel_carries_the_key_only_in_its_header() {
     let sandbox = e2e::sandbox().unwrap();
     let client = Client::builder()
         .base_url(sandbox.worlds().url())
-        .auth(worlds_client::Auth::header(
+        .auth(worlds_client::config::Auth::header(
             "authorization",
             format!("Bearer {}", sandbox.api_key()),
         ))

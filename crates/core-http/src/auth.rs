@@ -22,8 +22,7 @@ impl Secret {
     /// Wraps a credential.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let key = social_client::Secret::new("sk_live_123");
+    /// let key = core_http::Secret::new("sk_live_123");
     /// assert!(!format!("{key:?} {key}").contains("sk_live"));
     /// ```
     pub fn new(value: impl Into<String>) -> Self {
@@ -33,8 +32,7 @@ impl Secret {
     /// The credential itself. Call this only where the value must be sent.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let key = social_client::Secret::new("sk_live_123");
+    /// let key = core_http::Secret::new("sk_live_123");
     /// assert_eq!(key.expose(), "sk_live_123");
     /// ```
     pub fn expose(&self) -> &str {
@@ -44,8 +42,7 @@ impl Secret {
     /// `true` when the credential is empty.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// assert!(social_client::Secret::new("").is_empty());
+    /// assert!(core_http::Secret::new("").is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -101,14 +98,13 @@ impl Auth {
     /// Bearer authentication with an API key.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// use social_client::Auth;
-    /// let client = social_client::Client::builder()
+    /// use core_http::Auth;
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .auth(Auth::bearer("sk_test")) // what `.api_key("sk_test")` does
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn bearer(key: impl Into<Secret>) -> Self {
         Auth::Bearer(key.into())
@@ -117,14 +113,13 @@ impl Auth {
     /// A custom header carrying the key.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// use social_client::Auth;
-    /// let client = social_client::Client::builder()
+    /// use core_http::Auth;
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .auth(Auth::header("x-api-key", "sk_test"))
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn header(name: impl Into<String>, value: impl Into<Secret>) -> Self {
         Auth::Header {
@@ -136,15 +131,14 @@ impl Auth {
     /// OAuth 2.0 client credentials.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// use social_client::{Auth, OAuth2Config};
+    /// use core_http::{Auth, OAuth2Config};
     /// let auth = Auth::oauth2(
     ///     OAuth2Config::new("https://auth.example.com/oauth/token", "my-client-id", "my-secret")
     ///         .with_scope("posts:write"),
     /// );
-    /// let client = social_client::Client::builder().base_url("https://api.example.com").auth(auth).build()?;
+    /// let client = core_http::HttpClient::builder().base_url("https://api.example.com").auth(auth).build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn oauth2(config: OAuth2Config) -> Self {
         Auth::OAuth2ClientCredentials(config)
@@ -169,8 +163,7 @@ impl OAuth2Config {
     /// Settings for a token URL, client id and secret, with no scope.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let config = social_client::OAuth2Config::new(
+    /// let config = core_http::OAuth2Config::new(
     ///     "https://auth.example.com/oauth/token",
     ///     "my-client-id",
     ///     std::env::var("CLIENT_SECRET").unwrap_or_default(),
@@ -193,8 +186,7 @@ impl OAuth2Config {
     /// The same settings asking for a scope.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let config = social_client::OAuth2Config::new("https://auth.example.com/token", "id", "secret")
+    /// let config = core_http::OAuth2Config::new("https://auth.example.com/token", "id", "secret")
     ///     .with_scope("documents:read documents:write");
     /// assert!(config.scope.is_some());
     /// ```

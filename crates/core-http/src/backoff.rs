@@ -10,8 +10,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-/// use social_client::Backoff; // any client crate re-exports it
+/// use core_http::Backoff; // any client crate re-exports it
 ///
 /// let b = Backoff::new(Duration::from_millis(500), Duration::from_secs(8), 0.25);
 /// // `random` is a number in [0, 1): 0 gives the nominal delay.

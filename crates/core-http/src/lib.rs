@@ -110,14 +110,14 @@ pub use config::{
 };
 pub use error::{ApiError, Delivery, Error, ErrorKind, Result};
 pub use pagination::{
-    DEFAULT_MAX_PAGES, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
-    TokenPage, TokenPages, TokenPaginator, check_page_size,
+    DEFAULT_MAX_PAGES, OffsetFetch, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta,
+    PageParams, TokenFetch, TokenPage, TokenPages, TokenPaginator, check_page_size,
 };
 pub use random::uuid_v4;
 pub use rate_limit::RateLimit;
 pub use request::{Method, OpenBody, RequestBuilder, RequestOptions};
 pub use response::{Headers, RateLimitInfo, Response, StreamingResponse, WithResponse};
-pub use retry::{MAX_RETRY_AFTER, RetryDecision, RetryPolicy, StopReason};
+pub use retry::{MAX_RETRY_AFTER, RetryPolicy};
 pub use time::{Clock, Sleeper, SystemClock, ThreadSleeper};
 pub use url::check_absolute_http;
 
@@ -143,7 +143,7 @@ struct Inner {
 }
 
 impl HttpClient {
-    /// A builder for a bare client (service crates have their own `Client::builder()`).
+    /// A builder for a bare client (service crates have their own `HttpClient::builder()`).
     pub fn builder() -> ClientBuilder<HttpClient> {
         ClientBuilder::new()
     }
@@ -296,8 +296,7 @@ impl fmt::Debug for HttpClient {
 /// type (or take it undecoded), keeping the client's auth, retries and error handling.
 ///
 /// ```no_run
-/// # mod social_client { pub use core_http::*; pub use core_http::__private::serde_json; }
-/// use social_client::{Method, serde_json};
+/// use core_http::Method;
 /// # let client = core_http::HttpClient::builder().base_url("https://a.io").build()?;
 /// let value: serde_json::Value = client.raw().get("/v1/something/new", &[("limit", "5")])?;
 /// let answer = client.raw().send(Method::Get, "/v1/health", &[], None)?;

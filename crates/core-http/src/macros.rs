@@ -339,7 +339,7 @@ macro_rules! service_client {
 
             /// A copy of this client whose calls use these options (timeout, retries,
             /// extra headers); the connection pool and the rate limiter stay shared.
-            #[doc = concat!("\n```\nuse std::time::Duration;\nuse ", env!("CARGO_CRATE_NAME"), "::{", stringify!($name), ", RequestOptions};\nlet client = ", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\n// One slow job: a longer timeout and no retries, for this copy only.\nlet patient = client.with_options(&RequestOptions::new().timeout(Duration::from_secs(300)).max_retries(0));\n# let _ = patient;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
+            #[doc = concat!("\n```\nuse std::time::Duration;\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nuse ", env!("CARGO_CRATE_NAME"), "::config::RequestOptions;\nlet client = ", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\n// One slow job: a longer timeout and no retries, for this copy only.\nlet patient = client.with_options(&RequestOptions::new().timeout(Duration::from_secs(300)).max_retries(0));\n# let _ = patient;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn with_options(&self, options: &$crate::RequestOptions) -> $name {
                 $name {
                     http: self.http.with_options(options),
@@ -381,14 +381,17 @@ macro_rules! service_client {
     };
 }
 
-/// Re-exports, at the root of a service crate, every core-http type a user meets in the
-/// crate's public signatures (configuration, errors, responses, pages), and the
-/// `serde_json` and `time` crates its models use: a user who adds only the service crate
-/// needs nothing else. One list, shared by every service crate.
+/// Re-exports what a user of a service crate meets that core-http defines: at the root,
+/// the error types (`Error`, `Result`, `ApiError`, `ErrorKind`, `Delivery`) beside the
+/// crate's client and models; the rest under three namespaces: `config` (building and
+/// tuning a client), `pagination` (pages and their iterators) and `transport` (the
+/// answer's metadata and calls the crate does not model); and the `serde_json` and `time`
+/// crates its models use. A user who adds only the service crate needs nothing else. One
+/// list, shared by every service crate.
 #[macro_export]
 macro_rules! reexports {
     () => {
-        /// The JSON crate behind `extra` fields and [`Raw`] calls
+        /// The JSON crate behind `extra` fields and raw calls
         /// (`serde_json::Value`, `serde_json::Map`).
         pub use $crate::__private::serde_json;
         /// The date-time crate behind every timestamp (`time::OffsetDateTime`).
@@ -396,13 +399,34 @@ macro_rules! reexports {
         /// RFC 3339 as the service reads and writes it (`timestamp::parse`,
         /// `timestamp::format`), for times in raw calls and logs.
         pub use $crate::timestamp;
-        pub use $crate::{
-            ApiError, Auth, Backoff, ClientBuilder, Clock, Delivery, Error, ErrorKind, Headers,
-            HttpClient, Method, OAuth2Config, OffsetPages, OffsetPaginator, Page, PageMeta,
-            PageParams, RateLimit, RateLimitInfo, Raw, RequestOptions, Response, Result,
-            RetryPolicy, Secret, Sleeper, StreamingResponse, SystemClock, ThreadSleeper,
-            TokenPages, TokenPaginator, WithResponse,
-        };
+        pub use $crate::{ApiError, Delivery, Error, ErrorKind, Result};
+
+        /// Building and tuning a client: its builder, credentials, retries, rate limit,
+        /// per-call options, and the clock and sleeper tests may replace.
+        pub mod config {
+            pub use $crate::{
+                Auth, Backoff, ClientBuilder, Clock, OAuth2Config, RateLimit, RequestOptions,
+                RetryPolicy, Secret, Sleeper, SystemClock, ThreadSleeper,
+            };
+        }
+
+        /// Paged lists: a page as the service answers it, and the iterators over items
+        /// and pages that the list methods return.
+        pub mod pagination {
+            pub use $crate::{
+                OffsetFetch, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
+                TokenFetch, TokenPage, TokenPages, TokenPaginator,
+            };
+        }
+
+        /// What a call answered besides its model (status, headers, request id, rate
+        /// limit: `with_response`), and calls the crate does not model (`raw()`).
+        pub mod transport {
+            pub use $crate::{
+                Headers, HttpClient, Method, RateLimitInfo, Raw, Response, StreamingResponse,
+                WithResponse,
+            };
+        }
     };
 }
 

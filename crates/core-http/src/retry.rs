@@ -41,14 +41,13 @@ impl RetryPolicy {
     /// A policy that never retries.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
-    ///     .retry_policy(social_client::RetryPolicy::never())
+    ///     .retry_policy(core_http::RetryPolicy::never())
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn never() -> Self {
         RetryPolicy {
@@ -60,8 +59,7 @@ impl RetryPolicy {
     /// The same policy with another retry count.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let policy = social_client::RetryPolicy::default().with_max_retries(4);
+    /// let policy = core_http::RetryPolicy::default().with_max_retries(4);
     /// assert_eq!(policy.max_retries, 4);
     /// ```
     pub fn with_max_retries(mut self, max_retries: u32) -> Self {
@@ -72,9 +70,8 @@ impl RetryPolicy {
     /// The same policy with other backoff delays.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// use std::time::Duration;
-    /// use social_client::{Backoff, RetryPolicy};
+    /// use core_http::{Backoff, RetryPolicy};
     /// let policy = RetryPolicy::default()
     ///     .with_backoff(Backoff::new(Duration::from_millis(100), Duration::from_secs(5), 1.0));
     /// # let _ = policy;
@@ -87,10 +84,9 @@ impl RetryPolicy {
     /// The same policy sleeping through server-requested waits up to `max`.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// use std::time::Duration;
     /// // Wait up to two minutes when a 429 or 503 says `Retry-After: 90`.
-    /// let policy = social_client::RetryPolicy::default().with_max_retry_after(Duration::from_secs(120));
+    /// let policy = core_http::RetryPolicy::default().with_max_retry_after(Duration::from_secs(120));
     /// # let _ = policy;
     /// ```
     pub fn with_max_retry_after(mut self, max: Duration) -> Self {
@@ -188,7 +184,7 @@ pub(crate) enum Outcome {
 /// The decision after a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum RetryDecision {
+pub(crate) enum RetryDecision {
     /// Try again after this delay.
     Retry {
         /// How long to wait first.
@@ -201,7 +197,7 @@ pub enum RetryDecision {
 /// Why a failed call is not retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum StopReason {
+pub(crate) enum StopReason {
     /// The failure is not one that a retry can fix (e.g. 400, 401, 404, 501).
     NotRetryable,
     /// The configured number of retries is used up.

@@ -16,10 +16,9 @@ pub struct InvalidTimestamp(&'static str);
 /// seconds only when there are any, without trailing zeros).
 ///
 /// ```
-/// # mod social_client { pub use core_http::*; }
-/// let t = social_client::timestamp::parse("2026-03-04T11:06:07.250+02:00")?;
-/// assert_eq!(social_client::timestamp::format(t), "2026-03-04T09:06:07.25Z");
-/// # Ok::<(), social_client::timestamp::InvalidTimestamp>(())
+/// let t = core_http::timestamp::parse("2026-03-04T11:06:07.250+02:00")?;
+/// assert_eq!(core_http::timestamp::format(t), "2026-03-04T09:06:07.25Z");
+/// # Ok::<(), core_http::timestamp::InvalidTimestamp>(())
 /// ```
 pub fn format(t: OffsetDateTime) -> String {
     let utc = t.to_offset(UtcOffset::UTC);
@@ -56,8 +55,7 @@ pub fn format(t: OffsetDateTime) -> String {
 /// second of a month, in UTC).
 ///
 /// ```
-/// # mod social_client { pub use core_http::*; }
-/// use social_client::timestamp;
+/// use core_http::timestamp;
 /// let t = timestamp::parse("2026-03-04T09:06:07Z")?;
 /// assert_eq!(t.unix_timestamp(), 1_772_615_167);
 /// assert!(timestamp::parse("2026-02-30T00:00:00Z").is_err());

@@ -1,6 +1,6 @@
 //! Projects: list a page, iterate all, create, delete.
 
-use core_http::{Error, OffsetPage, OffsetPages, OffsetPaginator, Page, Result};
+use core_http::{Error, OffsetPages, OffsetPaginator, Page, Result};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -194,12 +194,7 @@ impl<'a> Projects<'a> {
     ///     .collect::<Result<_, _>>()?;
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    pub fn iter(
-        &self,
-    ) -> OffsetPaginator<
-        Project,
-        impl FnMut(u64, u32) -> Result<OffsetPage<Project>> + 'static + use<>,
-    > {
+    pub fn iter(&self) -> OffsetPaginator<Project> {
         self.iter_from(&ListParams::new())
     }
 
@@ -215,16 +210,10 @@ impl<'a> Projects<'a> {
     /// println!("go on from offset {}", items.next_offset());
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    pub fn iter_from(
-        &self,
-        params: &ListParams,
-    ) -> OffsetPaginator<
-        Project,
-        impl FnMut(u64, u32) -> Result<OffsetPage<Project>> + 'static + use<>,
-    > {
+    pub fn iter_from(&self, params: &ListParams) -> OffsetPaginator<Project> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        OffsetPaginator::starting_at(params.offset.unwrap_or(0), size, move |offset, limit| {
+        OffsetPaginator::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
             let page = client
                 .projects()
                 .list(&ListParams::new().limit(limit).offset(offset))?;
@@ -243,13 +232,10 @@ impl<'a> Projects<'a> {
     /// }
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    pub fn pages(
-        &self,
-        params: &ListParams,
-    ) -> OffsetPages<Project, impl FnMut(u64, u32) -> Result<ProjectPage> + 'static + use<>> {
+    pub fn pages(&self, params: &ListParams) -> OffsetPages<Project> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        OffsetPages::starting_at(params.offset.unwrap_or(0), size, move |offset, limit| {
+        OffsetPages::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
             client
                 .projects()
                 .list(&ListParams::new().limit(limit).offset(offset))

@@ -1,6 +1,6 @@
 //! Posts: create (now or scheduled, one post per platform), list a page, iterate all.
 
-use core_http::{Error, OffsetPage, OffsetPages, OffsetPaginator, Result};
+use core_http::{Error, OffsetPages, OffsetPaginator, Result};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -237,10 +237,7 @@ impl<'a> Posts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    pub fn iter(
-        &self,
-    ) -> OffsetPaginator<Post, impl FnMut(u64, u32) -> Result<OffsetPage<Post>> + 'static + use<>>
-    {
+    pub fn iter(&self) -> OffsetPaginator<Post> {
         self.iter_from(&ListPosts::new())
     }
 
@@ -256,14 +253,10 @@ impl<'a> Posts<'a> {
     /// println!("go on from offset {}", items.next_offset());
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    pub fn iter_from(
-        &self,
-        params: &ListPosts,
-    ) -> OffsetPaginator<Post, impl FnMut(u64, u32) -> Result<OffsetPage<Post>> + 'static + use<>>
-    {
+    pub fn iter_from(&self, params: &ListPosts) -> OffsetPaginator<Post> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        OffsetPaginator::starting_at(params.offset.unwrap_or(0), size, move |offset, limit| {
+        OffsetPaginator::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
             let page = client
                 .posts()
                 .list(&ListPosts::new().limit(limit).offset(offset))?;
@@ -282,13 +275,10 @@ impl<'a> Posts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    pub fn pages(
-        &self,
-        params: &ListPosts,
-    ) -> OffsetPages<Post, impl FnMut(u64, u32) -> Result<PostPage> + 'static + use<>> {
+    pub fn pages(&self, params: &ListPosts) -> OffsetPages<Post> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        OffsetPages::starting_at(params.offset.unwrap_or(0), size, move |offset, limit| {
+        OffsetPages::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
             client
                 .posts()
                 .list(&ListPosts::new().limit(limit).offset(offset))

@@ -145,13 +145,7 @@ impl<'a> News<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn iter<S: AsRef<str>>(
-        &self,
-        symbols: &[S],
-    ) -> TokenPaginator<
-        NewsItem,
-        impl FnMut(Option<&str>) -> Result<TokenPage<NewsItem>> + 'static + use<S>,
-    > {
+    pub fn iter<S: AsRef<str>>(&self, symbols: &[S]) -> TokenPaginator<NewsItem> {
         self.iter_from(symbols, None)
     }
 
@@ -175,10 +169,7 @@ impl<'a> News<'a> {
         &self,
         symbols: &[S],
         token: Option<&str>,
-    ) -> TokenPaginator<
-        NewsItem,
-        impl FnMut(Option<&str>) -> Result<TokenPage<NewsItem>> + 'static + use<S>,
-    > {
+    ) -> TokenPaginator<NewsItem> {
         let client = self.client.clone();
         let symbols: Vec<String> = symbols.iter().map(|s| s.as_ref().to_owned()).collect();
         let checked = check_symbols(&symbols).err();
@@ -193,9 +184,6 @@ impl<'a> News<'a> {
                 next_token: page.next_page_token,
             })
         };
-        match token {
-            Some(t) => TokenPaginator::starting_at(t, fetch),
-            None => TokenPaginator::new(fetch),
-        }
+        TokenPaginator::boxed(token.map(str::to_owned), fetch)
     }
 }

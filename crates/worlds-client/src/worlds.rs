@@ -397,10 +397,7 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn iter(
-        &self,
-    ) -> TokenPaginator<World, impl FnMut(Option<&str>) -> Result<TokenPage<World>> + 'static + use<>>
-    {
+    pub fn iter(&self) -> TokenPaginator<World> {
         self.iter_from(&ListWorlds::new())
     }
 
@@ -418,11 +415,7 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn iter_from(
-        &self,
-        params: &ListWorlds,
-    ) -> TokenPaginator<World, impl FnMut(Option<&str>) -> Result<TokenPage<World>> + 'static + use<>>
-    {
+    pub fn iter_from(&self, params: &ListWorlds) -> TokenPaginator<World> {
         let client = self.client.clone();
         let limit = params.limit.unwrap_or(MAX_PAGE_SIZE);
         let fetch = move |token: Option<&str>| {
@@ -434,10 +427,7 @@ impl<'a> Worlds<'a> {
                 next_token: page.next_page_token,
             })
         };
-        match &params.page_token {
-            Some(token) => TokenPaginator::starting_at(token.clone(), fetch),
-            None => TokenPaginator::new(fetch),
-        }
+        TokenPaginator::boxed(params.page_token.clone(), fetch)
     }
 
     /// Page by page from `params` (the first page, or the one its token names).
@@ -449,17 +439,10 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[allow(clippy::type_complexity)] // an unnameable closure type: nothing to factor out
-    pub fn pages(
-        &self,
-        params: &ListWorlds,
-    ) -> TokenPages<
-        WorldPage,
-        impl FnMut(Option<&str>) -> Result<(WorldPage, Option<String>)> + 'static + use<>,
-    > {
+    pub fn pages(&self, params: &ListWorlds) -> TokenPages<WorldPage> {
         let client = self.client.clone();
         let limit = params.limit;
-        TokenPages::starting_at(params.page_token.clone(), move |token: Option<&str>| {
+        TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
             let mut params = ListWorlds::new();
             params.limit = limit;
             params.page_token = token.map(str::to_owned);

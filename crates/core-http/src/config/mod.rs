@@ -28,7 +28,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What a service crate tells core-http about itself, so that one builder serves every
-/// service: `social_client::Client::builder()` is a `ClientBuilder<social_client::Client>`.
+/// service: `core_http::HttpClient::builder()` is a `ClientBuilder<core_http::HttpClient>`.
 pub trait ServiceClient: Sized {
     /// The crate name, for the `User-Agent` header.
     const NAME: &'static str;
@@ -105,23 +105,23 @@ impl fmt::Debug for Config {
     }
 }
 
-/// Builds a client: `Client::builder()` of any client crate (`social_client`,
+/// Builds a client: `HttpClient::builder()` of any client crate (`social_client`,
 /// `esign_client`, ...), which re-exports this type and everything its setters take.
 /// Every setter's doc says its default.
 ///
 /// ```
 /// use std::time::Duration;
-/// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-/// use social_client::{Client, RetryPolicy};
+/// use core_http::RetryPolicy;
+/// use core_http::HttpClient;
 ///
-/// let client = Client::builder()
+/// let client = HttpClient::builder()
 ///     .base_url("https://api.example.com")
 ///     .api_key("sk_test_123")
 ///     .timeout(Duration::from_secs(30))
 ///     .retry_policy(RetryPolicy::default().with_max_retries(4))
 ///     .build()?;
 /// # assert_eq!(client.base_url(), "https://api.example.com");
-/// # Ok::<(), social_client::Error>(())
+/// # Ok::<(), core_http::Error>(())
 /// ```
 pub struct ClientBuilder<C = HttpClient> {
     config: Config,
@@ -144,8 +144,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// A builder with the defaults and no base URL.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let builder = social_client::ClientBuilder::<social_client::Client>::new();
+    /// let builder = core_http::ClientBuilder::<core_http::HttpClient>::new();
     /// assert!(builder.build().is_err()); // a base URL is required
     /// ```
     pub fn new() -> Self {
@@ -186,14 +185,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// naming the variable.
     ///
     /// ```no_run
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// // Reads SOCIAL_BASE_URL, SOCIAL_API_KEY, SOCIAL_MAX_RETRIES and SOCIAL_TIMEOUT_SECS,
     /// // then lets the program change what it wants.
-    /// let client = social_client::ClientBuilder::<social_client::Client>::from_env("SOCIAL")?
+    /// let client = core_http::ClientBuilder::<core_http::HttpClient>::from_env("SOCIAL")?
     ///     .user_agent_suffix("nightly-report/1.0")
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn from_env(prefix: &str) -> Result<Self> {
         Self::from_env_with(prefix, |name| std::env::var(name).ok())
@@ -203,18 +201,17 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// or configuration kept elsewhere).
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// use std::collections::HashMap;
     /// let settings = HashMap::from([
     ///     ("SOCIAL_BASE_URL", "https://api.example.com"),
     ///     ("SOCIAL_API_KEY", "sk_test"),
     /// ]);
-    /// let client = social_client::ClientBuilder::<social_client::Client>::from_env_with("SOCIAL", |name| {
+    /// let client = core_http::ClientBuilder::<core_http::HttpClient>::from_env_with("SOCIAL", |name| {
     ///     settings.get(name).map(|v| v.to_string())
     /// })?
     /// .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn from_env_with(prefix: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Self> {
         Ok(ClientBuilder {
@@ -227,15 +224,15 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// `<PREFIX>_TIMEOUT_SECS` from `lookup`, leaving authentication to the caller.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// use social_client::{Auth, ClientBuilder, Client};
+    /// use core_http::{Auth, ClientBuilder};
+    /// use core_http::HttpClient;
     /// let lookup = |name: &str| (name == "SOCIAL_BASE_URL").then(|| "https://api.example.com".to_owned());
-    /// let client = ClientBuilder::<Client>::new()
+    /// let client = ClientBuilder::<HttpClient>::new()
     ///     .env_settings_with("SOCIAL", &lookup)?
     ///     .auth(Auth::header("x-api-key", "sk_test"))
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn env_settings_with(
         mut self,
@@ -250,13 +247,12 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Required: there is no default.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("http://127.0.0.1:8080/") // a local sandbox: plain http to loopback is allowed
     ///     .api_key("sk_test")
     ///     .build()?;
     /// assert_eq!(client.base_url(), "http://127.0.0.1:8080");
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         let url = url.into();
@@ -267,14 +263,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Authenticates with `Authorization: Bearer <key>`. Defaults to no authentication.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// let key = std::env::var("SOCIAL_API_KEY").unwrap_or_else(|_| "sk_test".into());
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key(key)
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn api_key(mut self, key: impl Into<Secret>) -> Self {
         self.config.auth = Auth::Bearer(key.into());
@@ -284,9 +279,8 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Sets the authentication. Defaults to [`Auth::None`].
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// use social_client::{Auth, OAuth2Config};
-    /// let client = social_client::Client::builder()
+    /// use core_http::{Auth, OAuth2Config};
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .auth(Auth::oauth2(OAuth2Config::new(
     ///         "https://auth.example.com/oauth/token",
@@ -295,7 +289,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     ///     )))
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn auth(mut self, auth: Auth) -> Self {
         self.config.auth = auth;
@@ -305,19 +299,18 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Sets the retry policy. Defaults to [`RetryPolicy::default`] (2 retries).
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// use std::time::Duration;
-    /// use social_client::{Backoff, RetryPolicy};
+    /// use core_http::{Backoff, RetryPolicy};
     /// let policy = RetryPolicy::default()
     ///     .with_max_retries(5)
     ///     .with_backoff(Backoff::new(Duration::from_millis(200), Duration::from_secs(10), 0.5));
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .retry_policy(policy)
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.config.retry = policy;
@@ -327,14 +320,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Sets the number of retries. Defaults to 2.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .max_retries(0) // fail fast: the caller retries
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn max_retries(mut self, retries: u32) -> Self {
         self.config.retry.max_retries = retries;
@@ -344,15 +336,14 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Sets the connect timeout. Defaults to 10 s.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// use std::time::Duration;
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .connect_timeout(Duration::from_secs(3))
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.config.connect_timeout = timeout;
@@ -364,15 +355,14 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// to 60 s.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// use std::time::Duration;
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .timeout(Duration::from_secs(15)) // retries and waits included
     ///     .build()?;
     /// assert_eq!(client.timeout(), Duration::from_secs(15));
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.config.timeout = timeout;
@@ -385,15 +375,14 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// limit.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// use social_client::RateLimit;
-    /// let client = social_client::Client::builder()
+    /// use core_http::RateLimit;
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .rate_limit(RateLimit::per_minute(100).with_burst(150))
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn rate_limit(mut self, limit: impl Into<Option<RateLimit>>) -> Self {
         self.config.rate_limit = limit.into();
@@ -403,14 +392,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Adds a header sent on every request. Defaults to none.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .header("x-team", "growth")
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.config.headers.push((name.into(), value.into()));
@@ -421,14 +409,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// `<crate>/<version> (rust; core-http/<version>)` alone.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .user_agent_suffix("nightly-report/1.2")
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn user_agent_suffix(mut self, suffix: &str) -> Self {
         self.config.user_agent = format!("{} {suffix}", self.config.user_agent);
@@ -439,19 +426,18 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// `https://`, or `http://` to `localhost`, 127.0.0.0/8 and `[::1]`.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let refused = social_client::Client::builder()
+    /// let refused = core_http::HttpClient::builder()
     ///     .base_url("http://api.internal")
     ///     .api_key("sk_test")
     ///     .build();
     /// assert!(refused.is_err()); // the key would cross the network in clear
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("http://api.internal")
     ///     .api_key("sk_test")
     ///     .allow_insecure_http(true)
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn allow_insecure_http(mut self, allow: bool) -> Self {
         self.config.allow_insecure_http = allow;
@@ -464,14 +450,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// honours the header. Defaults to `false` (or to what the service crate declares).
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .idempotency_keys(true) // only for a server known to honour the header
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn idempotency_keys(mut self, enabled: bool) -> Self {
         self.config.idempotency_keys = enabled;
@@ -484,9 +469,8 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// private deployment or a TLS-inspecting proxy. Defaults to the Mozilla roots.
     ///
     /// ```no_run
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// let pem = std::fs::read("/etc/ssl/private-ca.pem")?;
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.internal.example.com")
     ///     .api_key("sk_test")
     ///     .root_certificates_pem(&pem)?
@@ -502,14 +486,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Caps the size of a response body read into memory. Defaults to 16 MiB.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .max_body_size(64 * 1024 * 1024)
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn max_body_size(mut self, bytes: u64) -> Self {
         self.config.max_body_size = bytes;
@@ -519,14 +502,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Sets how many redirects are followed. Defaults to 5.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .max_redirects(0) // a redirect is an error
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn max_redirects(mut self, redirects: u32) -> Self {
         self.config.max_redirects = redirects;
@@ -537,10 +519,9 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// that records instead of sleeping). Defaults to `std::thread::sleep`.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// use std::sync::{Arc, Mutex};
     /// use std::time::Duration;
-    /// use social_client::Sleeper;
+    /// use core_http::Sleeper;
     ///
     /// /// Records the waits instead of sleeping, so that a test runs at full speed.
     /// #[derive(Debug, Default)]
@@ -551,13 +532,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     ///     }
     /// }
     ///
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .sleeper(Arc::new(Recorder::default()))
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
         self.config.sleeper = sleeper;
@@ -568,10 +549,9 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Defaults to `Instant::now()`.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
     /// use std::sync::Arc;
     /// use std::time::Instant;
-    /// use social_client::Clock;
+    /// use core_http::Clock;
     ///
     /// /// A clock that starts where the test wants (a real test would also move it).
     /// #[derive(Debug)]
@@ -582,13 +562,13 @@ impl<C: ServiceClient> ClientBuilder<C> {
     ///     }
     /// }
     ///
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .clock(Arc::new(Fixed(Instant::now())))
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.config.clock = clock;
@@ -598,15 +578,14 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Checks the settings and builds the client.
     ///
     /// ```
-    /// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-    /// let missing_url = social_client::Client::builder().api_key("sk_test").build();
+    /// let missing_url = core_http::HttpClient::builder().api_key("sk_test").build();
     /// assert!(missing_url.is_err());
-    /// let client = social_client::Client::builder()
+    /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .build()?;
     /// # let _ = client;
-    /// # Ok::<(), social_client::Error>(())
+    /// # Ok::<(), core_http::Error>(())
     /// ```
     pub fn build(self) -> Result<C> {
         let config = checked(self.config, C::ENV_PREFIX)?;

@@ -8,8 +8,8 @@ mod token;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-pub use offset::{OffsetPages, OffsetPaginator};
-pub use token::{TokenPage, TokenPages, TokenPaginator};
+pub use offset::{OffsetFetch, OffsetPages, OffsetPaginator};
+pub use token::{TokenFetch, TokenPage, TokenPages, TokenPaginator};
 
 /// One page of a `{"data": [...], "meta": {"total", "limit", "offset"}}` list, the
 /// offset/limit convention the services share. A missing `meta` or `data` decodes as
@@ -67,8 +67,7 @@ impl<T> From<Page<T>> for OffsetPage<T> {
 /// [`RequestBuilder::page`](crate::RequestBuilder::page), which checks the limit.
 ///
 /// ```
-/// # mod social_client { pub use core_http::*; pub type Client = core_http::HttpClient; }
-/// let params = social_client::PageParams::new().limit(50).offset(100);
+/// let params = core_http::PageParams::new().limit(50).offset(100);
 /// assert_eq!((params.limit, params.offset), (Some(50), Some(100)));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

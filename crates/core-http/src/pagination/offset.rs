@@ -6,6 +6,10 @@ use std::fmt;
 use super::{DEFAULT_MAX_PAGES, OffsetPage, Page};
 use crate::error::{Error, Result};
 
+/// The page fetcher of the iterators list methods return, boxed so that their types can
+/// be named: `OffsetPaginator<Post>`, `OffsetPages<Post>`.
+pub type OffsetFetch<P> = Box<dyn FnMut(u64, u32) -> Result<P> + Send>;
+
 /// Iterates an offset/limit list item by item.
 ///
 /// It stops after an error, at an empty page, at a page shorter than the page size, when
@@ -13,7 +17,7 @@ use crate::error::{Error, Result};
 /// items (a server that ignores `offset`), whichever comes first; and after
 /// [`max_pages`](Self::max_pages) pages it yields [`Error::TooManyPages`] and stops. So a
 /// missing, wrong or huge `total` cannot make it loop forever.
-pub struct OffsetPaginator<T, F> {
+pub struct OffsetPaginator<T, F = OffsetFetch<OffsetPage<T>>> {
     fetch: F,
     cursor: OffsetCursor<T>,
     buffer: VecDeque<T>,
@@ -116,6 +120,18 @@ where
     }
 }
 
+impl<T: Clone + PartialEq> OffsetPaginator<T> {
+    /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
+    /// `OffsetPaginator<T>`, which a list method can name in its signature.
+    pub fn boxed(
+        offset: u64,
+        page_size: u32,
+        fetch: impl FnMut(u64, u32) -> Result<OffsetPage<T>> + Send + 'static,
+    ) -> Self {
+        Self::starting_at(offset, page_size, Box::new(fetch))
+    }
+}
+
 impl<T, F> Iterator for OffsetPaginator<T, F>
 where
     T: Clone + PartialEq,
@@ -155,7 +171,7 @@ impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
 /// stopping rules as [`OffsetPaginator`]: after an error, at an empty or short page, at
 /// the server's `total`, at a page that repeats the previous one, and after
 /// [`max_pages`](Self::max_pages) pages ([`Error::TooManyPages`]).
-pub struct OffsetPages<T, F> {
+pub struct OffsetPages<T, F = OffsetFetch<Page<T>>> {
     fetch: F,
     cursor: OffsetCursor<T>,
 }
@@ -182,6 +198,18 @@ where
     /// The offset of the next page to fetch.
     pub fn next_offset(&self) -> u64 {
         self.cursor.offset
+    }
+}
+
+impl<T: Clone + PartialEq> OffsetPages<T> {
+    /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
+    /// `OffsetPages<T>`, which a list method can name in its signature.
+    pub fn boxed(
+        offset: u64,
+        page_size: u32,
+        fetch: impl FnMut(u64, u32) -> Result<Page<T>> + Send + 'static,
+    ) -> Self {
+        Self::starting_at(offset, page_size, Box::new(fetch))
     }
 }
 

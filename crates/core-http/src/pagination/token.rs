@@ -32,6 +32,10 @@ impl SeenTokens {
     }
 }
 
+/// The page fetcher of the iterators list methods return, boxed so that their types can
+/// be named: `TokenPaginator<World>`, `TokenPages<WorldPage>`.
+pub type TokenFetch<P> = Box<dyn FnMut(Option<&str>) -> Result<P> + Send>;
+
 /// Where a page-token listing stands, and its stopping rules, for both iterators: after
 /// an error, at the last page (no token, or an empty one), at a token the server already
 /// gave, and after `max_pages` pages ([`Error::TooManyPages`]).
@@ -101,7 +105,7 @@ impl TokenCursor {
 /// the next (`None` or empty after the last). It stops after an error, at the last page,
 /// at a token the server already gave, and after [`max_pages`](Self::max_pages) pages
 /// ([`Error::TooManyPages`]).
-pub struct TokenPages<P, F> {
+pub struct TokenPages<P, F = TokenFetch<(P, Option<String>)>> {
     fetch: F,
     cursor: TokenCursor,
     _page: std::marker::PhantomData<fn() -> P>,
@@ -129,6 +133,17 @@ where
     /// The token of the next page (start a new iteration there); `None` after the last.
     pub fn resume_token(&self) -> Option<&str> {
         self.cursor.next.as_deref()
+    }
+}
+
+impl<P> TokenPages<P> {
+    /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
+    /// `TokenPages<P>`, which a list method can name in its signature.
+    pub fn boxed(
+        token: Option<String>,
+        fetch: impl FnMut(Option<&str>) -> Result<(P, Option<String>)> + Send + 'static,
+    ) -> Self {
+        Self::starting_at(token, Box::new(fetch))
     }
 }
 
@@ -168,7 +183,7 @@ pub struct TokenPage<T> {
 /// hands back a token it has already given (which would otherwise loop forever); after
 /// [`max_pages`](Self::max_pages) pages it yields [`Error::TooManyPages`] and stops.
 /// [`resume_token`](Self::resume_token) tells where to start again later.
-pub struct TokenPaginator<T, F> {
+pub struct TokenPaginator<T, F = TokenFetch<TokenPage<T>>> {
     fetch: F,
     cursor: TokenCursor,
     buffer: VecDeque<T>,
@@ -213,6 +228,22 @@ where
     /// Items fetched but not yet yielded.
     pub fn buffered(&self) -> usize {
         self.buffer.len()
+    }
+}
+
+impl<T> TokenPaginator<T> {
+    /// As [`new`](Self::new) (`token` `None`) or [`starting_at`](Self::starting_at), with
+    /// `fetch` boxed: the iterator's type is `TokenPaginator<T>`, which a list method can
+    /// name in its signature.
+    pub fn boxed(
+        token: Option<String>,
+        fetch: impl FnMut(Option<&str>) -> Result<TokenPage<T>> + Send + 'static,
+    ) -> Self {
+        let fetch: TokenFetch<TokenPage<T>> = Box::new(fetch);
+        match token {
+            Some(token) => Self::starting_at(token, fetch),
+            None => Self::new(fetch),
+        }
     }
 }
 
