@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::clock::rfc3339;
 use crate::faults::Fault;
 use crate::http::{bad_request, error, json, object_body};
-use crate::registry::Service;
+use crate::service::Service;
 use crate::state::Shared;
 use crate::webhooks::{WebhookReceiver, make_secret};
 
@@ -41,7 +41,7 @@ pub(crate) fn service_routers() -> Router<Arc<Shared>> {
     Service::ALL.iter().fold(Router::new(), |router, service| {
         router.nest(
             &format!("/{}", service.prefix()),
-            service.def().control_router(),
+            crate::services::def(service).control_router(),
         )
     })
 }

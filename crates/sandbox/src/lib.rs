@@ -8,8 +8,8 @@
 //! ```
 //!
 //! - Every service lives under its own prefix of one address (`/social`, `/projects`,
-//!   `/vision`, `/esign`), in its own folder; see [`Service`] and the handles
-//!   ([`Sandbox::social`], [`Sandbox::esign`], ...).
+//!   `/vision`, `/esign`, `/trading`, `/worlds`), in its own folder; see [`Service`] and
+//!   the handles ([`Sandbox::social`], [`Sandbox::esign`], ...).
 //! - Requests need `Authorization: Bearer <key>` (for e-signature also an access token
 //!   from `/esign/oauth/token`, client [`ESIGN_CLIENT_ID`] / [`ESIGN_CLIENT_SECRET`],
 //!   valid [`TOKEN_LIFETIME_SECS`] sandbox seconds). [`DEFAULT_KEY`] is on each
@@ -42,6 +42,7 @@ mod outbox;
 mod plans;
 mod registry;
 mod server;
+mod service;
 mod services;
 mod signing;
 mod state;
@@ -59,7 +60,7 @@ use tokio::sync::oneshot;
 
 pub use faults::{Fault, FaultAction};
 pub use plans::{DEFAULT_KEY, DEFAULT_KEYS};
-pub use registry::Service;
+pub use service::Service;
 pub use services::esign::{
     AUTO_SIGN_AFTER_SECS, ESIGN_CLIENT_ID, ESIGN_CLIENT_SECRET, Esign, MAX_DOCUMENT_BYTES,
     TOKEN_LIFETIME_SECS,
@@ -192,8 +193,8 @@ fn app(shared: Arc<Shared>) -> Router {
     let mut public = Router::new();
     for service in Service::ALL {
         let prefix = format!("/{}", service.prefix());
-        gated = gated.nest(&prefix, service.def().router());
-        public = public.nest(&prefix, service.def().public_router());
+        gated = gated.nest(&prefix, crate::services::def(service).router());
+        public = public.nest(&prefix, crate::services::def(service).public_router());
     }
     let gated = gated
         .fallback(server::not_found)
@@ -262,7 +263,7 @@ impl Sandbox {
         format!(
             "{env}_BASE_URL={base} {env}_API_KEY={} {}",
             self.api_key(),
-            service.def().hint()
+            crate::services::def(service).hint()
         )
     }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::clock::rfc3339;
-use crate::registry::Service;
+use crate::service::Service;
 use crate::state::World;
 use crate::webhooks::{Delivery, DeliveryStatus, EventRecord, Job};
 

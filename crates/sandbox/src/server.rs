@@ -19,7 +19,8 @@ use tower::ServiceExt as _;
 use crate::faults::FaultAction;
 use crate::http::{Caller, error};
 use crate::plans::Admission;
-use crate::registry::{Credential, Service};
+use crate::registry::Credential;
+use crate::service::Service;
 use crate::state::Shared;
 
 /// Closes the connection a request came on, without an answer.
@@ -127,7 +128,7 @@ pub(crate) async fn gate(
             if let Some(plan) = w.plan_of(key).map(str::to_owned) {
                 return Ok((key.to_owned(), w.admit(key, &plan, service)));
             }
-            match service.def().authenticate(w, key) {
+            match crate::services::def(service).authenticate(w, key) {
                 Credential::Tenant(tenant) => {
                     return Ok((tenant.clone(), w.admit(&tenant, "default", service)));
                 }

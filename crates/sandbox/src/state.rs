@@ -14,7 +14,7 @@ use crate::faults::Faults;
 use crate::ids::Ids;
 use crate::outbox::{Outbox, STREAM_BACKLOG, StreamEvent};
 use crate::plans::{Admission, Bucket};
-use crate::registry::Service;
+use crate::service::Service;
 use crate::streams::Streams;
 use crate::webhooks::{
     Delivery, DeliveryStatus, EventRecord, Job, WebhookReceiver, WorkerMsg, WorkerSender,
@@ -199,7 +199,7 @@ impl World {
 
     /// Admits (or not) one request of `key` to `service`; `None` means unlimited.
     pub(crate) fn admit(&mut self, key: &str, plan: &str, service: Service) -> Option<Admission> {
-        let limit = service.def().limit(plan)?;
+        let limit = crate::services::def(service).limit(plan)?;
         let now = self.now();
         let bucket = self
             .buckets
@@ -212,7 +212,7 @@ impl World {
     pub(crate) fn tick(&mut self) {
         let now = self.now();
         for service in Service::ALL {
-            for (event_type, data) in service.def().tick(self, now) {
+            for (event_type, data) in crate::services::def(service).tick(self, now) {
                 self.emit(event_type, data);
             }
         }

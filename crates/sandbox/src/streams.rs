@@ -10,7 +10,7 @@ use axum::extract::ws::{Message, WebSocket};
 use tokio::sync::Notify;
 
 use crate::outbox::StreamEvent;
-use crate::registry::Service;
+use crate::service::Service;
 use crate::state::Shared;
 
 /// The open sessions.

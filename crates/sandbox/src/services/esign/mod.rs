@@ -31,7 +31,8 @@ use time::OffsetDateTime;
 use crate::Sandbox;
 use crate::clock::rfc3339;
 use crate::plans::Limit;
-use crate::registry::{Credential, Service, ServiceDef};
+use crate::registry::{Credential, ServiceDef};
+use crate::service::Service;
 use crate::state::{Shared, World};
 
 /// The OAuth client id the sandbox accepts.
@@ -52,10 +53,6 @@ const BODY_LIMIT: usize = MAX_DOCUMENT_BYTES / 3 * 4 + 1024 * 1024;
 pub(crate) struct Def;
 
 impl ServiceDef for Def {
-    fn prefix(&self) -> &'static str {
-        "esign"
-    }
-
     fn hint(&self) -> &'static str {
         "cargo run -p esign-client --example esign_quickstart"
     }

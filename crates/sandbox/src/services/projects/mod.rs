@@ -18,7 +18,8 @@ use crate::Sandbox;
 use crate::clock::rfc3339;
 use crate::http::{Caller, PageQuery, bad_request, error, json, object_body};
 use crate::plans::Limit;
-use crate::registry::{Service, ServiceDef};
+use crate::registry::ServiceDef;
+use crate::service::Service;
 use crate::state::Shared;
 
 /// The environments a project can be created in; the first is the default.
@@ -32,10 +33,6 @@ const MAX_NAME: usize = 200;
 pub(crate) struct Def;
 
 impl ServiceDef for Def {
-    fn prefix(&self) -> &'static str {
-        "projects"
-    }
-
     fn hint(&self) -> &'static str {
         "cargo run -p projects-client --example projects_quickstart"
     }

@@ -19,7 +19,8 @@ use crate::clock::{parse_rfc3339, rfc3339};
 use crate::http::{Caller, PageQuery, bad_request, error, json, object_body, query_pairs};
 use crate::ids::{Ids, stable_hash};
 use crate::plans::Limit;
-use crate::registry::{Service, ServiceDef};
+use crate::registry::ServiceDef;
+use crate::service::Service;
 use crate::state::{Shared, World};
 
 /// The platform identifiers the sandbox knows, with the name shown on accounts.
@@ -44,10 +45,6 @@ const MAX_DAILY_CATCH_UP: usize = 31;
 pub(crate) struct Def;
 
 impl ServiceDef for Def {
-    fn prefix(&self) -> &'static str {
-        "social"
-    }
-
     fn hint(&self) -> &'static str {
         "cargo run -p social-client --example social_quickstart"
     }

@@ -34,7 +34,8 @@ use time::OffsetDateTime;
 use crate::Sandbox;
 use crate::outbox::StreamEvent;
 use crate::plans::Limit;
-use crate::registry::{Service, ServiceDef};
+use crate::registry::ServiceDef;
+use crate::service::Service;
 use crate::state::{Shared, World};
 
 use engine::{Account, Emitted};
@@ -44,10 +45,6 @@ use market::Market;
 pub(crate) struct Def;
 
 impl ServiceDef for Def {
-    fn prefix(&self) -> &'static str {
-        "trading"
-    }
-
     fn hint(&self) -> &'static str {
         "cargo run -p trading-client --example trading_quote_ticker -- AAPL MSFT"
     }

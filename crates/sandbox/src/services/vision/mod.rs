@@ -19,7 +19,8 @@ use crate::Sandbox;
 use crate::http::{Caller, bad_request, error, json, object_body};
 use crate::ids::{splitmix, stable_hash};
 use crate::plans::Limit;
-use crate::registry::{Service, ServiceDef};
+use crate::registry::ServiceDef;
+use crate::service::Service;
 use crate::state::{Shared, World};
 
 /// The detection models the sandbox knows; the first is used when none is given.
@@ -100,10 +101,6 @@ const GENDERS: &[&str] = &["female", "male"];
 pub(crate) struct Def;
 
 impl ServiceDef for Def {
-    fn prefix(&self) -> &'static str {
-        "vision"
-    }
-
     fn hint(&self) -> &'static str {
         "cargo run -p vision-client --example vision_quickstart"
     }

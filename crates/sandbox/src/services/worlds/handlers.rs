@@ -15,7 +15,7 @@ use super::{Tenant, WorldRecord, event, with_tenant};
 use crate::http::{
     Caller, bad_request, bounded_param, error, json, object_body, page_token, query_pairs,
 };
-use crate::registry::Service;
+use crate::service::Service;
 use crate::state::Shared;
 
 /// The longest world name accepted.

@@ -32,17 +32,14 @@ use crate::Sandbox;
 use crate::clock::rfc3339;
 use crate::outbox::StreamEvent;
 use crate::plans::Limit;
-use crate::registry::{Service, ServiceDef};
+use crate::registry::ServiceDef;
+use crate::service::Service;
 use crate::state::{Shared, World as SandboxWorld};
 
 /// The service, as the registry sees it.
 pub(crate) struct Def;
 
 impl ServiceDef for Def {
-    fn prefix(&self) -> &'static str {
-        "worlds"
-    }
-
     fn hint(&self) -> &'static str {
         "cargo run -p worlds-client --example tail_world"
     }

@@ -20,7 +20,7 @@ use super::market::{self, Timeframe, valid_symbol};
 use super::{TradingState, account};
 use crate::clock::{parse_rfc3339, rfc3339};
 use crate::http::{Caller, bad_request, bounded_param, error, json, page_token, query_pairs};
-use crate::registry::Service;
+use crate::service::Service;
 use crate::state::{Shared, World};
 use orders::{cancel, get_order, list_orders, place};
 
