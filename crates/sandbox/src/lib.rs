@@ -146,7 +146,7 @@ impl SandboxBuilder {
             keys: self.keys,
         };
         let (worker_tx, worker_rx) = std::sync::mpsc::channel();
-        let shared = Arc::new(Shared::new(settings, worker_tx));
+        let shared = Arc::new(Shared::new(settings, worker_tx, services::tick));
         webhooks::spawn_worker(worker_rx, Arc::downgrade(&shared))?;
 
         let runtime = tokio::runtime::Builder::new_multi_thread()

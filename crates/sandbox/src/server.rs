@@ -126,11 +126,13 @@ pub(crate) async fn gate(
         let admission = shared.with_world(|w| {
             let key = key.as_deref().ok_or("unauthorized")?;
             if let Some(plan) = w.plan_of(key).map(str::to_owned) {
-                return Ok((key.to_owned(), w.admit(key, &plan, service)));
+                let limit = crate::services::def(service).limit(&plan);
+                return Ok((key.to_owned(), w.admit(key, limit, service)));
             }
             match crate::services::def(service).authenticate(w, key) {
                 Credential::Tenant(tenant) => {
-                    return Ok((tenant.clone(), w.admit(&tenant, "default", service)));
+                    let limit = crate::services::def(service).limit("default");
+                    return Ok((tenant.clone(), w.admit(&tenant, limit, service)));
                 }
                 Credential::Expired => return Err("token_expired"),
                 Credential::Unknown => {}

@@ -13,7 +13,7 @@ use crate::clock::Clock;
 use crate::faults::Faults;
 use crate::ids::Ids;
 use crate::outbox::{Outbox, STREAM_BACKLOG, StreamEvent};
-use crate::plans::{Admission, Bucket};
+use crate::plans::{Admission, Bucket, Limit};
 use crate::service::Service;
 use crate::streams::Streams;
 use crate::webhooks::{
@@ -31,6 +31,9 @@ pub(crate) struct Settings {
 
 pub(crate) struct Shared {
     world: Mutex<World>,
+    /// What happens as the clock moves, in every service (`services::tick`): given here
+    /// so that the state names no service.
+    tick: fn(&mut World),
     worker: Mutex<WorkerSender>,
     /// The open stream sessions (outside the world's lock: sessions come and go
     /// without touching the data).
@@ -39,10 +42,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(settings: Settings, worker: WorkerSender) -> Self {
+    pub(crate) fn new(settings: Settings, worker: WorkerSender, tick: fn(&mut World)) -> Self {
         let (broadcast, _) = broadcast::channel(STREAM_BACKLOG);
         Shared {
             world: Mutex::new(World::new(settings, broadcast.clone())),
+            tick,
             worker: Mutex::new(worker),
             streams: Arc::default(),
             broadcast,
@@ -58,9 +62,9 @@ impl Shared {
     pub(crate) fn with_world<T>(&self, f: impl FnOnce(&mut World) -> T) -> T {
         let (result, jobs) = {
             let mut world = self.world();
-            world.tick();
+            (self.tick)(&mut world);
             let result = f(&mut world);
-            world.tick();
+            (self.tick)(&mut world);
             (result, std::mem::take(&mut world.outbox.jobs))
         };
         self.dispatch(jobs);
@@ -197,24 +201,20 @@ impl World {
         self.keys.get(key).map(String::as_str)
     }
 
-    /// Admits (or not) one request of `key` to `service`; `None` means unlimited.
-    pub(crate) fn admit(&mut self, key: &str, plan: &str, service: Service) -> Option<Admission> {
-        let limit = crate::services::def(service).limit(plan)?;
+    /// Admits (or not) one request of `key` to `service` under `limit` (its plan's);
+    /// `None` means unlimited.
+    pub(crate) fn admit(
+        &mut self,
+        key: &str,
+        limit: Option<Limit>,
+        service: Service,
+    ) -> Option<Admission> {
+        let limit = limit?;
         let now = self.now();
         let bucket = self
             .buckets
             .entry((key.to_owned(), service))
             .or_insert_with(|| Bucket::new(limit, now));
         Some(bucket.admit(now))
-    }
-
-    /// Lets time-driven things happen in every service.
-    pub(crate) fn tick(&mut self) {
-        let now = self.now();
-        for service in Service::ALL {
-            for (event_type, data) in crate::services::def(service).tick(self, now) {
-                self.emit(event_type, data);
-            }
-        }
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod worlds;
 
 use crate::registry::ServiceDef;
 use crate::service::Service;
+use crate::state::World;
 
 /// What `service` is: its routes, limits, authentication and clock.
 pub(crate) fn def(service: impl std::borrow::Borrow<Service>) -> &'static dyn ServiceDef {
@@ -20,6 +21,16 @@ pub(crate) fn def(service: impl std::borrow::Borrow<Service>) -> &'static dyn Se
         Service::Esign => &esign::Def,
         Service::Trading => &trading::Def,
         Service::Worlds => &worlds::Def,
+    }
+}
+
+/// Lets time-driven things happen in every service, emitting their webhook events.
+pub(crate) fn tick(world: &mut World) {
+    let now = world.now();
+    for service in Service::ALL {
+        for (event_type, data) in def(service).tick(world, now) {
+            world.emit(event_type, data);
+        }
     }
 }
 
