@@ -68,21 +68,21 @@ impl Call<'_> {
     }
 }
 
-/// Runs one attempt: the request and the redirects it meets.
-pub(crate) fn run(
-    call: &Call<'_>,
-    auth: Option<&AuthHeader<'_>>,
-    retries: u32,
-) -> Result<Answer, Failure> {
-    let cfg = &call.client.inner.config;
-    // Borrowed until a redirect gives another URL: a call without redirects copies none.
-    let mut url: Cow<'_, str> = Cow::Borrowed(&call.url);
-    let mut method = call.method;
-    let mut body = call.body.as_ref();
-    // The URLs of the hops, kept only once there is a redirect.
-    let mut visited: Vec<String> = Vec::new();
-    let mut hops = 0u32;
-    let fail = |error: Error, outcome: Outcome, hops: u32| Failure {
+/// Where an attempt stands: the hop it is on, and what the redirects so far changed.
+struct Hop<'c> {
+    /// Borrowed until a redirect gives another URL: a call without redirects copies none.
+    url: Cow<'c, str>,
+    method: Method,
+    body: Option<&'c Body>,
+    /// The URLs of the hops, kept only once there is a redirect.
+    visited: Vec<String>,
+    /// The redirects followed so far.
+    count: u32,
+}
+
+/// A failure `hops` redirects in: after one, the original request has reached the server.
+fn fail(error: Error, outcome: Outcome, hops: u32) -> Failure {
+    Failure {
         error: if hops > 0 {
             error.after_delivery()
         } else {
@@ -90,6 +90,24 @@ pub(crate) fn run(
         },
         outcome,
         hops,
+    }
+}
+
+/// Runs one attempt: the request and the redirects it meets, in named steps for each
+/// hop: [`prepare`] the request, [`send`] it, then follow a [`redirect`], [`receive`] a
+/// success, or read an [`error_status`].
+pub(crate) fn run(
+    call: &Call<'_>,
+    auth: Option<&AuthHeader<'_>>,
+    retries: u32,
+) -> Result<Answer, Failure> {
+    let cfg = &call.client.inner.config;
+    let mut hop = Hop {
+        url: Cow::Borrowed(&call.url),
+        method: call.method,
+        body: call.body.as_ref(),
+        visited: Vec::new(),
+        count: 0,
     };
     loop {
         let remaining = call.deadline.remaining(cfg.clock.now());
@@ -98,292 +116,359 @@ pub(crate) fn run(
                 elapsed: call.elapsed(),
                 delivery: crate::Delivery::NotSent,
             };
-            return Err(fail(error, Outcome::Final, hops));
+            return Err(fail(error, Outcome::Final, hop.count));
         }
         // The call's own URL was parsed once already; only a redirect's needs it.
         let parsed;
-        let origin = if hops == 0 {
-            &call.origin
+        let origin = if hop.count == 0 {
+            &*call.origin
         } else {
-            parsed = Origin::parse(&url).map_err(|e| fail(e, Outcome::Final, hops))?;
+            parsed = Origin::parse(&hop.url).map_err(|e| fail(e, Outcome::Final, hop.count))?;
             &parsed
         };
-        // The client's credentials belong to its base URL's origin; a call's own
-        // credential headers to the call's URL's origin.
-        let client_credentials = call.base_origin == Some(origin);
-        let call_credentials = *origin == *call.origin;
-
-        // The `User-Agent` is the agent's own (set once when the client was built).
-        let mut builder = ureq::http::Request::builder()
-            .method(method.as_str())
-            .uri(url.as_ref());
-        let client_headers: &[(String, String)] = if call.client_headers {
-            &cfg.headers
-        } else {
-            &[]
-        };
-        if !client_headers
-            .iter()
-            .chain(call.headers.iter())
-            .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
-        {
-            builder = builder.header("accept", "application/json");
-        }
-        // What the trace line shows, gathered only when it is written.
-        let tracing = log::log_enabled!(log::Level::Trace);
-        let mut logged: Vec<(&str, &str)> = vec![];
-        let mut log = |name, value| {
-            if tracing {
-                logged.push((name, value));
-            }
-        };
-        if let Some(b) = body {
-            builder = builder.header("content-type", &b.content_type);
-        }
-        if let Some(key) = &call.idempotency_key {
-            builder = builder.header("idempotency-key", key);
-            log("idempotency-key", key);
-        }
-        let retry_count;
-        if retries > 0 {
-            retry_count = retries.to_string();
-            builder = builder.header("x-retry-count", &retry_count);
-            log("x-retry-count", &retry_count);
-        }
-        for (k, v) in client_headers {
-            if client_credentials || !is_sensitive_header(k) {
-                builder = builder.header(k, v);
-                log(k, v);
-            }
-        }
-        for (k, v) in &call.headers {
-            if call_credentials || !is_sensitive_header(k) {
-                builder = builder.header(k, v);
-                log(k, v);
-            }
-        }
-        if let (Some((name, value)), true) = (auth, client_credentials) {
-            builder = builder.header(name.as_ref(), value.expose());
-            log(name, "***");
-        }
-        debug!(
-            "--> {method} {} (attempt {})",
-            url::strip_query(&url),
-            retries + 1
-        );
-        trace!("    headers: {}", crate::redact::format_headers(logged));
-
-        let timeouts = Timeouts {
-            // The agent has the client's connect timeout; a call's own is set per request.
-            connect: (call.connect_timeout != cfg.connect_timeout).then_some(call.connect_timeout),
-            agent_connect: cfg.connect_timeout,
-            remaining,
-            per_read: call.per_read_timeout,
-        };
-        let agent = &call.client.inner.agent;
-        let invalid = |e: ureq::http::Error| {
-            fail(
-                Error::config(format!("invalid request: {e}")),
-                Outcome::Final,
-                hops,
-            )
-        };
-        let sent = match body.map(|b| &b.content) {
-            Some(Content::Bytes(bytes)) => {
-                let request = builder.body(bytes.as_slice()).map_err(invalid)?;
-                wire::run(agent, request, call.mode, timeouts)
-            }
-            Some(Content::Stream { open, length }) => {
-                let reader = open().map_err(|source| {
-                    fail(
-                        Error::Io {
-                            delivery: crate::Delivery::NotSent,
-                            source,
-                        },
-                        Outcome::Final,
-                        hops,
-                    )
-                })?;
-                let reader = ExactLength {
-                    inner: reader,
-                    left: *length,
-                };
-                let request = builder
-                    .header("content-length", length.to_string())
-                    .body(ureq::SendBody::from_owned_reader(reader))
-                    .map_err(invalid)?;
-                wire::run(agent, request, call.mode, timeouts)
-            }
-            None => {
-                let request = builder.body(()).map_err(invalid)?;
-                wire::run(agent, request, call.mode, timeouts)
-            }
-        };
-        let response = sent.map_err(|e| {
-            let failed = wire::map_error(e, call.elapsed(), &origin.host);
-            fail(failed.error, failed.outcome, hops)
-        })?;
-        let (parts, response_body) = response.into_parts();
+        let request = prepare(call, &hop, origin, auth, retries);
+        let response = send(call, &hop, origin, request, remaining)?;
+        let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();
-        // `http` header names are lower case already.
-        let headers = Headers::from_lowercase_pairs(
-            parts
-                .headers
-                .iter()
-                .map(|(k, v)| {
-                    let value = match v.to_str() {
-                        Ok(text) => text.to_owned(),
-                        Err(_) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    };
-                    (k.as_str().to_owned(), value)
-                })
-                .collect(),
-        );
+        let headers = headers_of(&parts.headers);
         debug!(
-            "<-- {status} {method} {} in {:?}{}",
-            url::strip_query(&url),
+            "<-- {status} {} {} in {:?}{}",
+            hop.method,
+            url::strip_query(&hop.url),
             call.elapsed(),
             headers
                 .request_id()
                 .map(|id| format!(" (request id {id})"))
                 .unwrap_or_default()
         );
-
         if matches!(status, 301 | 302 | 303 | 307 | 308)
             && let Some(location) = headers.get("location")
         {
-            // The original request has reached the server from here on: whatever
-            // happens next, it may have acted on it.
-            let refuse = |location: &str, reason: &str| {
-                fail(
-                    Error::Redirect {
-                        status,
-                        location: url::strip_query(location).to_owned(),
-                        reason: reason.to_owned(),
-                    },
-                    Outcome::Final,
-                    hops + 1,
-                )
-            };
-            let Some(next) = url::resolve(url.as_ref(), location) else {
-                return Err(refuse(location, "the Location header is not a usable URL"));
-            };
-            if hops >= cfg.max_redirects {
-                return Err(refuse(
-                    &next,
-                    &format!("more than {} redirects", cfg.max_redirects),
-                ));
-            }
-            let next_origin = match Origin::parse(&next) {
-                Ok(o) => o,
-                Err(_) => return Err(refuse(&next, "not an http(s) URL")),
-            };
-            if next_origin
-                .check_secure(&next, cfg.allow_insecure_http)
-                .is_err()
-            {
-                return Err(refuse(
-                    &next,
-                    "plain http:// to a host that is not loopback is not allowed",
-                ));
-            }
-            let keeps_body =
-                !(status == 303 || (matches!(status, 301 | 302) && method != Method::Head));
-            if next_origin != *origin {
-                if !matches!(call.method, Method::Get | Method::Head) {
-                    // An action is answered by the server it was sent to, or not at all:
-                    // another origin's answer is not the action's outcome.
-                    return Err(refuse(
-                        &next,
-                        &format!(
-                            "a {} is never followed to another origin: nothing was sent \
-                             there, and the server it was sent to may or may not have \
-                             processed it (look it up before repeating it)",
-                            call.method.as_str()
-                        ),
-                    ));
-                }
-                if call.same_origin_only {
-                    return Err(refuse(
-                        &next,
-                        "this request carries credentials and follows no redirect to another origin",
-                    ));
-                }
-                if keeps_body && body.is_some_and(|b| b.credentials) {
-                    return Err(refuse(
-                        &next,
-                        "the body holds credentials and would be sent to another origin",
-                    ));
-                }
-            }
-            if visited.is_empty() {
-                visited.push(url.clone().into_owned());
-            }
-            if visited.contains(&next) {
-                return Err(refuse(&next, "the redirects go round in a loop"));
-            }
-            if !keeps_body {
-                if method != Method::Get {
-                    body = None;
-                }
-                method = Method::Get;
-            }
-            debug!("    redirect {status} to {}", url::strip_query(&next));
-            visited.push(next.clone());
-            url = Cow::Owned(next);
-            hops += 1;
+            redirect(call, &mut hop, origin, status, location)?;
             continue;
         }
-
         if (200..300).contains(&status) {
-            // A body announced beyond the cap is refused before a byte of it is read.
-            if call.mode == Mode::Buffered
-                && headers
-                    .content_length()
-                    .is_some_and(|len| len > cfg.max_body_size)
-            {
-                let error = body_error(BodyError::TooLarge, call, status);
-                return Err(fail(error, Outcome::Final, hops));
-            }
-            return match call.mode {
-                Mode::Buffered => match wire::read_capped(response_body, cfg.max_body_size) {
-                    Ok(bytes) => Ok(Answer::Buffered(Response::new(
-                        status,
-                        headers,
-                        bytes,
-                        call.method,
-                        call.redact.clone(),
-                    ))),
-                    Err(e) => {
-                        let outcome = outcome_of(&e);
-                        Err(fail(body_error(e, call, status), outcome, hops))
-                    }
-                },
-                Mode::Streaming => Ok(Answer::Streaming(StreamingResponse::new(
-                    status,
-                    headers,
-                    Box::new(response_body.into_reader()),
-                ))),
-            };
+            return receive(call, status, headers, body, hop.count);
         }
-        // An error body is read as far as it goes within the call's time; a broken one
-        // still gives a typed error.
-        let bytes = match call.mode {
-            Mode::Buffered => read_error_body_buffered(response_body),
-            Mode::Streaming => {
-                let within = call.deadline.remaining(cfg.clock.now());
-                wire::read_within(response_body, ERROR_BODY_CAP, within).unwrap_or_default()
-            }
-        };
-        let now = crate::time::wall_time(cfg.clock.as_ref());
-        let api = ApiError::build(status, &headers, &bytes, &call.redact, now);
-        let outcome = Outcome::Status {
-            status,
-            retry_after: api.retry_after,
-            quota: api.kind == crate::ErrorKind::QuotaExceeded,
-        };
-        return Err(fail(Error::Api(Box::new(api)), outcome, hops));
+        return Err(error_status(call, status, &headers, body, hop.count));
     }
+}
+
+/// The request of one hop: its headers, each credential only for its own origin.
+fn prepare(
+    call: &Call<'_>,
+    hop: &Hop<'_>,
+    origin: &Origin,
+    auth: Option<&AuthHeader<'_>>,
+    retries: u32,
+) -> ureq::http::request::Builder {
+    let cfg = &call.client.inner.config;
+    // The client's credentials belong to its base URL's origin; a call's own
+    // credential headers to the call's URL's origin.
+    let client_credentials = call.base_origin == Some(origin);
+    let call_credentials = *origin == *call.origin;
+
+    // The `User-Agent` is the agent's own (set once when the client was built).
+    let mut builder = ureq::http::Request::builder()
+        .method(hop.method.as_str())
+        .uri(hop.url.as_ref());
+    let client_headers: &[(String, String)] = if call.client_headers {
+        &cfg.headers
+    } else {
+        &[]
+    };
+    if !client_headers
+        .iter()
+        .chain(call.headers.iter())
+        .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
+    {
+        builder = builder.header("accept", "application/json");
+    }
+    // What the trace line shows, gathered only when it is written.
+    let tracing = log::log_enabled!(log::Level::Trace);
+    let mut logged: Vec<(&str, &str)> = vec![];
+    let mut log = |name, value| {
+        if tracing {
+            logged.push((name, value));
+        }
+    };
+    if let Some(b) = hop.body {
+        builder = builder.header("content-type", &b.content_type);
+    }
+    if let Some(key) = &call.idempotency_key {
+        builder = builder.header("idempotency-key", key);
+        log("idempotency-key", key);
+    }
+    let retry_count;
+    if retries > 0 {
+        retry_count = retries.to_string();
+        builder = builder.header("x-retry-count", &retry_count);
+        log("x-retry-count", &retry_count);
+    }
+    for (k, v) in client_headers {
+        if client_credentials || !is_sensitive_header(k) {
+            builder = builder.header(k, v);
+            log(k, v);
+        }
+    }
+    for (k, v) in &call.headers {
+        if call_credentials || !is_sensitive_header(k) {
+            builder = builder.header(k, v);
+            log(k, v);
+        }
+    }
+    if let (Some((name, value)), true) = (auth, client_credentials) {
+        builder = builder.header(name.as_ref(), value.expose());
+        log(name, "***");
+    }
+    debug!(
+        "--> {} {} (attempt {})",
+        hop.method,
+        url::strip_query(&hop.url),
+        retries + 1
+    );
+    trace!("    headers: {}", crate::redact::format_headers(logged));
+    builder
+}
+
+/// Sends one hop's request with its body, within what is left of the call's time.
+fn send(
+    call: &Call<'_>,
+    hop: &Hop<'_>,
+    origin: &Origin,
+    builder: ureq::http::request::Builder,
+    remaining: Duration,
+) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+    let cfg = &call.client.inner.config;
+    let timeouts = Timeouts {
+        // The agent has the client's connect timeout; a call's own is set per request.
+        connect: (call.connect_timeout != cfg.connect_timeout).then_some(call.connect_timeout),
+        agent_connect: cfg.connect_timeout,
+        remaining,
+        per_read: call.per_read_timeout,
+    };
+    let agent = &call.client.inner.agent;
+    let invalid = |e: ureq::http::Error| {
+        fail(
+            Error::config(format!("invalid request: {e}")),
+            Outcome::Final,
+            hop.count,
+        )
+    };
+    let sent = match hop.body.map(|b| &b.content) {
+        Some(Content::Bytes(bytes)) => {
+            let request = builder.body(bytes.as_slice()).map_err(invalid)?;
+            wire::run(agent, request, call.mode, timeouts)
+        }
+        Some(Content::Stream { open, length }) => {
+            let reader = open().map_err(|source| {
+                fail(
+                    Error::Io {
+                        delivery: crate::Delivery::NotSent,
+                        source,
+                    },
+                    Outcome::Final,
+                    hop.count,
+                )
+            })?;
+            let reader = ExactLength {
+                inner: reader,
+                left: *length,
+            };
+            let request = builder
+                .header("content-length", length.to_string())
+                .body(ureq::SendBody::from_owned_reader(reader))
+                .map_err(invalid)?;
+            wire::run(agent, request, call.mode, timeouts)
+        }
+        None => {
+            let request = builder.body(()).map_err(invalid)?;
+            wire::run(agent, request, call.mode, timeouts)
+        }
+    };
+    sent.map_err(|e| {
+        let failed = wire::map_error(e, call.elapsed(), &origin.host);
+        fail(failed.error, failed.outcome, hop.count)
+    })
+}
+
+/// The answer's headers (`http` header names are lower case already).
+fn headers_of(headers: &ureq::http::HeaderMap) -> Headers {
+    Headers::from_lowercase_pairs(
+        headers
+            .iter()
+            .map(|(k, v)| {
+                let value = match v.to_str() {
+                    Ok(text) => text.to_owned(),
+                    Err(_) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                };
+                (k.as_str().to_owned(), value)
+            })
+            .collect(),
+    )
+}
+
+/// Follows a redirect to `location`, or refuses it: not a usable URL, too many, plain
+/// HTTP, a loop; another origin for an action, for a request whose credentials are only
+/// for its own, or for a body holding credentials.
+fn redirect(
+    call: &Call<'_>,
+    hop: &mut Hop<'_>,
+    origin: &Origin,
+    status: u16,
+    location: &str,
+) -> Result<(), Failure> {
+    let cfg = &call.client.inner.config;
+    // The original request has reached the server from here on: whatever
+    // happens next, it may have acted on it.
+    let refuse = |location: &str, reason: &str| {
+        fail(
+            Error::Redirect {
+                status,
+                location: url::strip_query(location).to_owned(),
+                reason: reason.to_owned(),
+            },
+            Outcome::Final,
+            hop.count + 1,
+        )
+    };
+    let Some(next) = url::resolve(hop.url.as_ref(), location) else {
+        return Err(refuse(location, "the Location header is not a usable URL"));
+    };
+    if hop.count >= cfg.max_redirects {
+        return Err(refuse(
+            &next,
+            &format!("more than {} redirects", cfg.max_redirects),
+        ));
+    }
+    let next_origin = match Origin::parse(&next) {
+        Ok(o) => o,
+        Err(_) => return Err(refuse(&next, "not an http(s) URL")),
+    };
+    if next_origin
+        .check_secure(&next, cfg.allow_insecure_http)
+        .is_err()
+    {
+        return Err(refuse(
+            &next,
+            "plain http:// to a host that is not loopback is not allowed",
+        ));
+    }
+    let keeps_body =
+        !(status == 303 || (matches!(status, 301 | 302) && hop.method != Method::Head));
+    if next_origin != *origin {
+        if !matches!(call.method, Method::Get | Method::Head) {
+            // An action is answered by the server it was sent to, or not at all:
+            // another origin's answer is not the action's outcome.
+            return Err(refuse(
+                &next,
+                &format!(
+                    "a {} is never followed to another origin: nothing was sent \
+                     there, and the server it was sent to may or may not have \
+                     processed it (look it up before repeating it)",
+                    call.method.as_str()
+                ),
+            ));
+        }
+        if call.same_origin_only {
+            return Err(refuse(
+                &next,
+                "this request carries credentials and follows no redirect to another origin",
+            ));
+        }
+        if keeps_body && hop.body.is_some_and(|b| b.credentials) {
+            return Err(refuse(
+                &next,
+                "the body holds credentials and would be sent to another origin",
+            ));
+        }
+    }
+    if hop.visited.is_empty() {
+        hop.visited.push(hop.url.clone().into_owned());
+    }
+    if hop.visited.contains(&next) {
+        return Err(refuse(&next, "the redirects go round in a loop"));
+    }
+    if !keeps_body {
+        if hop.method != Method::Get {
+            hop.body = None;
+        }
+        hop.method = Method::Get;
+    }
+    debug!("    redirect {status} to {}", url::strip_query(&next));
+    hop.visited.push(next.clone());
+    hop.url = Cow::Owned(next);
+    hop.count += 1;
+    Ok(())
+}
+
+/// A success: its body read under the cap, or handed over as a stream.
+fn receive(
+    call: &Call<'_>,
+    status: u16,
+    headers: Headers,
+    body: ureq::Body,
+    hops: u32,
+) -> Result<Answer, Failure> {
+    let cfg = &call.client.inner.config;
+    // A body announced beyond the cap is refused before a byte of it is read.
+    if call.mode == Mode::Buffered
+        && headers
+            .content_length()
+            .is_some_and(|len| len > cfg.max_body_size)
+    {
+        let error = body_error(BodyError::TooLarge, call, status);
+        return Err(fail(error, Outcome::Final, hops));
+    }
+    match call.mode {
+        Mode::Buffered => match wire::read_capped(body, cfg.max_body_size) {
+            Ok(bytes) => Ok(Answer::Buffered(Response::new(
+                status,
+                headers,
+                bytes,
+                call.method,
+                call.redact.clone(),
+            ))),
+            Err(e) => {
+                let outcome = outcome_of(&e);
+                Err(fail(body_error(e, call, status), outcome, hops))
+            }
+        },
+        Mode::Streaming => Ok(Answer::Streaming(StreamingResponse::new(
+            status,
+            headers,
+            Box::new(body.into_reader()),
+        ))),
+    }
+}
+
+/// An error status: its body read as far as it goes within the call's time (a broken one
+/// still gives a typed error), and what it means for the retry decision.
+fn error_status(
+    call: &Call<'_>,
+    status: u16,
+    headers: &Headers,
+    body: ureq::Body,
+    hops: u32,
+) -> Failure {
+    let cfg = &call.client.inner.config;
+    // An error body is read as far as it goes within the call's time; a broken one
+    // still gives a typed error.
+    let bytes = match call.mode {
+        Mode::Buffered => read_error_body_buffered(body),
+        Mode::Streaming => {
+            let within = call.deadline.remaining(cfg.clock.now());
+            wire::read_within(body, ERROR_BODY_CAP, within).unwrap_or_default()
+        }
+    };
+    let now = crate::time::wall_time(cfg.clock.as_ref());
+    let api = ApiError::build(status, headers, &bytes, &call.redact, now);
+    let outcome = Outcome::Status {
+        status,
+        retry_after: api.retry_after,
+        quota: api.kind == crate::ErrorKind::QuotaExceeded,
+    };
+    fail(Error::Api(Box::new(api)), outcome, hops)
 }
 
 /// Reads up to [`ERROR_BODY_CAP`] of an error body (the exchange's global timeout
