@@ -59,6 +59,48 @@ pub(crate) fn object_body(body: &Bytes) -> Result<Map<String, Value>, Response> 
     }
 }
 
+/// A request's query, read by the extractor: its name/value pairs, in order. Never
+/// rejects (an absent query has no pairs); a handler checks the values it reads in its
+/// service's own error shape.
+pub(crate) struct Params(pub(crate) Vec<(String, String)>);
+
+impl Params {
+    /// The first value of `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Params {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Params(query_pairs(parts.uri.query())))
+    }
+}
+
+/// A request's body that must be a JSON object, read by the extractor: a body that is
+/// not one is refused with the services' `400 invalid_body` or `invalid_json`, before
+/// the handler runs.
+pub(crate) struct Object(pub(crate) Map<String, Value>);
+
+impl<S: Send + Sync> axum::extract::FromRequest<S> for Object {
+    type Rejection = Response;
+
+    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, Response> {
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        object_body(&bytes).map(Object)
+    }
+}
+
 /// The query string as name/value pairs.
 pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
     form_urlencoded::parse(query.unwrap_or_default().as_bytes())

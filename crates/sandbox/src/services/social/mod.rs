@@ -16,7 +16,7 @@ use time::{Date, OffsetDateTime};
 
 use crate::Sandbox;
 use crate::clock::{parse_rfc3339, rfc3339};
-use crate::http::{Caller, PageQuery, bad_request, error, json, object_body, query_pairs};
+use crate::http::{Caller, PageQuery, Params, bad_request, error, json, object_body};
 use crate::ids::{Ids, stable_hash};
 use crate::plans::Limit;
 use crate::registry::ServiceDef;
@@ -423,9 +423,9 @@ async fn schedule(
 async fn analytics(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
-    RawQuery(query): RawQuery,
+    params: Params,
 ) -> Response {
-    let pairs = query_pairs(query.as_deref());
+    let pairs = params.0.as_slice();
     let period = pairs
         .iter()
         .find(|(k, _)| k == "period")

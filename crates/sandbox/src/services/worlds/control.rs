@@ -13,7 +13,7 @@ use axum::routing::{delete, patch, post};
 use serde_json::{Value, json};
 
 use super::{Asset, WorldRecord, event, join, leave, owner_of, with_tenant};
-use crate::http::{bad_request, error, json, object_body, query_pairs};
+use crate::http::{Object, bad_request, error, json, object_body, query_pairs};
 use crate::state::{Shared, World};
 
 /// The routes relative to `/_sandbox/worlds`.
@@ -89,12 +89,8 @@ fn announce(body: Option<&serde_json::Map<String, Value>>, query: Option<&str>) 
 async fn add_user(
     State(shared): State<Arc<Shared>>,
     Path(world_id): Path<String>,
-    body: Bytes,
+    Object(body): Object,
 ) -> Response {
-    let body = match object_body(&body) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
     let Some(id) = body.get("id").and_then(Value::as_str).map(str::to_owned) else {
         return bad_request("invalid_user", "id is a string");
     };
@@ -155,12 +151,8 @@ async fn create_asset(
 async fn move_object(
     State(shared): State<Arc<Shared>>,
     Path((world_id, index)): Path<(String, usize)>,
-    body: Bytes,
+    Object(body): Object,
 ) -> Response {
-    let body = match object_body(&body) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
     let position = body.get("position").cloned().unwrap_or(Value::Null);
     let valid = position
         .as_array()
@@ -196,12 +188,8 @@ async fn move_object(
 async fn update_world(
     State(shared): State<Arc<Shared>>,
     Path(world_id): Path<String>,
-    body: Bytes,
+    Object(body): Object,
 ) -> Response {
-    let body = match object_body(&body) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
     shared.with_world(|w| {
         let updated = on_world(w, &world_id, |w, key, world| {
             if let Some(n) = body.get("name").and_then(Value::as_str) {
@@ -229,12 +217,8 @@ async fn update_world(
 async fn emit(
     State(shared): State<Arc<Shared>>,
     Path(world_id): Path<String>,
-    body: Bytes,
+    Object(body): Object,
 ) -> Response {
-    let body = match object_body(&body) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
     let Some(kind) = body.get("type").and_then(Value::as_str).map(str::to_owned) else {
         return bad_request("invalid_event", "type is a string");
     };

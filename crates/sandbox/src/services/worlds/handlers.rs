@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Tenant, WorldRecord, event, with_tenant};
 use crate::http::{
-    Caller, bad_request, bounded_param, error, json, object_body, page_token, query_pairs,
+    Caller, Object, Params, bad_request, bounded_param, error, json, object_body, page_token,
 };
 use crate::service::Service;
 use crate::state::Shared;
@@ -48,14 +48,14 @@ fn find<'t>(tenant: &'t mut Tenant, id: &str) -> Option<&'t mut WorldRecord> {
 async fn list(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
-    RawQuery(query): RawQuery,
+    params: Params,
 ) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let limit = match bounded_param(&pairs, "limit", 1, 100) {
+    let pairs = params.0.as_slice();
+    let limit = match bounded_param(pairs, "limit", 1, 100) {
         Ok(l) => l.unwrap_or(20) as usize,
         Err(e) => return e,
     };
-    let start = match page_token(&pairs, "p") {
+    let start = match page_token(pairs, "p") {
         Ok(n) => n,
         Err(e) => return e,
     };
@@ -101,12 +101,8 @@ fn object(i: usize, v: &Value) -> Result<Value, Response> {
 async fn create(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
-    body: Bytes,
+    Object(body): Object,
 ) -> Response {
-    let body = match object_body(&body) {
-        Ok(b) => b,
-        Err(e) => return e,
-    };
     let text = |name: &str| body.get(name).and_then(Value::as_str).map(str::trim);
     let name = match text("name") {
         Some(n) if !n.is_empty() && n.chars().count() <= MAX_NAME => n.to_owned(),

@@ -6,8 +6,8 @@ mod orders;
 
 use std::sync::Arc;
 
+use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -19,7 +19,7 @@ use time::{Duration, OffsetDateTime};
 use super::market::{self, Timeframe, valid_symbol};
 use super::{TradingState, account};
 use crate::clock::{parse_rfc3339, rfc3339};
-use crate::http::{Caller, bad_request, bounded_param, error, json, page_token, query_pairs};
+use crate::http::{Caller, Params, bad_request, bounded_param, error, json, page_token};
 use crate::service::Service;
 use crate::state::{Shared, World};
 use orders::{cancel, get_order, list_orders, place};
@@ -86,9 +86,9 @@ fn symbols(pairs: &[(String, String)]) -> Result<Vec<String>, Response> {
 
 // ---- markets ----
 
-async fn markets(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let symbols = match symbols(&pairs) {
+async fn markets(State(shared): State<Arc<Shared>>, params: Params) -> Response {
+    let pairs = params.0.as_slice();
+    let symbols = match symbols(pairs) {
         Ok(s) => s,
         Err(e) => return e,
     };
@@ -97,11 +97,11 @@ async fn markets(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery) -
         .find(|(k, _)| k == "kind")
         .map(|(_, v)| v.clone())
         .unwrap_or_else(|| "quotes".into());
-    let limit = match bounded_param(&pairs, "limit", 1, 1000) {
+    let limit = match bounded_param(pairs, "limit", 1, 1000) {
         Ok(l) => l.unwrap_or(10) as usize,
         Err(e) => return e,
     };
-    let depth = match bounded_param(&pairs, "depth", 1, 50) {
+    let depth = match bounded_param(pairs, "depth", 1, 50) {
         Ok(d) => d.unwrap_or(5) as usize,
         Err(e) => return e,
     };
@@ -236,15 +236,10 @@ const HISTORY_YEARS: i64 = 20;
 async fn history(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
-    RawQuery(query): RawQuery,
+    params: Params,
 ) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let get = |name: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
+    let pairs = params.0.as_slice();
+    let get = |name: &str| params.get(name);
     let Some(symbol) = get("symbol").filter(|s| valid_symbol(s)) else {
         return bad_request(
             "invalid_symbol",
@@ -261,7 +256,7 @@ async fn history(
             );
         }
     };
-    let limit = match bounded_param(&pairs, "limit", 1, 10_000) {
+    let limit = match bounded_param(pairs, "limit", 1, 10_000) {
         Ok(l) => l.unwrap_or(1000) as usize,
         Err(e) => return e,
     };
@@ -348,17 +343,17 @@ fn timeframe_name(tf: Timeframe) -> &'static str {
 /// How far back news goes.
 const NEWS_ITEMS_PER_SYMBOL: usize = 120;
 
-async fn news(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let symbols = match symbols(&pairs) {
+async fn news(State(shared): State<Arc<Shared>>, params: Params) -> Response {
+    let pairs = params.0.as_slice();
+    let symbols = match symbols(pairs) {
         Ok(s) => s,
         Err(e) => return e,
     };
-    let limit = match bounded_param(&pairs, "limit", 1, 50) {
+    let limit = match bounded_param(pairs, "limit", 1, 50) {
         Ok(l) => l.unwrap_or(10) as usize,
         Err(e) => return e,
     };
-    let offset = match page_token(&pairs, "n") {
+    let offset = match page_token(pairs, "n") {
         Ok(n) => n,
         Err(e) => return e,
     };

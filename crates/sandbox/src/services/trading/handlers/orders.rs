@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use rust_decimal::Decimal;
@@ -15,7 +15,7 @@ use super::super::engine::{Kind, Order, Side, day_end};
 use super::super::{TradingState, account, publish};
 use super::*;
 use crate::clock::parse_rfc3339;
-use crate::http::{Caller, bad_request, bounded_param, error, json, query_pairs};
+use crate::http::{Caller, Params, bad_request, bounded_param, error, json};
 use crate::state::{Shared, World};
 
 use super::order_body::{NewOrder, parse_order};
@@ -250,15 +250,10 @@ fn place_order(w: &mut World, key: &str, new: &NewOrder) -> Response {
 pub(super) async fn list_orders(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
-    RawQuery(query): RawQuery,
+    params: Params,
 ) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let get = |name: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
+    let pairs = params.0.as_slice();
+    let get = |name: &str| params.get(name);
     let status = get("status").unwrap_or_else(|| "open".into());
     if !matches!(status.as_str(), "open" | "closed" | "all") {
         return bad_request("invalid_status", "status is open, closed or all");
@@ -272,7 +267,7 @@ pub(super) async fn list_orders(
         },
         None => None,
     };
-    let limit = match bounded_param(&pairs, "limit", 1, 500) {
+    let limit = match bounded_param(pairs, "limit", 1, 500) {
         Ok(l) => l.unwrap_or(100) as usize,
         Err(e) => return e,
     };
