@@ -30,6 +30,7 @@ fn a_thousand_pages_of_long_tokens_keep_memory_bounded() {
         .iter();
     assert!(bars.next().is_none(), "no bars, and no error");
     let grown = memory_mib("VmHWM") - before;
+    eprintln!("{PAGES} pages with {TOKEN}-byte tokens: peak grew {grown:.1} MiB");
     assert_eq!(server.count("GET"), PAGES, "every page was read");
     // Keeping every token would take 60 MiB.
     assert!(grown < 16.0, "grew by {grown:.1} MiB over {PAGES} pages");

@@ -70,6 +70,7 @@ fn a_flood_of_unknown_messages_to_a_reader_that_stopped_keeps_memory_bounded() {
     }
     let grown = memory_mib("VmHWM") - before;
     let stats = stream.stats();
+    eprintln!("{FLOOD} unknown messages to a stopped reader: peak grew {grown:.1} MiB; {stats:?}");
     // What waits is the lossy lane's 10,000 newest (about 1 KiB each when decoded).
     assert!(
         grown < 64.0,
