@@ -426,8 +426,7 @@ impl crate::HttpClient {
         if let Some(body) = request.body.as_mut() {
             body.credentials = true;
         }
-        request.internal = Some(deadline);
-        let response = request.send()?;
+        let response = crate::call::send_token_request(request, deadline)?;
         let unusable = || crate::Error::UnexpectedBody {
             status: response.status(),
             message: "the OAuth token endpoint's answer is not a token (JSON with a \

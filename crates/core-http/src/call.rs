@@ -17,31 +17,50 @@ use crate::time::Deadline;
 use crate::url::{self, Origin};
 use crate::wire::Mode;
 
+/// Who a call is for: the user (the client's options, headers and rate limit), or the
+/// client itself fetching an OAuth token within the user's call that needed it (only its
+/// own options, no client headers, no rate-limit wait, no redirect to another origin).
+#[derive(Debug, Clone, Copy)]
+enum Purpose {
+    User,
+    Token { within: Deadline },
+}
+
+/// A user's call whose answer is read into memory.
 pub(crate) fn send_buffered(rb: RequestBuilder<'_>) -> Result<Response> {
-    match execute(rb, Mode::Buffered)? {
+    buffered(execute(rb, Mode::Buffered, Purpose::User)?)
+}
+
+/// A token request, within the deadline of the user's call that needed the token.
+pub(crate) fn send_token_request(rb: RequestBuilder<'_>, within: Deadline) -> Result<Response> {
+    buffered(execute(rb, Mode::Buffered, Purpose::Token { within })?)
+}
+
+fn buffered(answer: Answer) -> Result<Response> {
+    match answer {
         Answer::Buffered(r) => Ok(r),
         Answer::Streaming(_) => Err(Error::config("internal: unexpected streaming answer")),
     }
 }
 
+/// A user's call whose answer is handed over as a stream.
 pub(crate) fn send_streaming(rb: RequestBuilder<'_>) -> Result<StreamingResponse> {
-    match execute(rb, Mode::Streaming)? {
+    match execute(rb, Mode::Streaming, Purpose::User)? {
         Answer::Streaming(r) => Ok(r),
         Answer::Buffered(_) => Err(Error::config("internal: unexpected buffered answer")),
     }
 }
 
-fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
+fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answer> {
     if let Some(e) = rb.error {
         return Err(e);
     }
     let client = rb.client;
     let cfg = &client.inner.config;
-    let internal = rb.internal;
-    let opts = if internal.is_some() {
-        rb.options.clone()
-    } else {
-        client.defaults.merged(&rb.options)
+    let for_user = matches!(purpose, Purpose::User);
+    let opts = match purpose {
+        Purpose::User => client.defaults.merged(&rb.options),
+        Purpose::Token { .. } => rb.options.clone(),
     };
     let base = cfg.base_url.as_deref().unwrap_or_default();
     let target = url::join(base, &rb.path, &rb.query);
@@ -77,10 +96,10 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
     };
 
     let clock = cfg.clock.as_ref();
-    let deadline = match internal {
+    let deadline = match purpose {
         // A token request lives within the call that needed the token.
-        Some(parent) => parent,
-        None => {
+        Purpose::Token { within } => within,
+        Purpose::User => {
             // A client-side rate limit is a wait the caller asked for: the call's timeout
             // starts once the first request is cleared to go.
             wait_for_rate_limit(client, None)?;
@@ -96,13 +115,13 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
         base_origin: client.inner.base_origin.as_ref(),
         body: rb.body,
         headers: opts.headers,
-        client_headers: internal.is_none(),
+        client_headers: for_user,
         idempotency_key,
         connect_timeout: opts.connect_timeout.unwrap_or(cfg.connect_timeout),
         per_read_timeout: timeout,
         mode,
         deadline,
-        same_origin_only: internal.is_some(),
+        same_origin_only: !for_user,
         redact: cfg.redactor.clone(),
     };
 
@@ -189,7 +208,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode) -> Result<Answer> {
                 );
                 cfg.sleeper.sleep(delay);
                 retries += 1;
-                if internal.is_none() && wait_for_rate_limit(client, Some(&deadline)).is_err() {
+                if for_user && wait_for_rate_limit(client, Some(&deadline)).is_err() {
                     debug!("the rate limit's wait would outlast the call's timeout");
                     return Err(error);
                 }

@@ -195,9 +195,6 @@ pub struct RequestBuilder<'a> {
     pub(crate) authenticated: bool,
     pub(crate) replay_safe: Option<bool>,
     pub(crate) error: Option<Error>,
-    /// Set for the client's own token requests: no client headers, no per-call options,
-    /// no rate-limit token, no redirect to another origin, and this deadline.
-    pub(crate) internal: Option<crate::time::Deadline>,
 }
 
 impl<'a> RequestBuilder<'a> {
@@ -212,7 +209,6 @@ impl<'a> RequestBuilder<'a> {
             authenticated: true,
             replay_safe: None,
             error: None,
-            internal: None,
         }
     }
 
