@@ -533,3 +533,99 @@ fn an_unreadable_or_absurd_sequence_number_resynchronises_the_world() {
         ]
     );
 }
+
+/// After the reconnect, the gap's orders come in two pages: 500 without fills, then the
+/// order with the fill; `second` answers the second page.
+fn two_pages(second: fn() -> Act) -> Hostile {
+    Hostile::start(move |r| {
+        if r.index < 2 {
+            return Act::answer(200, &[("content-type", "application/json")], NONE);
+        }
+        if r.path.contains("page_token=t2") {
+            return second();
+        }
+        let orders: Vec<String> = (0..500)
+            .map(|i| {
+                format!(
+                    r#"{{"id":"o{i}","client_order_id":"c{i}","symbol":"AAPL","side":"buy","qty":"1","type":"limit","status":"new","updated_at":"2026-01-05T15:00:00Z"}}"#
+                )
+            })
+            .collect();
+        let body = format!(
+            r#"{{"orders":[{}],"next_page_token":"t2"}}"#,
+            orders.join(",")
+        );
+        Act::answer(200, &[("content-type", "application/json")], &body)
+    })
+}
+
+fn cut_once(n: usize, peer: &mut Peer) {
+    if n == 0 {
+        ack_once_then(peer, |_| thread::sleep(Duration::from_millis(100)));
+    } else {
+        acks(peer);
+    }
+}
+
+#[test]
+fn a_reconciliation_reads_every_page_of_the_gap() {
+    let rest = two_pages(|| Act::answer(200, &[("content-type", "application/json")], FILLED));
+    let ws = WsServer::start(cut_once);
+    let client = trading(rest.url(), &ws);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_orders().unwrap();
+    let mut seen = Vec::new();
+    while let Some(item) = stream.next_timeout(Duration::from_secs(5)) {
+        match item.unwrap() {
+            Event::Fill(f) => seen.push(format!("fill {} {}", f.execution_id, f.recovered)),
+            Event::Reconnected { .. } => {
+                seen.push("reconnected".into());
+                break;
+            }
+            other => seen.push(format!("{other:?}")),
+        }
+    }
+    assert_eq!(seen, ["fill ex-gap true", "reconnected"]);
+    let pages: Vec<String> = rest.seen().iter().skip(2).map(|s| s.path.clone()).collect();
+    assert_eq!(pages.len(), 2, "{pages:?}");
+    assert!(!pages[0].contains("page_token"), "{pages:?}");
+    assert!(pages[1].contains("page_token=t2"), "{pages:?}");
+}
+
+#[test]
+fn a_reconciliation_that_cannot_read_every_page_tells_the_caller() {
+    let rest = two_pages(|| {
+        Act::answer(
+            503,
+            &[("content-type", "application/json")],
+            r#"{"message":"busy"}"#,
+        )
+    });
+    let ws = WsServer::start(cut_once);
+    let client = trading(rest.url(), &ws);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_orders().unwrap();
+    let mut pending = Vec::new();
+    let started = Instant::now();
+    while pending.len() < 2 && started.elapsed() < Duration::from_secs(15) {
+        match stream.next_timeout(Duration::from_millis(500)) {
+            Some(Ok(Event::RecoveryPending {
+                attempts, error, ..
+            })) => {
+                assert!(error.contains("503"), "{error}");
+                pending.push(attempts);
+            }
+            Some(Ok(Event::Reconnected { .. })) | None => {}
+            Some(other) => panic!("nothing else comes while the window is not read: {other:?}"),
+        }
+    }
+    assert_eq!(pending, [1, 2], "the caller is told, and it is tried again");
+    // The first page was read once: a failed attempt goes on from the page it reached.
+    let firsts = rest
+        .seen()
+        .iter()
+        .skip(2)
+        .filter(|s| !s.path.contains("page_token"))
+        .count();
+    assert_eq!(firsts, 1);
+}

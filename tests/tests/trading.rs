@@ -556,3 +556,83 @@ fn a_thousand_forced_disconnects_lose_and_repeat_no_fill() {
         started.elapsed()
     );
 }
+
+#[test]
+fn orders_are_listed_page_by_page_and_a_filled_order_cannot_be_canceled() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let price = sandbox.trading().price("AAPL");
+    let below = (price * d("0.5")).round_dp(2);
+    let mut placed = Vec::new();
+    for _ in 0..12 {
+        let order = client
+            .orders()
+            .place(
+                &OrderRequest::limit("AAPL", Side::Buy, d("1"), below)
+                    .time_in_force(TimeInForce::Gtc),
+            )
+            .unwrap();
+        placed.push(order.id.to_string());
+    }
+    // By creation, newest first, five a page.
+    let newest_first: Vec<String> = client
+        .orders()
+        .iter(&trading_client::ListOrders::new().all().limit(5))
+        .map(|o| o.unwrap().id.to_string())
+        .collect();
+    let mut expected = placed.clone();
+    expected.reverse();
+    assert_eq!(newest_first, expected);
+    // By change: every order once, in change order, across pages.
+    let first = client
+        .orders()
+        .page(
+            &trading_client::ListOrders::new()
+                .all()
+                .limit(5)
+                .updated_since(trading_client::OffsetDateTime::UNIX_EPOCH),
+        )
+        .unwrap();
+    assert_eq!(first.orders.len(), 5);
+    let token = first.next_page_token.clone().expect("a second page");
+    let rest: Vec<String> = client
+        .orders()
+        .iter(
+            &trading_client::ListOrders::new()
+                .all()
+                .limit(5)
+                .updated_since(trading_client::OffsetDateTime::UNIX_EPOCH)
+                .page_token(token),
+        )
+        .map(|o| o.unwrap().id.to_string())
+        .collect();
+    let mut all: Vec<String> = first.orders.iter().map(|o| o.id.to_string()).collect();
+    all.extend(rest);
+    assert_eq!(all.len(), 12, "{all:?}");
+    let mut sorted = all.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 12, "no order twice");
+
+    // A market order fills at once; canceling it is a conflict with its state.
+    let filled = client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(d("1")),
+        ))
+        .unwrap();
+    let err = client.orders().cancel(filled.id.clone()).unwrap_err();
+    assert_eq!(err.status(), Some(409), "{err:?}");
+    assert_eq!(
+        err.kind(),
+        Some(trading_client::ErrorKind::Conflict),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("filled"), "{err}");
+    assert_eq!(
+        client.orders().get(filled.id).unwrap().status,
+        OrderStatus::Filled
+    );
+}

@@ -31,8 +31,11 @@ pub struct ListOrders {
     pub status: Option<String>,
     /// Only orders changed since then (and then oldest change first).
     pub updated_since: Option<OffsetDateTime>,
-    /// At most this many (1 to 500). Defaults to none (the service's default: 100).
+    /// At most this many a page (1 to 500). Defaults to none (the service's default:
+    /// 100).
     pub limit: Option<u32>,
+    /// The page to read: a `next_page_token` of an earlier page. Defaults to the first.
+    pub page_token: Option<String>,
 }
 
 impl ListOrders {
@@ -96,12 +99,35 @@ impl ListOrders {
         self.limit = Some(n);
         self
     }
+
+    /// The page a `next_page_token` names.
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().all().page_token("u1767625200000000000:ord_1");
+    /// assert!(params.page_token.is_some());
+    /// ```
+    pub fn page_token(mut self, token: impl Into<String>) -> Self {
+        self.page_token = Some(token.into());
+        self
+    }
+}
+
+/// One page of orders.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct OrderPage {
+    /// The orders of the page.
+    pub orders: Vec<Order>,
+    /// The token of the next page (`ListOrders::page_token`); `None` after the last.
+    pub next_page_token: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct OrderList {
     #[serde(default, deserialize_with = "core_http::de::or_default")]
     orders: Vec<Order>,
+    #[serde(default, deserialize_with = "core_http::de::opt_text")]
+    next_page_token: Option<String>,
 }
 
 /// The answer to a lookup by client order id. Its absence of an order is a proof that
@@ -265,8 +291,9 @@ impl<'a> Orders<'a> {
         }
     }
 
-    /// Orders, newest first (or, with `updated_since`, oldest change first).
-    /// `GET /v1/orders?status&updated_since&limit`.
+    /// One page of orders, newest first (or, with `updated_since`, oldest change first).
+    /// `GET /v1/orders?status&updated_since&limit&page_token`. [`page`](Self::page) gives
+    /// the next page's token too; [`iter`](Self::iter) reads every page.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
@@ -277,6 +304,24 @@ impl<'a> Orders<'a> {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn list(&self, params: &ListOrders) -> Result<Vec<Order>> {
+        Ok(self.page(params)?.orders)
+    }
+
+    /// One page of orders and the token of the next. Listing by change
+    /// (`updated_since`) pages with a cursor after the last change read: an order that
+    /// changes while you page comes again later, never skipped.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::ListOrders;
+    /// let first = client.orders().page(&ListOrders::new().all().limit(500))?;
+    /// if let Some(token) = first.next_page_token {
+    ///     let second = client.orders().page(&ListOrders::new().all().limit(500).page_token(token))?;
+    ///     println!("{} more", second.orders.len());
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn page(&self, params: &ListOrders) -> Result<OrderPage> {
         core_http::check_page_size(params.limit, 500)?;
         let list: OrderList = self
             .client
@@ -288,8 +333,37 @@ impl<'a> Orders<'a> {
                 params.updated_since.map(core_http::timestamp::format),
             )
             .query_opt("limit", params.limit)
+            .query_opt("page_token", params.page_token.as_deref())
             .send_json()?;
-        Ok(list.orders)
+        Ok(OrderPage {
+            orders: list.orders,
+            next_page_token: list.next_page_token.filter(|t| !t.is_empty()),
+        })
+    }
+
+    /// Every order `params` selects, page after page (from `params.page_token`, or the
+    /// first); `resume_token()` tells where to go on later.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::ListOrders;
+    /// for order in client.orders().iter(&ListOrders::new().all().limit(500)) {
+    ///     println!("{}", order?.id);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn iter(&self, params: &ListOrders) -> core_http::TokenPaginator<Order> {
+        let client = self.client.clone();
+        let base = params.clone();
+        core_http::TokenPaginator::boxed(params.page_token.clone(), move |token| {
+            let mut params = base.clone();
+            params.page_token = token.map(str::to_owned);
+            let page = client.orders().page(&params)?;
+            Ok(core_http::TokenPage {
+                items: page.orders,
+                next_token: page.next_page_token,
+            })
+        })
     }
 
     /// Cancels an open order (and its working legs); answers the order as it stands.

@@ -14,6 +14,9 @@ use crate::client::Client;
 use crate::orders::{ListOrders, Order};
 
 /// How many orders one reconciliation reads.
+/// How many pages one reconciliation reads at most (50,000 orders).
+const RECONCILE_PAGES: u32 = 100;
+
 pub(super) const RECONCILE_LIMIT: u32 = 500;
 
 /// A reconciliation to do: after a reconnect (or a reader that fell behind), until it
@@ -28,6 +31,10 @@ struct Recovery {
     due: Instant,
     /// A `RecoveryPending` was given: a `Recovered` closes it.
     told: bool,
+    /// The next page to read (the pages before it are delivered).
+    page_token: Option<String>,
+    /// The pages read so far.
+    pages: u32,
 }
 
 /// The stream's handler: fills de-duplicated by execution id, and the reconciliation
@@ -72,6 +79,8 @@ impl Fills {
                     attempts: 0,
                     due: Instant::now(),
                     told: false,
+                    page_token: None,
+                    pages: 0,
                 });
             }
         }
@@ -87,57 +96,78 @@ impl Fills {
         if let Some(since) = recovery.since {
             params = params.updated_since(since);
         }
-        let client = match deadline {
-            None => self.client.clone(),
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                self.client.with_options(
-                    &RequestOptions::new().timeout(left.min(self.client.http().timeout())),
-                )
+        // Every page of the window, each within the time left; the pages read are
+        // delivered at once and not read again after a failure.
+        let failed = loop {
+            let client = match deadline {
+                None => self.client.clone(),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        // Out of the caller's time between pages: go on at the next call.
+                        recovery.due = Instant::now();
+                        self.recovery = Some(recovery);
+                        return;
+                    }
+                    self.client.with_options(
+                        &RequestOptions::new().timeout(left.min(self.client.http().timeout())),
+                    )
+                }
+            };
+            params.page_token = recovery.page_token.clone();
+            match client.orders().page(&params) {
+                Ok(page) => {
+                    self.deliver(&page.orders, out);
+                    recovery.pages += 1;
+                    match page.next_page_token {
+                        None => break None,
+                        Some(_) if recovery.pages >= RECONCILE_PAGES => {
+                            break Some((
+                                format!(
+                                    "more than {} orders changed during the gap; read the \
+                                     rest with orders().iter(&ListOrders::new().all()\
+                                     .updated_since(..))",
+                                    RECONCILE_PAGES * RECONCILE_LIMIT
+                                ),
+                                false,
+                            ));
+                        }
+                        token => recovery.page_token = token,
+                    }
+                }
+                Err(e) => break Some((e.to_string(), true)),
             }
         };
-        let listed = client.orders().list(&params);
         let announce = recovery
             .announce
             .take()
             .map(|gap| Ok(Event::Reconnected { gap }));
-        match listed {
-            Ok(orders) if orders.len() >= RECONCILE_LIMIT as usize => {
-                // More changed than one answer holds: what it holds is delivered, and the
-                // caller is told the window may hold more (trying again would bring the
-                // same answer).
-                self.deliver(&orders, out);
-                out.extend(announce);
-                out.push_back(Ok(Event::RecoveryPending {
-                    since: recovery.since,
-                    attempts: recovery.attempts + 1,
-                    retry_in: Duration::ZERO,
-                    error: format!(
-                        "{RECONCILE_LIMIT} or more orders changed during the gap; read them \
-                         with orders().list(&ListOrders::new().all().updated_since(..))"
-                    ),
-                }));
-            }
-            Ok(orders) => {
-                self.deliver(&orders, out);
-                out.extend(announce);
+        out.extend(announce);
+        match failed {
+            None => {
                 if recovery.told {
                     out.push_back(Ok(Event::Recovered {
                         since: recovery.since,
                     }));
                 }
             }
-            Err(e) => {
+            // Beyond the page cap: trying again would not help; the caller is told.
+            Some((error, false)) => out.push_back(Ok(Event::RecoveryPending {
+                since: recovery.since,
+                attempts: recovery.attempts + 1,
+                retry_in: Duration::ZERO,
+                error,
+            })),
+            Some((error, true)) => {
                 recovery.attempts += 1;
                 let retry_in = self.backoff.random_delay(recovery.attempts - 1);
                 recovery.due = Instant::now() + retry_in;
                 recovery.told = true;
-                out.extend(announce);
                 out.push_back(Ok(Event::RecoveryPending {
                     since: recovery.since,
                     attempts: recovery.attempts,
                     retry_in,
-                    error: e.to_string(),
+                    error,
                 }));
                 self.recovery = Some(recovery);
             }

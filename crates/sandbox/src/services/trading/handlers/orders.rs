@@ -13,7 +13,6 @@ use time::OffsetDateTime;
 
 use super::super::engine::{Kind, Order, Side, day_end};
 use super::super::{TradingState, account, publish};
-use super::*;
 use crate::clock::parse_rfc3339;
 use crate::http::{Caller, Params, bad_request, bounded_param, error, json};
 use crate::state::{Shared, World};
@@ -272,6 +271,10 @@ pub(super) async fn list_orders(
         Err(e) => return e,
     };
     let client_order_id = get("client_order_id");
+    let (cursor, offset) = match order_cursor(get("page_token"), since.is_some()) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
     shared.with_world(|w| {
         let acct = account(w, &caller.key);
         let mut found: Vec<&Order> = acct
@@ -297,18 +300,75 @@ pub(super) async fn list_orders(
             })
             .filter(|o| since.is_none_or(|s| latest_update(o, &acct.orders) >= s))
             .collect();
-        if since.is_some() {
-            found.sort_by_key(|o| latest_update(o, &acct.orders));
+        // Pages: by change, a cursor after the last (change, id) given, so that an order
+        // that changes while the caller pages moves ahead and is read again, never
+        // skipped; by creation, newest first, an offset.
+        let next = if since.is_some() {
+            found.sort_by(|a, b| {
+                (latest_update(a, &acct.orders), &a.id)
+                    .cmp(&(latest_update(b, &acct.orders), &b.id))
+            });
+            if let Some((t, id)) = &cursor {
+                found.retain(|o| (latest_update(o, &acct.orders), &o.id) > (*t, id));
+            }
+            (found.len() > limit).then(|| {
+                let last = found[limit - 1];
+                format!(
+                    "u{}:{}",
+                    latest_update(last, &acct.orders).unix_timestamp_nanos(),
+                    last.id
+                )
+            })
         } else {
+            // Newest first; orders made at the same instant, the later made first.
+            found.reverse();
             found.sort_by_key(|o| std::cmp::Reverse(o.created_at));
-        }
+            let start = offset.min(found.len());
+            found.drain(..start);
+            (found.len() > limit).then(|| format!("p{}", start + limit))
+        };
         let orders: Vec<Value> = found
             .into_iter()
             .take(limit)
             .map(|o| o.to_json(&acct.orders))
             .collect();
-        json(StatusCode::OK, &json!({"orders": orders}))
+        json(
+            StatusCode::OK,
+            &json!({"orders": orders, "next_page_token": next}),
+        )
     })
+}
+
+/// A page token of the order list: `u<nanos>:<id>` (after that change, when listing by
+/// change) or `p<offset>` (listing by creation).
+fn order_cursor(
+    token: Option<String>,
+    by_change: bool,
+) -> Result<(Option<(OffsetDateTime, String)>, usize), Response> {
+    let invalid = || {
+        bad_request(
+            "invalid_page_token",
+            "the page token is not one this service gave",
+        )
+    };
+    let Some(token) = token else {
+        return Ok((None, 0));
+    };
+    if by_change {
+        let (nanos, id) = token
+            .strip_prefix('u')
+            .and_then(|t| t.split_once(':'))
+            .ok_or_else(invalid)?;
+        let nanos: i128 = nanos.parse().map_err(|_| invalid())?;
+        let t = OffsetDateTime::from_unix_timestamp_nanos(nanos).map_err(|_| invalid())?;
+        Ok((Some((t, id.to_owned())), 0))
+    } else {
+        let offset = token
+            .strip_prefix('p')
+            .and_then(|n| n.parse::<usize>().ok())
+            .ok_or_else(invalid)?;
+        Ok((None, offset))
+    }
 }
 
 /// When an order or one of its legs last changed.
@@ -359,9 +419,16 @@ pub(super) async fn cancel(
         let now = w.now();
         let acct = account(w, &caller.key);
         if !acct.orders[i].is_open() {
-            return unprocessable(
+            // The order moved on (filled, canceled, expired) before the cancel: a conflict
+            // with its current state, which a get reads.
+            return error(
+                StatusCode::CONFLICT,
                 "order_not_cancelable",
-                format!("order {id} is {}", acct.orders[i].status),
+                format!(
+                    "order {id} is {} and can no longer be canceled; read it with GET \
+                     /v1/orders/{id}",
+                    acct.orders[i].status
+                ),
             );
         }
         let mut events = Vec::new();
