@@ -636,3 +636,80 @@ fn orders_are_listed_page_by_page_and_a_filled_order_cannot_be_canceled() {
         OrderStatus::Filled
     );
 }
+
+#[test]
+fn a_brackets_exit_fill_comes_as_its_own_fill_once() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_orders().unwrap();
+    let price = sandbox.trading().price("AAPL");
+    let take = (price * d("1.05")).round_dp(2);
+    let stop = (price * d("0.95")).round_dp(2);
+    let bracket = client
+        .orders()
+        .place(&OrderRequest::bracket(
+            "AAPL",
+            Side::Buy,
+            d("2"),
+            Entry::Market,
+            take,
+            StopLoss::at(stop),
+        ))
+        .unwrap();
+    let exit_id = bracket.legs[0].id.clone();
+    let mut events = Vec::new();
+    // The entry's fill and its order event.
+    while let Some(Ok(event)) = stream.next_timeout(Duration::from_millis(300)) {
+        events.push(event);
+    }
+    // The take-profit is reached: its leg fills, the stop is canceled.
+    sandbox.trading().set_price("AAPL", take + d("1"));
+    sandbox.advance(Duration::from_secs(61));
+    let mut later = Vec::new();
+    while let Some(Ok(event)) = stream.next_timeout(Duration::from_millis(500)) {
+        later.push(event);
+    }
+    let fills: Vec<String> = events
+        .iter()
+        .chain(later.iter())
+        .filter_map(|e| match e {
+            Event::Fill(f) => Some(f.order_id.to_string()),
+            _ => None,
+        })
+        .collect();
+    let legs_filled = fills
+        .iter()
+        .filter(|id| **id == exit_id.to_string())
+        .count();
+    assert_eq!(
+        legs_filled, 1,
+        "the exit's fill, as its own event, once: {fills:?}"
+    );
+    assert!(
+        fills.contains(&bracket.id.to_string()),
+        "the entry's fill: {fills:?}"
+    );
+    let order_events: Vec<String> = later
+        .iter()
+        .filter_map(|e| match e {
+            Event::Order(o) => Some(format!(
+                "{} {} [{}]",
+                o.id,
+                o.status,
+                o.legs
+                    .iter()
+                    .map(|l| l.status.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut distinct = order_events.clone();
+    distinct.dedup();
+    assert_eq!(
+        distinct, order_events,
+        "no order event repeated: {order_events:?}"
+    );
+}

@@ -464,11 +464,14 @@ impl Account {
         let sibling = order.sibling;
         let legs = order.legs.clone();
         let filled = order.filled_qty;
-        // One exit of a pair filling cancels the other.
+        // One exit of a pair filling cancels the other; that brings the top order's
+        // event, which then is not sent twice.
+        let mut announced = false;
         if let Some(s) = sibling
             && self.orders.get(s).is_some_and(Order::is_open)
         {
             self.finish(s, "canceled", t, events);
+            announced = true;
         }
         // A filled entry sets its exits to work, for the quantity it got.
         if done {
@@ -482,7 +485,9 @@ impl Account {
                 }
             }
         }
-        self.push_order(index, events);
+        if !announced {
+            self.push_order(index, events);
+        }
         events.push(("account", Value::Null));
     }
 
