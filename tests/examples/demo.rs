@@ -701,6 +701,21 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
             figure(p.unrealized_pl)
         );
     }
+
+    step("end of day: cancel what rests, close every position (each once, even on a retry)");
+    let canceled = client.orders().cancel_all()?;
+    let closing = client.positions().close_all()?;
+    println!(
+        "  {} orders canceled; {} positions closing: {}",
+        canceled.len(),
+        closing.len(),
+        closing
+            .iter()
+            .map(|o| format!("{} {} {}", o.side, figure(o.qty), o.symbol))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!("  positions left: {}", client.positions().list()?.len());
     Ok(())
 }
 

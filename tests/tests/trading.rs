@@ -713,3 +713,101 @@ fn a_brackets_exit_fill_comes_as_its_own_fill_once() {
         "no order event repeated: {order_events:?}"
     );
 }
+
+#[test]
+fn positions_close_in_part_and_in_whole_once_and_open_orders_cancel_at_once() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    for (symbol, qty) in [("AAPL", "10"), ("MSFT", "4")] {
+        client
+            .orders()
+            .place(&OrderRequest::market(
+                symbol,
+                Side::Buy,
+                Amount::Qty(d(qty)),
+            ))
+            .unwrap();
+    }
+    let held: Vec<(String, Option<Decimal>)> = client
+        .positions()
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.symbol, p.qty))
+        .collect();
+    assert_eq!(
+        held,
+        [
+            ("AAPL".to_owned(), Some(d("10"))),
+            ("MSFT".to_owned(), Some(d("4")))
+        ]
+    );
+    // Half of AAPL, then 2 shares, then what is left of everything.
+    let half = client
+        .positions()
+        .close("AAPL", trading_client::Close::Percent(d("50")))
+        .unwrap();
+    assert_eq!((half.side.clone(), half.qty), (Side::Sell, Some(d("5"))));
+    client
+        .positions()
+        .close("AAPL", trading_client::Close::Qty(d("2")))
+        .unwrap();
+    assert_eq!(client.positions().get("AAPL").unwrap().qty, Some(d("3")));
+    let too_many = client
+        .positions()
+        .close("AAPL", trading_client::Close::Qty(d("4")))
+        .unwrap_err();
+    assert_eq!(too_many.status(), Some(400), "{too_many:?}");
+    let closing = client.positions().close_all().unwrap();
+    assert_eq!(closing.len(), 2);
+    assert!(client.positions().list().unwrap().is_empty());
+    let gone = client.positions().get("AAPL").unwrap_err();
+    assert_eq!(
+        gone.kind(),
+        Some(trading_client::ErrorKind::NotFound),
+        "{gone:?}"
+    );
+
+    // Cancel all: the resting orders, once.
+    let price = sandbox.trading().price("AAPL");
+    let below = (price * d("0.5")).round_dp(2);
+    for _ in 0..3 {
+        client
+            .orders()
+            .place(
+                &OrderRequest::limit("AAPL", Side::Buy, d("1"), below)
+                    .time_in_force(TimeInForce::Gtc),
+            )
+            .unwrap();
+    }
+    let canceled = client.orders().cancel_all().unwrap();
+    assert_eq!(canceled.len(), 3);
+    assert!(canceled.iter().all(|o| o.status == OrderStatus::Canceled));
+    assert!(
+        client.orders().cancel_all().unwrap().is_empty(),
+        "nothing twice"
+    );
+}
+
+#[test]
+fn a_close_whose_answer_is_lost_closes_once() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(d("6")),
+        ))
+        .unwrap();
+    // The first close is carried out, then its connection drops; the retry answers the
+    // same order, so only 2 shares are sold.
+    sandbox.inject(Fault::on("DELETE", "/trading/v1/positions/AAPL").drop_connection());
+    let order = client
+        .positions()
+        .close("AAPL", trading_client::Close::Qty(d("2")))
+        .unwrap();
+    assert_eq!(order.qty, Some(d("2")));
+    assert_eq!(client.positions().get("AAPL").unwrap().qty, Some(d("4")));
+}

@@ -241,6 +241,18 @@ impl Client {
         Orders::new(self)
     }
 
+    /// Positions: list, get one, close one (all or part), close all.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let closing = client.positions().close_all()?;
+    /// println!("{} positions closing", closing.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn positions(&self) -> crate::Positions<'_> {
+        crate::Positions::new(self)
+    }
+
     /// The account: balances, buying power, positions, status.
     ///
     /// ```no_run

@@ -81,6 +81,7 @@ mod markets;
 mod money;
 mod news;
 mod orders;
+mod positions;
 mod stream;
 
 pub use account::{Account, AccountHandle, AccountStatus, Position};
@@ -93,6 +94,7 @@ pub use orders::{
     OrderKind, OrderPage, OrderRequest, OrderStatus, OrderType, Orders, Side, StopLoss,
     TimeInForce, Trail,
 };
+pub use positions::{Close, Positions};
 /// The decimal type of every price, quantity and amount.
 pub use rust_decimal::Decimal;
 pub use stream::{Event, Fill, TradingStream};

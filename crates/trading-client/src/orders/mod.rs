@@ -123,9 +123,9 @@ pub struct OrderPage {
 }
 
 #[derive(Deserialize)]
-struct OrderList {
+pub(crate) struct OrderList {
     #[serde(default, deserialize_with = "core_http::de::or_default")]
-    orders: Vec<Order>,
+    pub(crate) orders: Vec<Order>,
     #[serde(default, deserialize_with = "core_http::de::opt_text")]
     next_page_token: Option<String>,
 }
@@ -378,6 +378,22 @@ impl<'a> Orders<'a> {
     pub fn cancel(&self, id: impl Into<OrderId>) -> Result<Order> {
         let path = format!("/v1/orders/{}", id.into().segment()?);
         self.client.http().delete(&path).send_json()
+    }
+
+    /// Cancels every open order and working leg (a filled entry's exits too); answers
+    /// each order that had something canceled, with its legs.
+    /// `DELETE /v1/orders`. Repeating it cancels nothing more, so it is retried like a
+    /// read.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let canceled = client.orders().cancel_all()?;
+    /// println!("{} orders canceled", canceled.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn cancel_all(&self) -> Result<Vec<Order>> {
+        let list: OrderList = self.client.http().delete("/v1/orders").send_json()?;
+        Ok(list.orders)
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod order_body;
 mod orders;
+mod positions;
 
 use std::sync::Arc;
 
@@ -28,7 +29,18 @@ use orders::{cancel, get_order, list_orders, place};
 pub(super) fn router() -> Router<Arc<Shared>> {
     Router::new()
         .route("/v1/markets", get(markets))
-        .route("/v1/orders", get(list_orders).post(place))
+        .route(
+            "/v1/orders",
+            get(list_orders).post(place).delete(positions::cancel_all),
+        )
+        .route(
+            "/v1/positions",
+            get(positions::list).delete(positions::close_all),
+        )
+        .route(
+            "/v1/positions/{symbol}",
+            get(positions::get_one).delete(positions::close_one),
+        )
         .route("/v1/orders/{id}", get(get_order).delete(cancel))
         .route("/v1/account", get(get_account))
         .route("/v1/history", get(history))

@@ -71,7 +71,7 @@ pub(super) async fn place(
     shared.with_world(|w| place_order(w, &caller.key, &new))
 }
 
-fn place_order(w: &mut World, key: &str, new: &NewOrder) -> Response {
+pub(super) fn place_order(w: &mut World, key: &str, new: &NewOrder) -> Response {
     let seed = w.settings.seed;
     let now = w.now();
     // The same client_order_id answers the first order again.

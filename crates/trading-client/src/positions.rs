@@ -1,0 +1,139 @@
+//! Positions: list, get one, close one (all or part), close all. Closing is an action: it
+//! places a market order the other way under a `client_order_id` the client makes (the
+//! same on every attempt, so a retried close answers the first close's order), never
+//! twice.
+
+use core_http::Result;
+use rust_decimal::Decimal;
+use serde::Deserialize;
+
+use crate::account::Position;
+use crate::client::Client;
+use crate::orders::{Order, OrderList};
+
+/// How much of a position to close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Close {
+    /// All of it.
+    All,
+    /// This many shares (at most the position).
+    Qty(Decimal),
+    /// This percentage of it (0 to 100; the quantity rounded down to 4 decimals).
+    Percent(Decimal),
+}
+
+#[derive(Deserialize)]
+struct PositionList {
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    positions: Vec<Position>,
+}
+
+/// The positions resource: `client.positions()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Positions<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Positions<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Positions { client }
+    }
+
+    /// Every open position. `GET /v1/positions`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// for p in client.positions().list()? {
+    ///     println!("{} {:?}", p.symbol, p.qty);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn list(&self) -> Result<Vec<Position>> {
+        let list: PositionList = self.client.http().get("/v1/positions").send_json()?;
+        Ok(list.positions)
+    }
+
+    /// The position in `symbol`. `GET /v1/positions/{symbol}`; none is
+    /// `404 position_not_found` (`ErrorKind::NotFound`).
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let aapl = client.positions().get("AAPL")?;
+    /// println!("{:?} shares, P/L {:?}", aapl.qty, aapl.unrealized_pl);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn get(&self, symbol: &str) -> Result<Position> {
+        // A checked symbol (letters, digits, `.`, `-`) is one path segment as it is.
+        crate::markets::check_symbols(&[symbol])?;
+        let path = format!("/v1/positions/{symbol}");
+        self.client.http().get(&path).send_json()
+    }
+
+    /// Closes all or part of the position in `symbol` with a market order the other
+    /// way; answers that order. `DELETE /v1/positions/{symbol}?qty|percentage&client_order_id`.
+    /// The `client_order_id` is made once and sent on every attempt: a retried close
+    /// answers the first close's order and never closes twice.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{Close, Decimal};
+    /// let order = client.positions().close("AAPL", Close::Percent(Decimal::from(50)))?;
+    /// println!("selling {:?} in {}", order.qty, order.id);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn close(&self, symbol: &str, how: Close) -> Result<Order> {
+        // A checked symbol (letters, digits, `.`, `-`) is one path segment as it is.
+        crate::markets::check_symbols(&[symbol])?;
+        let (name, value) = match how {
+            Close::All => (None, None),
+            Close::Qty(q) if q > Decimal::ZERO => (Some("qty"), Some(q)),
+            Close::Percent(p) if p > Decimal::ZERO && p <= Decimal::from(100) => {
+                (Some("percentage"), Some(p))
+            }
+            Close::Qty(_) => {
+                return Err(core_http::Error::InvalidRequest(
+                    "the quantity to close is positive".into(),
+                ));
+            }
+            Close::Percent(_) => {
+                return Err(core_http::Error::InvalidRequest(
+                    "the percentage to close is above 0 and at most 100".into(),
+                ));
+            }
+        };
+        let path = format!("/v1/positions/{symbol}");
+        let mut request = self
+            .client
+            .http()
+            .delete(&path)
+            .query("client_order_id", core_http::uuid_v4())
+            // The service answers a repeated client_order_id with the first close.
+            .replay_safe(true);
+        if let (Some(name), Some(value)) = (name, value) {
+            request = request.query(name, value.normalize().to_string());
+        }
+        request.send_json()
+    }
+
+    /// Closes every position with market orders; answers them. `DELETE /v1/positions`,
+    /// under one `client_order_id` the service extends per symbol, so a retry closes
+    /// nothing twice.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let orders = client.positions().close_all()?;
+    /// println!("{} positions closing", orders.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn close_all(&self) -> Result<Vec<Order>> {
+        let list: OrderList = self
+            .client
+            .http()
+            .delete("/v1/positions")
+            .query("client_order_id", core_http::uuid_v4())
+            .replay_safe(true)
+            .send_json()?;
+        Ok(list.orders)
+    }
+}
