@@ -702,6 +702,26 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         );
     }
 
+    step("replace a resting order in one step (never two orders, never a gap)");
+    let quote = client.markets().quotes(&["AAPL"])?;
+    let low = quote
+        .first()
+        .map(|q| (q.price * Decimal::new(8, 1)).round_dp(2))
+        .unwrap_or(Decimal::ONE);
+    let resting = client.orders().place(
+        &OrderRequest::limit("AAPL", Side::Buy, Decimal::ONE, low).time_in_force(TimeInForce::Gtc),
+    )?;
+    let replaced = client.orders().replace(
+        resting.id.clone(),
+        &trading_client::ReplaceOrder::new().qty(Decimal::from(2)),
+    )?;
+    println!(
+        "  {} (1 share at {low}) replaced by {} ({} shares), linked both ways",
+        resting.id,
+        replaced.id,
+        figure(replaced.qty)
+    );
+
     step("end of day: cancel what rests, close every position (each once, even on a retry)");
     let canceled = client.orders().cancel_all()?;
     let closing = client.positions().close_all()?;

@@ -811,3 +811,68 @@ fn a_close_whose_answer_is_lost_closes_once() {
     assert_eq!(order.qty, Some(d("2")));
     assert_eq!(client.positions().get("AAPL").unwrap().qty, Some(d("4")));
 }
+
+#[test]
+fn an_order_is_replaced_in_one_step_once_and_a_filled_one_is_a_conflict() {
+    use trading_client::ReplaceOrder;
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let price = sandbox.trading().price("AAPL");
+    let below = (price * d("0.8")).round_dp(2);
+    let resting = client
+        .orders()
+        .place(
+            &OrderRequest::limit("AAPL", Side::Buy, d("2"), below).time_in_force(TimeInForce::Gtc),
+        )
+        .unwrap();
+    // The answer of the first replace is lost after it was carried out: the retry
+    // answers the same replacement.
+    sandbox.inject(
+        Fault::on("PATCH", &format!("/trading/v1/orders/{}", resting.id)).drop_connection(),
+    );
+    let lower = (below - d("1")).round_dp(2);
+    let new = client
+        .orders()
+        .replace(
+            resting.id.clone(),
+            &ReplaceOrder::new().qty(d("3")).limit_price(lower),
+        )
+        .unwrap();
+    assert_eq!(new.replaces.as_ref(), Some(&resting.id));
+    assert_eq!((new.qty, new.limit_price), (Some(d("3")), Some(lower)));
+    assert_eq!(
+        new.time_in_force,
+        TimeInForce::Gtc,
+        "what was not changed stays"
+    );
+    let old = client.orders().get(resting.id.clone()).unwrap();
+    assert_eq!(old.status, OrderStatus::Replaced);
+    assert_eq!(old.replaced_by.as_ref(), Some(&new.id));
+    let open = client.orders().list(&ListOrders::new()).unwrap();
+    assert_eq!(open.len(), 1, "one open order, not two: {open:?}");
+
+    // Nothing to change is refused before sending; a filled order is a conflict.
+    assert!(matches!(
+        client
+            .orders()
+            .replace(new.id.clone(), &ReplaceOrder::new()),
+        Err(Error::InvalidRequest(_))
+    ));
+    let filled = client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(d("1")),
+        ))
+        .unwrap();
+    let err = client
+        .orders()
+        .replace(filled.id, &ReplaceOrder::new().qty(d("2")))
+        .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        Some(trading_client::ErrorKind::Conflict),
+        "{err:?}"
+    );
+}

@@ -91,8 +91,8 @@ pub use markets::{Bar, Level, MAX_SYMBOLS, Markets, OrderBook, Quote, Timeframe,
 pub use news::{Earnings, News, NewsItem, NewsKind, NewsPage};
 pub use orders::{
     Amount, Entry, Execution, Exit, ListOrders, MAX_CLIENT_ORDER_ID, Order, OrderClass, OrderId,
-    OrderKind, OrderPage, OrderRequest, OrderStatus, OrderType, Orders, Side, StopLoss,
-    TimeInForce, Trail,
+    OrderKind, OrderPage, OrderRequest, OrderStatus, OrderType, Orders, ReplaceOrder, Side,
+    StopLoss, TimeInForce, Trail,
 };
 pub use positions::{Close, Positions};
 /// The decimal type of every price, quantity and amount.

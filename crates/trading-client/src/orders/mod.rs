@@ -380,6 +380,39 @@ impl<'a> Orders<'a> {
         self.client.http().delete(&path).send_json()
     }
 
+    /// Replaces an open order in one step (no cancel-then-place race): a new order with
+    /// the changes, linked both ways (`replaces`, `replaced_by`); the old one becomes
+    /// `replaced`. `PATCH /v1/orders/{id}`. Sent under a `client_order_id` made once, so
+    /// a retried replace answers the first replacement, never two. An order that filled
+    /// (in part or whole) or ended before the replace is `409 order_not_replaceable`
+    /// (`ErrorKind::Conflict`): read it with [`get`](Self::get).
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{Decimal, ReplaceOrder};
+    /// let new = client.orders().replace("ord_123", &ReplaceOrder::new().limit_price(Decimal::from(186)))?;
+    /// println!("{} replaces {:?}", new.id, new.replaces);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn replace(&self, id: impl Into<OrderId>, change: &ReplaceOrder) -> Result<Order> {
+        change.validate()?;
+        let path = format!("/v1/orders/{}", id.into().segment()?);
+        let client_order_id = change
+            .client_order_id
+            .clone()
+            .unwrap_or_else(core_http::uuid_v4);
+        self.client
+            .http()
+            .patch(&path)
+            .bytes(
+                "application/json",
+                change.body(&client_order_id).into_bytes(),
+            )
+            // The service answers a repeated client_order_id with the first replacement.
+            .replay_safe(true)
+            .send_json()
+    }
+
     /// Cancels every open order and working leg (a filled entry's exits too); answers
     /// each order that had something canceled, with its legs.
     /// `DELETE /v1/orders`. Repeating it cancels nothing more, so it is retried like a

@@ -275,4 +275,10 @@ pub struct Order {
     /// The order a leg belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<OrderId>,
+    /// The order this one replaced ([`Orders::replace`](crate::Orders::replace)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<OrderId>,
+    /// The order that replaced this one (its status is then `replaced`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<OrderId>,
 }

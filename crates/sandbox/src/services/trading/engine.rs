@@ -50,7 +50,7 @@ pub(crate) enum Side {
 }
 
 impl Side {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Side::Buy => "buy",
             Side::Sell => "sell",
@@ -68,7 +68,7 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Market => "market",
             Kind::Limit => "limit",
@@ -122,6 +122,9 @@ pub(crate) struct Order {
     pub sibling: Option<usize>,
     /// What a trailing stop's notional qty resolved to, etc.: the qty to fill in all.
     pub target: Option<Decimal>,
+    /// The order this one replaced, and the one that replaced it.
+    pub replaces: Option<String>,
+    pub replaced_by: Option<String>,
 }
 
 impl Order {
@@ -166,6 +169,12 @@ impl Order {
             }
         }
         put("order_class", json!(self.class));
+        if let Some(id) = &self.replaces {
+            put("replaces", json!(id));
+        }
+        if let Some(id) = &self.replaced_by {
+            put("replaced_by", json!(id));
+        }
         put("status", json!(self.status));
         put("filled_qty", number(self.filled_qty));
         if !self.filled_qty.is_zero() {

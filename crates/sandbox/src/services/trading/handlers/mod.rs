@@ -41,7 +41,10 @@ pub(super) fn router() -> Router<Arc<Shared>> {
             "/v1/positions/{symbol}",
             get(positions::get_one).delete(positions::close_one),
         )
-        .route("/v1/orders/{id}", get(get_order).delete(cancel))
+        .route(
+            "/v1/orders/{id}",
+            get(get_order).delete(cancel).patch(orders::replace),
+        )
         .route("/v1/account", get(get_account))
         .route("/v1/history", get(history))
         .route("/v1/news", get(news))

@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use super::super::engine::{Kind, Order, Side, day_end};
 use super::super::{TradingState, account, publish};
 use crate::clock::parse_rfc3339;
-use crate::http::{Caller, Params, bad_request, bounded_param, error, json};
+use crate::http::{Caller, Object, Params, bad_request, bounded_param, error, json};
 use crate::state::{Shared, World};
 
 use super::order_body::{NewOrder, parse_order};
@@ -56,6 +56,8 @@ fn order(
         legs: Vec::new(),
         sibling: None,
         target: None,
+        replaces: None,
+        replaced_by: None,
     }
 }
 
@@ -436,6 +438,110 @@ pub(super) async fn cancel(
         let body = acct.orders[i].to_json(&acct.orders);
         events.push(("account", Value::Null));
         publish(w, &caller.key, events);
+        json(StatusCode::OK, &body)
+    })
+}
+
+/// `PATCH /v1/orders/{id}`: replaces an open simple order with a new one that differs in
+/// `qty`, `limit_price`, `stop_price`, `trail_price`/`trail_percent` or `time_in_force`,
+/// linked both ways (`replaces`, `replaced_by`); the old one becomes `replaced`. A
+/// repeated `client_order_id` answers the first replacement. An order that filled (in
+/// part or whole) or ended first is `409 order_not_replaceable`.
+pub(super) async fn replace(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    Object(changes): Object,
+) -> Response {
+    shared.with_world(|w| {
+        let key = caller.key.as_str();
+        let cid = changes
+            .get("client_order_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(cid) = &cid {
+            let acct = account(w, key);
+            if let Some(&i) = acct.by_client_id.get(cid) {
+                return json(StatusCode::OK, &acct.orders[i].to_json(&acct.orders));
+            }
+        }
+        let Some(i) = find(w, key, &id) else {
+            return not_found(&id);
+        };
+        let now = w.now();
+        let acct = account(w, key);
+        let old = &acct.orders[i];
+        if !old.is_open() || !old.filled_qty.is_zero() {
+            let state = if old.is_open() { "partially filled" } else { old.status };
+            return error(
+                StatusCode::CONFLICT,
+                "order_not_replaceable",
+                format!("order {id} is {state} and can no longer be replaced; read it with GET /v1/orders/{id}"),
+            );
+        }
+        if old.class != "simple" || old.parent.is_some() {
+            return error(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "order_not_replaceable",
+                "only a simple order is replaced; cancel a bracket or OCO and place it anew",
+            );
+        }
+        let mut body = json!({
+            "symbol": old.symbol,
+            "side": old.side.as_str(),
+            "type": old.kind.as_str(),
+            "time_in_force": changes.get("time_in_force").cloned().unwrap_or_else(|| json!(old.tif)),
+        });
+        let keep = |name: &str, value: Option<Decimal>| {
+            changes
+                .get(name)
+                .cloned()
+                .or_else(|| value.map(|v| json!(v.to_string())))
+        };
+        let qty = keep("qty", old.qty);
+        let fields = [
+            ("qty", qty.clone()),
+            ("notional", if qty.is_none() { old.notional.map(|n| json!(n.to_string())) } else { None }),
+            ("limit_price", keep("limit_price", old.limit)),
+            ("stop_price", keep("stop_price", old.stop)),
+            ("trail_price", if changes.contains_key("trail_percent") { None } else { keep("trail_price", old.trail_price) }),
+            ("trail_percent", if changes.contains_key("trail_price") { None } else { keep("trail_percent", old.trail_percent) }),
+        ];
+        for (name, value) in fields {
+            if let Some(v) = value {
+                body[name] = v;
+            }
+        }
+        let new_cid = cid.unwrap_or_else(|| w.ids.next("coid"));
+        body["client_order_id"] = json!(new_cid);
+        let new = match parse_order(&Bytes::from(body.to_string())) {
+            Ok(new) => new,
+            Err(e) => return e,
+        };
+        // The old order leaves first, so that what it held is free for the new one; if
+        // the new one is refused, the old one stands as it was.
+        let acct = account(w, key);
+        let (status, updated_at) = (acct.orders[i].status, acct.orders[i].updated_at);
+        acct.orders[i].status = "replaced";
+        acct.orders[i].updated_at = now;
+        let answer = place_order(w, key, &new);
+        let acct = account(w, key);
+        if !answer.status().is_success() {
+            acct.orders[i].status = status;
+            acct.orders[i].updated_at = updated_at;
+            return answer;
+        }
+        let Some(&n) = acct.by_client_id.get(&new_cid) else {
+            return answer;
+        };
+        let new_id = acct.orders[n].id.clone();
+        acct.orders[n].replaces = Some(acct.orders[i].id.clone());
+        acct.orders[i].replaced_by = Some(new_id);
+        let mut events = Vec::new();
+        acct.push_order(i, &mut events);
+        acct.push_order(n, &mut events);
+        let body = acct.orders[n].to_json(&acct.orders);
+        publish(w, key, events);
         json(StatusCode::OK, &body)
     })
 }
