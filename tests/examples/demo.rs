@@ -702,6 +702,15 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         );
     }
 
+    step("the market's clock");
+    let clock = client.clock().get()?;
+    println!(
+        "  {} now; next open {}, next close {}",
+        if clock.is_open { "open" } else { "closed" },
+        clock.next_open,
+        clock.next_close
+    );
+
     step("replace a resting order in one step (never two orders, never a gap)");
     let quote = client.markets().quotes(&["AAPL"])?;
     let low = quote

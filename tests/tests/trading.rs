@@ -876,3 +876,55 @@ fn an_order_is_replaced_in_one_step_once_and_a_filled_one_is_a_conflict() {
         "{err:?}"
     );
 }
+
+#[test]
+fn the_market_clock_opens_and_closes_and_the_calendar_knows_early_closes() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let clock = client.clock().get().unwrap();
+    // Whatever the hour the sandbox starts at, the answer is consistent.
+    if clock.is_open {
+        assert!(clock.timestamp < clock.next_close && clock.next_close < clock.next_open);
+    } else {
+        assert!(clock.timestamp < clock.next_open && clock.next_open < clock.next_close);
+    }
+    // Move past the next open: open; past the next close: closed.
+    let target = clock.next_open;
+    let wait = (target - clock.timestamp + time::Duration::minutes(1)).unsigned_abs();
+    sandbox.advance(wait);
+    let later = client.clock().get().unwrap();
+    assert!(later.is_open, "{later:?}");
+    let to_close = (later.next_close - later.timestamp + time::Duration::minutes(1)).unsigned_abs();
+    sandbox.advance(to_close);
+    assert!(!client.clock().get().unwrap().is_open);
+
+    // Christmas week 2026: Thursday the 24th closes early, Friday the 25th and the
+    // weekend do not trade.
+    let days = client
+        .clock()
+        .calendar(
+            time::macros::date!(2026 - 12 - 21),
+            time::macros::date!(2026 - 12 - 27),
+        )
+        .unwrap();
+    let shown: Vec<String> = days
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}",
+                d.date,
+                if d.early_close { "early" } else { "full" }
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "2026-12-21 full",
+            "2026-12-22 full",
+            "2026-12-23 full",
+            "2026-12-24 early"
+        ]
+    );
+    assert!(days.iter().all(|d| d.open < d.close));
+}

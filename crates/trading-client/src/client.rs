@@ -241,6 +241,17 @@ impl Client {
         Orders::new(self)
     }
 
+    /// The market's clock (open now? next open and close) and calendar.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// println!("open: {}", client.clock().get()?.is_open);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn clock(&self) -> crate::Clock<'_> {
+        crate::Clock::new(self)
+    }
+
     /// Positions: list, get one, close one (all or part), close all.
     ///
     /// ```no_run

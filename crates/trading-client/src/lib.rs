@@ -76,6 +76,7 @@
 
 mod account;
 mod client;
+mod clock;
 mod history;
 mod markets;
 mod money;
@@ -86,6 +87,7 @@ mod stream;
 
 pub use account::{Account, AccountHandle, AccountStatus, Position};
 pub use client::{Client, Environment, Plan};
+pub use clock::{Clock, MarketClock, TradingDay};
 pub use history::{BarIter, BarPage, BarsQuery, History};
 pub use markets::{Bar, Level, MAX_SYMBOLS, Markets, OrderBook, Quote, Timeframe, Trade};
 pub use news::{Earnings, News, NewsItem, NewsKind, NewsPage};

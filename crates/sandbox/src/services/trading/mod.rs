@@ -19,6 +19,7 @@
 mod control;
 pub(crate) mod engine;
 mod handlers;
+mod hours;
 pub(crate) mod market;
 mod stream;
 

@@ -46,6 +46,8 @@ pub(super) fn router() -> Router<Arc<Shared>> {
             get(get_order).delete(cancel).patch(orders::replace),
         )
         .route("/v1/account", get(get_account))
+        .route("/v1/clock", get(clock))
+        .route("/v1/calendar", get(calendar))
         .route("/v1/history", get(history))
         .route("/v1/news", get(news))
         .route("/stream", get(stream))
@@ -240,6 +242,77 @@ async fn get_account(
             })
             .unwrap_or_default();
         json(StatusCode::OK, &body)
+    })
+}
+
+// ---- the market's clock and calendar ----
+
+/// `GET /v1/clock`: `{"timestamp", "is_open", "next_open", "next_close"}`.
+async fn clock(State(shared): State<Arc<Shared>>) -> Response {
+    shared.with_world(|w| {
+        let now = w.now();
+        match super::hours::clock(now) {
+            Some((is_open, next_open, next_close)) => json(
+                StatusCode::OK,
+                &json!({
+                    "timestamp": rfc3339(now),
+                    "is_open": is_open,
+                    "next_open": rfc3339(next_open),
+                    "next_close": rfc3339(next_close),
+                }),
+            ),
+            None => error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "no session ahead",
+            ),
+        }
+    })
+}
+
+/// `GET /v1/calendar?start&end` (dates `YYYY-MM-DD`, default today and 30 days on, at
+/// most 366 days): `{"days": [{"date", "open", "close", "early_close"}]}`.
+async fn calendar(State(shared): State<Arc<Shared>>, params: Params) -> Response {
+    let parse = |name: &str| -> Result<Option<time::Date>, Response> {
+        let Some(text) = params.get(name) else {
+            return Ok(None);
+        };
+        let format = time::macros::format_description!("[year]-[month]-[day]");
+        time::Date::parse(&text, &format).map(Some).map_err(|_| {
+            bad_request(
+                &format!("invalid_{name}"),
+                format!("{name} is a date YYYY-MM-DD"),
+            )
+        })
+    };
+    let (start, end) = match (parse("start"), parse("end")) {
+        (Ok(s), Ok(e)) => (s, e),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    shared.with_world(|w| {
+        let today = w.now().date();
+        let start = start.unwrap_or(today);
+        let end = end.unwrap_or_else(|| start.checked_add(Duration::days(30)).unwrap_or(start));
+        if end < start || (end - start) > Duration::days(366) {
+            return bad_request("invalid_range", "end is on or after start, at most 366 days on");
+        }
+        let mut days = Vec::new();
+        let mut day = start;
+        while day <= end {
+            if let Some(s) = super::hours::session(day) {
+                days.push(json!({
+                    "date": format!("{:04}-{:02}-{:02}", day.year(), u8::from(day.month()), day.day()),
+                    "open": rfc3339(s.open),
+                    "close": rfc3339(s.close),
+                    "early_close": s.early,
+                }));
+            }
+            match day.next_day() {
+                Some(next) => day = next,
+                None => break,
+            }
+        }
+        json(StatusCode::OK, &json!({"days": days}))
     })
 }
 
