@@ -215,7 +215,11 @@ fn a_reader_that_stops_falls_behind_then_the_stream_reconnects_and_recovers() {
     eventually("the flood", Duration::from_secs(20), || {
         sent.load(Ordering::SeqCst)
     });
-    thread::sleep(Duration::from_millis(200));
+    // Until the connection's thread has filled the lane and said so (not a sleep: a slow
+    // machine takes longer, never fails).
+    eventually("the lane to fill", Duration::from_secs(20), || {
+        stream.stats().fell_behind == 1
+    });
     let mut fills = 0;
     let mut behind_after = None;
     let mut reconnected = false;

@@ -2,6 +2,7 @@
 //! not compile), and placing it exactly once.
 
 mod model;
+mod replace;
 mod request;
 #[cfg(test)]
 mod tests;
@@ -15,6 +16,7 @@ use time::OffsetDateTime;
 
 use crate::client::Client;
 pub use model::*;
+pub use replace::ReplaceOrder;
 pub use request::*;
 
 /// The most of a call's timeout [`Orders::place`] keeps for looking an order up.
