@@ -115,7 +115,7 @@ pub use request::{Method, OpenBody, RequestBuilder, RequestOptions};
 pub use response::{Headers, RateLimitInfo, Response, StreamingResponse, WithResponse};
 pub use retry::{MAX_RETRY_AFTER, RetryPolicy};
 pub use time::{Clock, Sleeper, SystemClock, ThreadSleeper};
-pub use url::check_absolute_http;
+pub use url::{check_absolute_http, path_segment};
 
 /// Compile-time check that the client can be shared across threads and cloned.
 #[allow(dead_code)]

@@ -140,4 +140,23 @@ impl<'a> AccountHandle<'a> {
     pub fn get(&self) -> Result<Account> {
         self.client.http().get("/v1/account").send_json()
     }
+
+    /// The portfolio's equity and profit or loss over a period, a point a step.
+    /// `GET /v1/account/history?period&timeframe&end`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{Period, PortfolioQuery, Step};
+    /// let week = client.account().portfolio_history(&PortfolioQuery::new(Period::Week, Step::Hour))?;
+    /// if let Some(last) = week.points.last() {
+    ///     println!("equity {} ({:?} this week)", last.equity, last.profit_loss);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn portfolio_history(
+        &self,
+        query: &crate::PortfolioQuery,
+    ) -> Result<crate::PortfolioHistory> {
+        query.send(self.client)
+    }
 }

@@ -264,6 +264,33 @@ impl Client {
         crate::Positions::new(self)
     }
 
+    /// Assets: tradable, fractionable, shortable, tick size, smallest quantity.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let asset = client.assets().get("BRK.A")?;
+    /// println!("whole shares only: {}", !asset.fractionable);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn assets(&self) -> crate::Assets<'_> {
+        crate::Assets::new(self)
+    }
+
+    /// Account activities: fills and cash movements, paged and filtered.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::ListActivities;
+    /// for activity in client.activities().iter(&ListActivities::new()).take(10) {
+    ///     let a = activity?;
+    ///     println!("{} {} {:?}", a.id, a.activity_type, a.net_amount);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn activities(&self) -> crate::Activities<'_> {
+        crate::Activities::new(self)
+    }
+
     /// The account: balances, buying power, positions, status.
     ///
     /// ```no_run

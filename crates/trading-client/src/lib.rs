@@ -75,6 +75,8 @@
 #![deny(missing_docs)]
 
 mod account;
+mod activities;
+mod assets;
 mod client;
 mod clock;
 mod history;
@@ -86,15 +88,20 @@ mod positions;
 mod stream;
 
 pub use account::{Account, AccountHandle, AccountStatus, Position};
+pub use activities::{
+    Activities, Activity, ActivityPage, ActivityType, EquityPoint, ListActivities, Period,
+    PortfolioHistory, PortfolioQuery, Step,
+};
+pub use assets::{Asset, AssetStatus, Assets};
 pub use client::{Client, Environment, Plan};
 pub use clock::{Clock, MarketClock, TradingDay};
 pub use history::{BarIter, BarPage, BarsQuery, History};
 pub use markets::{Bar, Level, MAX_SYMBOLS, Markets, OrderBook, Quote, Timeframe, Trade};
-pub use news::{Earnings, News, NewsItem, NewsKind, NewsPage};
+pub use news::{Earnings, News, NewsItem, NewsKind, NewsPage, NewsQuery};
 pub use orders::{
-    Amount, Entry, Execution, Exit, ListOrders, MAX_CLIENT_ORDER_ID, Order, OrderClass, OrderId,
-    OrderKind, OrderPage, OrderRequest, OrderStatus, OrderType, Orders, ReplaceOrder, Side,
-    StopLoss, TimeInForce, Trail,
+    Amount, Direction, Entry, Execution, Exit, ListOrders, MAX_CLIENT_ORDER_ID, Order, OrderClass,
+    OrderId, OrderKind, OrderPage, OrderRequest, OrderStatus, OrderType, Orders, ReplaceOrder,
+    Side, StatusFilter, StopLoss, TimeInForce, Trail,
 };
 pub use positions::{Close, Positions};
 /// The decimal type of every price, quantity and amount.

@@ -250,6 +250,27 @@ impl<'a> Markets<'a> {
         Ok(answer.quotes)
     }
 
+    /// The current quote of one symbol. `GET /v1/markets?symbols=AAPL&kind=quotes`;
+    /// an answer without that symbol's quote is [`Error::UnexpectedBody`], never
+    /// another symbol's.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let aapl = client.markets().quote("AAPL")?;
+    /// println!("AAPL {} (bid {:?}, ask {:?})", aapl.price, aapl.bid, aapl.ask);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn quote(&self, symbol: &str) -> Result<Quote> {
+        let wanted = check_symbols(&[symbol])?;
+        self.quotes(&[symbol])?
+            .into_iter()
+            .find(|q| q.symbol.eq_ignore_ascii_case(&wanted))
+            .ok_or_else(|| Error::UnexpectedBody {
+                status: 200,
+                message: format!("the answer has no quote of {wanted}"),
+            })
+    }
+
     /// The last `limit` (1 to 1,000) bars of `timeframe` for each symbol.
     /// `GET /v1/markets?kind=bars&timeframe=..&limit=..`.
     ///

@@ -111,6 +111,13 @@ impl JsonObject {
         self
     }
 
+    /// `"key": true`.
+    pub(crate) fn boolean(mut self, key: &str, value: bool) -> Self {
+        self.key(key);
+        self.out.push_str(if value { "true" } else { "false" });
+        self
+    }
+
     /// `"key": {...}`.
     pub(crate) fn object(mut self, key: &str, value: JsonObject) -> Self {
         self.key(key);

@@ -1,4 +1,4 @@
-//! News and earnings. `GET /v1/news?symbols&limit&page_token`.
+//! News and earnings. `GET /v1/news?symbols&start&end&limit&page_token`.
 
 use core_http::{Result, TokenPage, TokenPaginator};
 use rust_decimal::Decimal;
@@ -104,6 +104,29 @@ impl<'a> News<'a> {
         News { client }
     }
 
+    /// A query of news about `symbols`, to narrow to a date range, then page or
+    /// iterate.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::time::{Duration, OffsetDateTime};
+    /// let end = OffsetDateTime::now_utc();
+    /// let last_week = client.news().query(&["AAPL"]).start(end - Duration::days(7)).end(end);
+    /// for item in last_week.iter() {
+    ///     let item = item?;
+    ///     println!("{:?} {}", item.created_at, item.headline);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn query<S: AsRef<str>>(&self, symbols: &[S]) -> NewsQuery {
+        NewsQuery {
+            client: self.client.clone(),
+            symbols: symbols.iter().map(|s| s.as_ref().to_owned()).collect(),
+            start: None,
+            end: None,
+        }
+    }
+
     /// One page of news about `symbols`, newest first: the first, or the one `token`
     /// names. `limit` is 1 to 50.
     ///
@@ -121,18 +144,7 @@ impl<'a> News<'a> {
         limit: u32,
         token: Option<&str>,
     ) -> Result<NewsPage> {
-        let symbols = check_symbols(symbols)?;
-        core_http::check_page_size(Some(limit), MAX_PAGE_SIZE)?;
-        let mut page: NewsPage = self
-            .client
-            .http()
-            .get("/v1/news")
-            .query("symbols", symbols)
-            .query("limit", limit)
-            .query_opt("page_token", token)
-            .send_json()?;
-        page.next_page_token = page.next_page_token.filter(|t| !t.is_empty());
-        Ok(page)
+        self.query(symbols).page(limit, token)
     }
 
     /// Every item about `symbols`, newest first, fetched 50 at a time as the iteration
@@ -146,7 +158,7 @@ impl<'a> News<'a> {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn iter<S: AsRef<str>>(&self, symbols: &[S]) -> TokenPaginator<NewsItem> {
-        self.iter_from(symbols, None)
+        self.query(symbols).iter()
     }
 
     /// As [`iter`](Self::iter), from the page `token` names (a
@@ -170,20 +182,75 @@ impl<'a> News<'a> {
         symbols: &[S],
         token: Option<&str>,
     ) -> TokenPaginator<NewsItem> {
-        let client = self.client.clone();
-        let symbols: Vec<String> = symbols.iter().map(|s| s.as_ref().to_owned()).collect();
-        let checked = check_symbols(&symbols).err();
-        let mut failed = checked;
-        let fetch = move |token: Option<&str>| {
-            if let Some(e) = failed.take() {
-                return Err(e);
-            }
-            let page = client.news().page(&symbols, MAX_PAGE_SIZE, token)?;
+        self.query(symbols).iter_from(token)
+    }
+}
+
+/// A query of news: about which symbols, and (optionally) from and to when. Built by
+/// [`News::query`].
+#[derive(Debug, Clone)]
+#[must_use = "a query does nothing until it is paged or iterated"]
+pub struct NewsQuery {
+    client: Client,
+    symbols: Vec<String>,
+    start: Option<OffsetDateTime>,
+    end: Option<OffsetDateTime>,
+}
+
+impl NewsQuery {
+    /// Only items published at or after `t`.
+    pub fn start(mut self, t: OffsetDateTime) -> Self {
+        self.start = Some(t);
+        self
+    }
+
+    /// Only items published at or before `t`.
+    pub fn end(mut self, t: OffsetDateTime) -> Self {
+        self.end = Some(t);
+        self
+    }
+
+    /// One page, newest first: the first, or the one `token` names. `limit` is 1 to
+    /// 50. `GET /v1/news?symbols&start&end&limit&page_token`.
+    pub fn page(&self, limit: u32, token: Option<&str>) -> Result<NewsPage> {
+        let symbols = check_symbols(&self.symbols)?;
+        core_http::check_page_size(Some(limit), MAX_PAGE_SIZE)?;
+        if let (Some(start), Some(end)) = (self.start, self.end)
+            && start > end
+        {
+            return Err(core_http::Error::InvalidRequest(
+                "the news range starts after it ends".into(),
+            ));
+        }
+        let format = core_http::timestamp::format;
+        let mut page: NewsPage = self
+            .client
+            .http()
+            .get("/v1/news")
+            .query("symbols", symbols)
+            .query_opt("start", self.start.map(format))
+            .query_opt("end", self.end.map(format))
+            .query("limit", limit)
+            .query_opt("page_token", token)
+            .send_json()?;
+        page.next_page_token = page.next_page_token.filter(|t| !t.is_empty());
+        Ok(page)
+    }
+
+    /// Every item, newest first, fetched 50 at a time as the iteration reaches them.
+    pub fn iter(&self) -> TokenPaginator<NewsItem> {
+        self.iter_from(None)
+    }
+
+    /// As [`iter`](Self::iter), from the page `token` names.
+    pub fn iter_from(&self, token: Option<&str>) -> TokenPaginator<NewsItem> {
+        let query = self.clone();
+        TokenPaginator::boxed(token.map(str::to_owned), move |token| {
+            let page = query.page(MAX_PAGE_SIZE, token)?;
             Ok(TokenPage {
                 items: page.news,
                 next_token: page.next_page_token,
             })
-        };
-        TokenPaginator::boxed(token.map(str::to_owned), fetch)
+        })
     }
 }

@@ -64,9 +64,11 @@ impl<'a> Positions<'a> {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn get(&self, symbol: &str) -> Result<Position> {
-        // A checked symbol (letters, digits, `.`, `-`) is one path segment as it is.
         crate::markets::check_symbols(&[symbol])?;
-        let path = format!("/v1/positions/{symbol}");
+        let path = format!(
+            "/v1/positions/{}",
+            core_http::path_segment("a symbol", symbol)?
+        );
         self.client.http().get(&path).send_json()
     }
 
@@ -102,7 +104,10 @@ impl<'a> Positions<'a> {
                 ));
             }
         };
-        let path = format!("/v1/positions/{symbol}");
+        let path = format!(
+            "/v1/positions/{}",
+            core_http::path_segment("a symbol", symbol)?
+        );
         let mut request = self
             .client
             .http()

@@ -1,6 +1,7 @@
 //! Orders: what to place (a type that carries its own prices, so an invalid order does
 //! not compile), and placing it exactly once.
 
+mod list;
 mod model;
 mod replace;
 mod request;
@@ -12,9 +13,9 @@ use std::time::{Duration, Instant};
 use core_http::{Error, Result};
 use log::debug;
 use serde::Deserialize;
-use time::OffsetDateTime;
 
 use crate::client::Client;
+pub use list::{Direction, ListOrders, OrderPage, StatusFilter};
 pub use model::*;
 pub use replace::ReplaceOrder;
 pub use request::*;
@@ -24,105 +25,6 @@ const LOOKUP_RESERVE: Duration = Duration::from_secs(5);
 
 /// The longest `client_order_id` the service takes.
 pub const MAX_CLIENT_ORDER_ID: usize = 48;
-
-/// Which orders to list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ListOrders {
-    /// `open`, `closed` or `all`. Defaults to none (the service's default: open).
-    pub status: Option<String>,
-    /// Only orders changed since then (and then oldest change first).
-    pub updated_since: Option<OffsetDateTime>,
-    /// At most this many a page (1 to 500). Defaults to none (the service's default:
-    /// 100).
-    pub limit: Option<u32>,
-    /// The page to read: a `next_page_token` of an earlier page. Defaults to the first.
-    pub page_token: Option<String>,
-}
-
-impl ListOrders {
-    /// Open orders, the service's default page.
-    ///
-    /// ```no_run
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let open = client.orders().list(&trading_client::ListOrders::new())?;
-    /// println!("{} open orders", open.len());
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Every order, open or not.
-    ///
-    /// ```
-    /// let params = trading_client::ListOrders::new().all();
-    /// assert_eq!(params.status.as_deref(), Some("all"));
-    /// ```
-    pub fn all(mut self) -> Self {
-        self.status = Some("all".into());
-        self
-    }
-
-    /// Closed orders only.
-    ///
-    /// ```
-    /// let params = trading_client::ListOrders::new().closed();
-    /// assert_eq!(params.status.as_deref(), Some("closed"));
-    /// ```
-    pub fn closed(mut self) -> Self {
-        self.status = Some("closed".into());
-        self
-    }
-
-    /// Only orders changed since `t`.
-    ///
-    /// ```no_run
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::{ListOrders, time::{Duration, OffsetDateTime}};
-    /// let hour_ago = OffsetDateTime::now_utc() - Duration::hours(1);
-    /// for order in client.orders().list(&ListOrders::new().all().updated_since(hour_ago))? {
-    ///     println!("{} is {}", order.id, order.status);
-    /// }
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn updated_since(mut self, t: OffsetDateTime) -> Self {
-        self.updated_since = Some(t);
-        self
-    }
-
-    /// At most `n` orders (1 to 500).
-    ///
-    /// ```
-    /// let params = trading_client::ListOrders::new().all().limit(500);
-    /// assert_eq!(params.limit, Some(500));
-    /// ```
-    pub fn limit(mut self, n: u32) -> Self {
-        self.limit = Some(n);
-        self
-    }
-
-    /// The page a `next_page_token` names.
-    ///
-    /// ```
-    /// let params = trading_client::ListOrders::new().all().page_token("u1767625200000000000:ord_1");
-    /// assert!(params.page_token.is_some());
-    /// ```
-    pub fn page_token(mut self, token: impl Into<String>) -> Self {
-        self.page_token = Some(token.into());
-        self
-    }
-}
-
-/// One page of orders.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct OrderPage {
-    /// The orders of the page.
-    pub orders: Vec<Order>,
-    /// The token of the next page (`ListOrders::page_token`); `None` after the last.
-    pub next_page_token: Option<String>,
-}
 
 #[derive(Deserialize)]
 pub(crate) struct OrderList {
@@ -233,6 +135,29 @@ impl<'a> Orders<'a> {
             .get_by_client_order_id(client_order_id)
     }
 
+    /// Places an order after checking it against its asset (one `GET /v1/assets/{symbol}`
+    /// first): an asset not tradable, a fraction of a share of one that trades whole, a
+    /// quantity below its smallest, or a price off its tick is refused with
+    /// [`Error::InvalidRequest`] and nothing is sent. The service refuses the same
+    /// orders either way ([`place`](Self::place) lets it); this is for scripts that
+    /// would rather know before. Then as [`place`](Self::place): exactly once.
+    ///
+    /// ```no_run
+    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let half = OrderRequest::limit("BRK.A", Side::Buy, "0.5".parse().unwrap(), Decimal::from(700_000));
+    /// match client.orders().place_checked(&half) {
+    ///     Err(trading_client::Error::InvalidRequest(why)) => println!("not sent: {why}"),
+    ///     other => println!("{other:?}"),
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn place_checked(&self, order: &OrderRequest) -> Result<Order> {
+        order.validate()?;
+        self.client.assets().get(&order.symbol)?.check(order)?;
+        self.place(order)
+    }
+
     /// An order by id. `GET /v1/orders/{id}`.
     ///
     /// ```no_run
@@ -325,17 +250,8 @@ impl<'a> Orders<'a> {
     /// ```
     pub fn page(&self, params: &ListOrders) -> Result<OrderPage> {
         core_http::check_page_size(params.limit, 500)?;
-        let list: OrderList = self
-            .client
-            .http()
-            .get("/v1/orders")
-            .query_opt("status", params.status.as_deref())
-            .query_opt(
-                "updated_since",
-                params.updated_since.map(core_http::timestamp::format),
-            )
-            .query_opt("limit", params.limit)
-            .query_opt("page_token", params.page_token.as_deref())
+        let list: OrderList = params
+            .apply(self.client.http().get("/v1/orders"))
             .send_json()?;
         Ok(OrderPage {
             orders: list.orders,

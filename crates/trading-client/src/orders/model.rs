@@ -195,7 +195,8 @@ pub struct Order {
         skip_serializing_if = "Option::is_none"
     )]
     pub limit_price: Option<Decimal>,
-    /// The stop price.
+    /// The stop price; for a trailing stop, where the stop stands now (it moves with
+    /// the best price seen, [`hwm`](Self::hwm)).
     #[serde(
         default,
         deserialize_with = "crate::money::opt_decimal",
@@ -216,6 +217,17 @@ pub struct Order {
         skip_serializing_if = "Option::is_none"
     )]
     pub trail_percent: Option<Decimal>,
+    /// A trailing stop's best price seen since it was placed (the highest for a sell,
+    /// the lowest for a buy), from which its stop price follows.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub hwm: Option<Decimal>,
+    /// May fill in the extended sessions ([`OrderRequest::extended_hours`](crate::OrderRequest::extended_hours)).
+    #[serde(default)]
+    pub extended_hours: bool,
     /// Its class.
     #[serde(default)]
     pub order_class: OrderClass,

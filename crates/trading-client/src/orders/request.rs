@@ -162,6 +162,10 @@ pub struct OrderRequest {
     /// a UUID. Either way the same id goes with every attempt, and the service never
     /// places two orders with one id.
     pub client_order_id: Option<String>,
+    /// May fill before the open and after the close too (a simple limit order working
+    /// for the day only; anything else is refused before sending). Defaults to
+    /// `false`.
+    pub extended_hours: bool,
     legs: Legs,
 }
 
@@ -174,6 +178,7 @@ impl OrderRequest {
             order_type,
             time_in_force: TimeInForce::Day,
             client_order_id: None,
+            extended_hours: false,
             legs: Legs::None,
         }
     }
@@ -397,6 +402,44 @@ impl OrderRequest {
         }
     }
 
+    /// Lets a limit order fill in the extended sessions (before the open, after the
+    /// close). Only a simple limit order for the day may: on anything else the order is
+    /// refused before it is sent.
+    ///
+    /// ```
+    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// let early = OrderRequest::limit("AAPL", Side::Buy, Decimal::ONE, Decimal::new(18_000, 2))
+    ///     .extended_hours(true);
+    /// assert!(early.extended_hours);
+    /// ```
+    pub fn extended_hours(mut self, yes: bool) -> Self {
+        self.extended_hours = yes;
+        self
+    }
+
+    /// The prices of the exits (take-profit, stop-loss and its limit), named.
+    pub(crate) fn exit_prices(&self) -> Vec<(&'static str, Decimal)> {
+        let stop_loss = |s: StopLoss| {
+            let mut v = vec![("stop-loss price", s.stop)];
+            v.extend(s.limit.map(|l| ("stop-loss limit price", l)));
+            v
+        };
+        match self.legs {
+            Legs::None => Vec::new(),
+            Legs::Bracket {
+                take_profit,
+                stop_loss: sl,
+            } => {
+                let mut v = vec![("take-profit price", take_profit)];
+                v.extend(stop_loss(sl));
+                v
+            }
+            Legs::Oco { stop_loss: sl } => stop_loss(sl),
+            Legs::Oto(Exit::TakeProfit(p)) => vec![("take-profit price", p)],
+            Legs::Oto(Exit::StopLoss(sl)) => stop_loss(sl),
+        }
+    }
+
     /// Checks what the types cannot: positive amounts and prices, a symbol, a known
     /// side and time in force, a client order id of 1 to 48 characters.
     pub(crate) fn validate(&self) -> Result<()> {
@@ -447,6 +490,15 @@ impl OrderRequest {
                 "a client order id is 1 to {MAX_CLIENT_ORDER_ID} characters, got {}",
                 id.len()
             ));
+        }
+        if self.extended_hours
+            && !(matches!(self.order_type, OrderType::Limit { .. })
+                && self.legs == Legs::None
+                && self.time_in_force == TimeInForce::Day)
+        {
+            return invalid(
+                "extended hours are for simple limit orders with time in force day".into(),
+            );
         }
         match self.legs {
             Legs::None => {}
@@ -528,6 +580,9 @@ impl OrderRequest {
             }
             Legs::Oto(Exit::StopLoss(sl)) => o.object("stop_loss", stop_loss(sl)),
         };
+        if self.extended_hours {
+            o = o.boolean("extended_hours", true);
+        }
         o.string("client_order_id", client_order_id).finish()
     }
 }

@@ -19,7 +19,7 @@ use time::OffsetDateTime;
 
 use crate::account::Account;
 use crate::client::{Client, Environment, Plan};
-use crate::markets::{Quote, check_symbols};
+use crate::markets::{Bar, Quote, Trade, check_symbols};
 use crate::orders::{ListOrders, Order, OrderId, Side};
 use protocol::{Subscription, TradingProtocol};
 use recovery::{Fills, RECONCILE_LIMIT, fills_of};
@@ -76,6 +76,14 @@ pub enum Event {
     /// A quote of a subscribed symbol (quotes may be dropped when you fall far behind:
     /// see [`TradingStream::stats`]).
     Quote(Quote),
+    /// A trade on the market in a symbol subscribed with
+    /// [`subscribe_trades`](TradingStream::subscribe_trades) (on the same lossy lane as
+    /// quotes).
+    Trade(Trade),
+    /// A minute bar of a symbol subscribed with
+    /// [`subscribe_bars`](TradingStream::subscribe_bars), once its minute is over (on the
+    /// lossy lane).
+    Bar(Bar),
     /// A fill of one of your orders. Never dropped, never repeated.
     Fill(Fill),
     /// One of your orders changed.
@@ -198,14 +206,7 @@ impl TradingStream {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn subscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
-        let symbols = check_symbols(symbols)?;
-        self.session.stream().subscribe_confirmed(
-            Subscription {
-                channels: vec!["quotes"],
-                symbols: symbols.split(',').map(str::to_owned).collect(),
-            },
-            SUBSCRIBE_TIMEOUT,
-        )
+        self.subscribe_market("quotes", symbols)
     }
 
     /// Stops the quotes of `symbols`.
@@ -218,9 +219,77 @@ impl TradingStream {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn unsubscribe_quotes<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        self.unsubscribe_market("quotes", symbols)
+    }
+
+    /// Receives the market's trades in `symbols` ([`Event::Trade`]), on the lossy lane
+    /// like quotes. Returns once the server has acknowledged the subscription.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Event;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_trades(&["AAPL"])?;
+    /// if let Some(Ok(Event::Trade(t))) = stream.next() {
+    ///     println!("{} traded {:?} at {}", t.symbol, t.size, t.price);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn subscribe_trades<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        self.subscribe_market("trades", symbols)
+    }
+
+    /// Stops the trades of `symbols`.
+    pub fn unsubscribe_trades<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        self.unsubscribe_market("trades", symbols)
+    }
+
+    /// Receives a one-minute bar of each of `symbols` as each minute ends
+    /// ([`Event::Bar`]), on the lossy lane like quotes. Returns once the server has
+    /// acknowledged the subscription.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::Event;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_bars(&["AAPL"])?;
+    /// if let Some(Ok(Event::Bar(bar))) = stream.next() {
+    ///     println!("{:?} {} o {} c {}", bar.symbol, bar.t, bar.o, bar.c);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn subscribe_bars<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        self.subscribe_market("bars", symbols)
+    }
+
+    /// Stops the bars of `symbols`.
+    pub fn unsubscribe_bars<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
+        self.unsubscribe_market("bars", symbols)
+    }
+
+    fn subscribe_market<S: AsRef<str>>(
+        &mut self,
+        channel: &'static str,
+        symbols: &[S],
+    ) -> Result<()> {
+        let symbols = check_symbols(symbols)?;
+        self.session.stream().subscribe_confirmed(
+            Subscription {
+                channels: vec![channel],
+                symbols: symbols.split(',').map(str::to_owned).collect(),
+            },
+            SUBSCRIBE_TIMEOUT,
+        )
+    }
+
+    fn unsubscribe_market<S: AsRef<str>>(
+        &mut self,
+        channel: &'static str,
+        symbols: &[S],
+    ) -> Result<()> {
         let symbols = check_symbols(symbols)?;
         self.session.stream().unsubscribe(Subscription {
-            channels: Vec::new(),
+            channels: vec![channel],
             symbols: symbols.split(',').map(str::to_owned).collect(),
         });
         Ok(())

@@ -1,6 +1,6 @@
 //! The stream's wire protocol: subscription messages, and frames decoded into events.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use core_http::ws::{Inbound, Protocol};
 use serde::Deserialize;
@@ -8,21 +8,28 @@ use serde_json::value::RawValue;
 
 use super::{Event, Fill};
 use crate::account::Account;
-use crate::markets::Quote;
+use crate::markets::{Bar, Quote, Trade};
 use crate::orders::Order;
 
-/// What to subscribe to.
+/// What to subscribe to: channels, and the symbols of the market-data channels named
+/// (quotes, trades, bars).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Subscription {
     pub(super) channels: Vec<&'static str>,
     pub(super) symbols: Vec<String>,
 }
 
-/// The stream's wire protocol.
+/// The channels that take symbols.
+const MARKET: [&str; 3] = ["quotes", "trades", "bars"];
+
+/// The stream's wire protocol. A subscription's symbols go to each market-data channel
+/// it names; an unsubscription with symbols takes them off the channels it names, one
+/// without symbols ends those channels. Replayed after a reconnect: one message for
+/// the other channels, one per market-data channel with its symbols.
 #[derive(Debug, Default)]
 pub(crate) struct TradingProtocol {
     channels: BTreeSet<&'static str>,
-    symbols: BTreeSet<String>,
+    market: BTreeMap<&'static str, BTreeSet<String>>,
 }
 
 fn message(action: &str, channels: &[&str], symbols: &[String]) -> String {
@@ -74,6 +81,14 @@ impl TradingProtocol {
             "quote" => match serde_json::from_str::<Quote>(raw) {
                 Ok(q) => Inbound::lossy(Event::Quote(q)).on_channel("quotes"),
                 Err(_) => Inbound::lossless(unknown()),
+            },
+            "trade" => match serde_json::from_str::<Trade>(raw) {
+                Ok(t) => Inbound::lossy(Event::Trade(t)).on_channel("trades"),
+                Err(_) => Inbound::lossy(unknown()),
+            },
+            "bar" => match serde_json::from_str::<Bar>(raw) {
+                Ok(b) => Inbound::lossy(Event::Bar(b)).on_channel("bars"),
+                Err(_) => Inbound::lossy(unknown()),
             },
             "fill" => match serde_json::from_str::<Fill>(raw) {
                 Ok(f) => Inbound::lossless(Event::Fill(f)).on_channel("orders"),
@@ -138,28 +153,49 @@ impl Protocol for TradingProtocol {
     type Subscription = Subscription;
 
     fn subscribe(&mut self, s: &Subscription) -> Vec<String> {
-        self.channels.extend(s.channels.iter().copied());
-        self.symbols.extend(s.symbols.iter().cloned());
+        for c in &s.channels {
+            if MARKET.contains(c) {
+                self.market
+                    .entry(c)
+                    .or_default()
+                    .extend(s.symbols.iter().cloned());
+            } else {
+                self.channels.insert(c);
+            }
+        }
         vec![message("subscribe", &s.channels, &s.symbols)]
     }
 
     fn unsubscribe(&mut self, s: &Subscription) -> Vec<String> {
-        for c in &s.channels {
-            self.channels.remove(c);
-        }
-        for symbol in &s.symbols {
-            self.symbols.remove(symbol);
+        if s.symbols.is_empty() {
+            for c in &s.channels {
+                self.channels.remove(c);
+                self.market.remove(c);
+            }
+        } else {
+            for (c, symbols) in &mut self.market {
+                if s.channels.is_empty() || s.channels.contains(c) {
+                    for symbol in &s.symbols {
+                        symbols.remove(symbol);
+                    }
+                }
+            }
+            self.market.retain(|_, symbols| !symbols.is_empty());
         }
         vec![message("unsubscribe", &s.channels, &s.symbols)]
     }
 
     fn replay(&self) -> Vec<String> {
-        if self.channels.is_empty() {
-            return Vec::new();
+        let mut out = Vec::new();
+        if !self.channels.is_empty() {
+            let channels: Vec<&str> = self.channels.iter().copied().collect();
+            out.push(message("subscribe", &channels, &[]));
         }
-        let channels: Vec<&str> = self.channels.iter().copied().collect();
-        let symbols: Vec<String> = self.symbols.iter().cloned().collect();
-        vec![message("subscribe", &channels, &symbols)]
+        for (c, symbols) in &self.market {
+            let symbols: Vec<String> = symbols.iter().cloned().collect();
+            out.push(message("subscribe", &[c], &symbols));
+        }
+        out
     }
 
     fn decode(&mut self, frame: &str, out: &mut Vec<Inbound<Event>>) {
@@ -219,21 +255,73 @@ mod tests {
     }
 
     #[test]
-    fn subscriptions_are_replayed_together() {
+    fn subscriptions_are_replayed_per_channel() {
         let mut p = TradingProtocol::default();
         assert!(p.replay().is_empty());
         p.subscribe(&Subscription {
             channels: vec!["quotes"],
-            symbols: vec!["AAPL".into()],
+            symbols: vec!["AAPL".into(), "MSFT".into()],
+        });
+        p.subscribe(&Subscription {
+            channels: vec!["trades"],
+            symbols: vec!["TSLA".into()],
         });
         p.subscribe(&Subscription {
             channels: vec!["orders"],
             symbols: vec![],
         });
+        p.unsubscribe(&Subscription {
+            channels: vec!["quotes"],
+            symbols: vec!["MSFT".into()],
+        });
         assert_eq!(
             p.replay(),
-            [r#"{"action":"subscribe","channels":["orders","quotes"],"symbols":["AAPL"]}"#]
+            [
+                r#"{"action":"subscribe","channels":["orders"],"symbols":[]}"#,
+                r#"{"action":"subscribe","channels":["quotes"],"symbols":["AAPL"]}"#,
+                r#"{"action":"subscribe","channels":["trades"],"symbols":["TSLA"]}"#,
+            ]
         );
+        // The last symbol of a channel gone, the channel is not replayed.
+        p.unsubscribe(&Subscription {
+            channels: vec!["trades"],
+            symbols: vec!["TSLA".into()],
+        });
+        assert_eq!(p.replay().len(), 2);
+    }
+
+    #[test]
+    fn trades_and_bars_decode_onto_the_lossy_lane() {
+        let mut p = TradingProtocol::default();
+        let frame = r#"[{"type":"trade","symbol":"AAPL","price":187.25,"size":12,"timestamp":"2026-11-24T15:00:07Z"},{"type":"bar","symbol":"AAPL","t":"2026-11-24T15:00:00Z","o":187.1,"h":187.3,"l":187.0,"c":187.25,"v":5120}]"#;
+        let decoded = p.decoded(frame);
+        match &decoded[..] {
+            [
+                Inbound::Event {
+                    event: Event::Trade(t),
+                    lane: core_http::ws::Lane::Lossy,
+                    ..
+                },
+                Inbound::Event {
+                    event: Event::Bar(b),
+                    lane: core_http::ws::Lane::Lossy,
+                    ..
+                },
+            ] => {
+                assert_eq!(t.price.to_string(), "187.25");
+                assert_eq!(b.c.to_string(), "187.25");
+                assert_eq!(b.symbol.as_deref(), Some("AAPL"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A bar without its prices is no bar of zeros.
+        assert!(matches!(
+            &p.decoded(r#"{"type":"bar","symbol":"AAPL","t":"2026-11-24T15:00:00Z"}"#)[..],
+            [Inbound::Event {
+                event: Event::Unknown { .. },
+                ..
+            }]
+        ));
     }
 
     proptest::proptest! {

@@ -35,6 +35,8 @@ pub(crate) struct Account {
     pub orders: Vec<Order>,
     pub by_client_id: HashMap<String, usize>,
     pub last_checked: OffsetDateTime,
+    /// When the account opened (its first deposit).
+    pub opened_at: OffsetDateTime,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -125,6 +127,8 @@ pub(crate) struct Order {
     /// The order this one replaced, and the one that replaced it.
     pub replaces: Option<String>,
     pub replaced_by: Option<String>,
+    /// May fill outside regular hours (a simple day limit order).
+    pub extended_hours: bool,
 }
 
 impl Order {
@@ -139,6 +143,20 @@ impl Order {
         self.target
             .or(self.qty)
             .map(|q| (q - self.filled_qty).max(Decimal::ZERO))
+    }
+
+    /// A trailing stop's stop price when the best price seen is `mark`.
+    fn trailing_stop(&self, mark: Decimal) -> Decimal {
+        let trail = match (self.trail_price, self.trail_percent) {
+            (Some(p), _) => p,
+            (None, Some(pct)) => mark * pct / Decimal::from(100),
+            (None, None) => Decimal::ZERO,
+        };
+        let stop = match self.side {
+            Side::Sell => mark - trail,
+            Side::Buy => mark + trail,
+        };
+        stop.round_dp(2).max(Decimal::new(1, 2))
     }
 
     pub(crate) fn to_json(&self, all: &[Order]) -> Value {
@@ -158,9 +176,19 @@ impl Order {
         }
         put("type", json!(self.kind.as_str()));
         put("time_in_force", json!(self.tif));
+        // A trailing stop's stop is where it stands now: the best price seen, less
+        // (for a sell) the trail.
+        let stop = match (self.kind, self.watermark) {
+            (Kind::TrailingStop, Some(mark)) => Some(self.trailing_stop(mark)),
+            _ => self.stop,
+        };
         for (name, value) in [
             ("limit_price", self.limit),
-            ("stop_price", self.stop),
+            ("stop_price", stop),
+            (
+                "hwm",
+                self.watermark.filter(|_| self.kind == Kind::TrailingStop),
+            ),
             ("trail_price", self.trail_price),
             ("trail_percent", self.trail_percent),
         ] {
@@ -169,6 +197,7 @@ impl Order {
             }
         }
         put("order_class", json!(self.class));
+        put("extended_hours", json!(self.extended_hours));
         if let Some(id) = &self.replaces {
             put("replaces", json!(id));
         }
@@ -241,6 +270,7 @@ impl Account {
             orders: Vec::new(),
             by_client_id: HashMap::new(),
             last_checked: now,
+            opened_at: now,
         }
     }
 

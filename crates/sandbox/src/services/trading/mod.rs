@@ -16,6 +16,7 @@
 //! - Plans: Free 200 requests a minute (no stream, no history), Pro 10,000, Enterprise
 //!   unlimited.
 
+mod assets;
 mod control;
 pub(crate) mod engine;
 mod handlers;

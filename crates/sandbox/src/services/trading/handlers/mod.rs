@@ -1,6 +1,8 @@
 //! The service's routes: markets, orders, account, history, news, and the stream's
 //! upgrade.
 
+mod activities;
+mod assets;
 mod order_body;
 mod orders;
 mod positions;
@@ -46,6 +48,10 @@ pub(super) fn router() -> Router<Arc<Shared>> {
             get(get_order).delete(cancel).patch(orders::replace),
         )
         .route("/v1/account", get(get_account))
+        .route("/v1/account/history", get(activities::portfolio))
+        .route("/v1/activities", get(activities::list))
+        .route("/v1/assets", get(assets::list))
+        .route("/v1/assets/{symbol}", get(assets::get_one))
         .route("/v1/clock", get(clock))
         .route("/v1/calendar", get(calendar))
         .route("/v1/history", get(history))
@@ -445,12 +451,32 @@ async fn news(State(shared): State<Arc<Shared>>, params: Params) -> Response {
         Ok(n) => n,
         Err(e) => return e,
     };
+    let time = |name: &str| match params.get(name) {
+        None => Ok(None),
+        Some(s) => parse_rfc3339(&s).map(Some).ok_or_else(|| {
+            bad_request(
+                &format!("invalid_{name}"),
+                format!("{name} is an RFC 3339 time"),
+            )
+        }),
+    };
+    let (start, end) = match (time("start"), time("end")) {
+        (Ok(s), Ok(e)) => (s, e),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    if let (Some(s), Some(e)) = (start, end)
+        && s > e
+    {
+        return bad_request("invalid_range", "start is after end");
+    }
     shared.with_world(|w| {
         let seed = w.settings.seed;
-        let now = w.now();
+        // The items up to `end` (or now), from `start` on.
+        let before = end.unwrap_or_else(|| w.now()).min(w.now());
         let mut all: Vec<(OffsetDateTime, Value)> = symbols
             .iter()
-            .flat_map(|s| market::news(seed, s, now, NEWS_ITEMS_PER_SYMBOL))
+            .flat_map(|s| market::news(seed, s, before, NEWS_ITEMS_PER_SYMBOL))
+            .filter(|(t, _)| start.is_none_or(|s| *t >= s))
             .collect();
         all.sort_by(|a, b| {
             b.0.cmp(&a.0)

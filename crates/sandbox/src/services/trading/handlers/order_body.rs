@@ -7,6 +7,7 @@ use axum::response::Response;
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
+use super::super::assets::Asset;
 use super::super::engine::{Kind, Side};
 use super::super::market::valid_symbol;
 use super::*;
@@ -93,6 +94,7 @@ pub(super) struct NewOrder {
     pub(super) take_profit: Option<Decimal>,
     pub(super) stop_loss: Option<(Decimal, Option<Decimal>)>,
     pub(super) client_order_id: Option<String>,
+    pub(super) extended_hours: bool,
 }
 
 pub(super) fn parse_order(body: &Bytes) -> Result<NewOrder, Response> {
@@ -148,6 +150,7 @@ pub(super) fn parse_order(body: &Bytes) -> Result<NewOrder, Response> {
             "time_in_force is day, gtc, ioc, fok, opg or cls",
         ));
     }
+    check_asset(&Asset::of(&symbol), qty, notional)?;
     let limit = price(&body, "limit_price")?;
     let stop = price(&body, "stop_price")?;
     let trail_price = price(&body, "trail_price")?;
@@ -232,6 +235,22 @@ pub(super) fn parse_order(body: &Bytes) -> Result<NewOrder, Response> {
             ));
         }
     }
+    let extended_hours = match body.get("extended_hours") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(unprocessable(
+                "invalid_extended_hours",
+                "extended_hours is true or false",
+            ));
+        }
+    };
+    if extended_hours && (kind != Kind::Limit || tif != "day" || class != "simple") {
+        return Err(unprocessable(
+            "invalid_extended_hours",
+            "extended_hours is for simple limit orders with time_in_force day",
+        ));
+    }
     let client_order_id = text(&body, "client_order_id")?.map(str::to_owned);
     if client_order_id
         .as_ref()
@@ -257,5 +276,45 @@ pub(super) fn parse_order(body: &Bytes) -> Result<NewOrder, Response> {
         take_profit,
         stop_loss,
         client_order_id,
+        extended_hours,
     })
+}
+
+/// Refuses an order the asset does not allow: one not tradable (halted or delisted),
+/// or a fraction of a share (a fractional quantity, or an amount of money) of one that
+/// trades only whole.
+pub(super) fn check_asset(
+    asset: &Asset,
+    qty: Option<Decimal>,
+    notional: Option<Decimal>,
+) -> Result<(), Response> {
+    if !asset.tradable {
+        return Err(unprocessable(
+            "asset_not_tradable",
+            format!(
+                "{} is not tradable ({})",
+                asset.symbol,
+                if asset.active { "halted" } else { "inactive" }
+            ),
+        ));
+    }
+    if asset.fractionable {
+        return Ok(());
+    }
+    if notional.is_some() {
+        return Err(unprocessable(
+            "fractional_not_allowed",
+            format!(
+                "{} trades in whole shares only: order it by qty, not notional",
+                asset.symbol
+            ),
+        ));
+    }
+    if let Some(q) = qty.filter(|q| !q.fract().is_zero()) {
+        return Err(unprocessable(
+            "fractional_not_allowed",
+            format!("{} trades in whole shares only, got qty {q}", asset.symbol),
+        ));
+    }
+    Ok(())
 }

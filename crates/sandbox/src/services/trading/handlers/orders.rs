@@ -58,6 +58,7 @@ fn order(
         target: None,
         replaces: None,
         replaced_by: None,
+        extended_hours: false,
     }
 }
 
@@ -154,6 +155,7 @@ pub(super) fn place_order(w: &mut World, key: &str, new: &NewOrder) -> Response 
     top.stop = new.stop;
     top.trail_price = new.trail_price;
     top.trail_percent = new.trail_percent;
+    top.extended_hours = new.extended_hours;
     let exit = match new.side {
         Side::Buy => Side::Sell,
         Side::Sell => Side::Buy,
@@ -256,9 +258,20 @@ pub(super) async fn list_orders(
     let pairs = params.0.as_slice();
     let get = |name: &str| params.get(name);
     let status = get("status").unwrap_or_else(|| "open".into());
-    if !matches!(status.as_str(), "open" | "closed" | "all") {
-        return bad_request("invalid_status", "status is open, closed or all");
+    if !matches!(status.as_str(), "open" | "closed" | "all") && !STATUSES.contains(&status.as_str())
+    {
+        return bad_request(
+            "invalid_status",
+            format!(
+                "status is open, closed, all or one of {}",
+                STATUSES.join(", ")
+            ),
+        );
     }
+    let filters = match Filters::read(&params) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
     let since = match get("updated_since") {
         Some(s) => match parse_rfc3339(&s) {
             Some(t) => Some(t),
@@ -296,11 +309,13 @@ pub(super) async fn list_orders(
                         .any(|&l| acct.orders.get(l).is_some_and(Order::is_open));
                 match status.as_str() {
                     "open" if client_order_id.is_none() => open,
+                    "open" | "all" => true,
                     "closed" => !open,
-                    _ => true,
+                    exact => o.status == exact,
                 }
             })
             .filter(|o| since.is_none_or(|s| latest_update(o, &acct.orders) >= s))
+            .filter(|o| filters.keeps(o))
             .collect();
         // Pages: by change, a cursor after the last (change, id) given, so that an order
         // that changes while the caller pages moves ahead and is read again, never
@@ -322,9 +337,14 @@ pub(super) async fn list_orders(
                 )
             })
         } else {
-            // Newest first; orders made at the same instant, the later made first.
-            found.reverse();
-            found.sort_by_key(|o| std::cmp::Reverse(o.created_at));
+            // Newest first; orders made at the same instant, the later made first (or
+            // the other way round, oldest first, with direction=asc).
+            if filters.ascending {
+                found.sort_by_key(|o| o.created_at);
+            } else {
+                found.reverse();
+                found.sort_by_key(|o| std::cmp::Reverse(o.created_at));
+            }
             let start = offset.min(found.len());
             found.drain(..start);
             (found.len() > limit).then(|| format!("p{}", start + limit))
@@ -491,6 +511,7 @@ pub(super) async fn replace(
             "side": old.side.as_str(),
             "type": old.kind.as_str(),
             "time_in_force": changes.get("time_in_force").cloned().unwrap_or_else(|| json!(old.tif)),
+            "extended_hours": old.extended_hours,
         });
         let keep = |name: &str, value: Option<Decimal>| {
             changes
@@ -544,4 +565,75 @@ pub(super) async fn replace(
         publish(w, key, events);
         json(StatusCode::OK, &body)
     })
+}
+
+/// Every status an order can have.
+const STATUSES: [&str; 12] = [
+    "new",
+    "accepted",
+    "pending_new",
+    "partially_filled",
+    "filled",
+    "canceled",
+    "expired",
+    "rejected",
+    "replaced",
+    "pending_cancel",
+    "pending_replace",
+    "held",
+];
+
+/// The order list's narrowing filters: `symbols`, `side`, `after`/`until` (placed
+/// after, placed at or before) and `direction` (of a listing by creation).
+struct Filters {
+    symbols: Option<Vec<String>>,
+    side: Option<Side>,
+    after: Option<OffsetDateTime>,
+    until: Option<OffsetDateTime>,
+    ascending: bool,
+}
+
+impl Filters {
+    fn read(params: &Params) -> Result<Filters, Response> {
+        let time = |name: &str| match params.get(name) {
+            None => Ok(None),
+            Some(s) => parse_rfc3339(&s).map(Some).ok_or_else(|| {
+                bad_request(
+                    &format!("invalid_{name}"),
+                    format!("{name} is an RFC 3339 time"),
+                )
+            }),
+        };
+        let symbols = match params.get("symbols") {
+            None => None,
+            Some(_) => Some(super::symbols(&params.0)?),
+        };
+        let side = match params.get("side").as_deref() {
+            None => None,
+            Some("buy") => Some(Side::Buy),
+            Some("sell") => Some(Side::Sell),
+            Some(_) => return Err(bad_request("invalid_side", "side is buy or sell")),
+        };
+        let ascending = match params.get("direction").as_deref() {
+            None | Some("desc") => false,
+            Some("asc") => true,
+            Some(_) => {
+                return Err(bad_request("invalid_direction", "direction is asc or desc"));
+            }
+        };
+        Ok(Filters {
+            symbols,
+            side,
+            after: time("after")?,
+            until: time("until")?,
+            ascending,
+        })
+    }
+
+    fn keeps(&self, o: &Order) -> bool {
+        self.symbols.as_ref().is_none_or(|s| s.contains(&o.symbol))
+            && self.side.is_none_or(|side| o.side == side)
+            && self.after.is_none_or(|t| o.created_at > t)
+            && self.until.is_none_or(|t| o.created_at <= t)
+    }
 }

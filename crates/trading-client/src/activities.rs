@@ -1,0 +1,363 @@
+//! The account's past: activities (fills and cash movements), paged and filtered, at
+//! `GET /v1/activities`; and the portfolio's history (equity and profit or loss over a
+//! period) at `GET /v1/account/history`.
+
+use core_http::{Result, TokenPage, TokenPaginator};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::client::Client;
+use crate::orders::{Direction, OrderId, Side};
+
+core_http::string_enum! {
+    /// What an activity was.
+    pub enum ActivityType {
+        /// One execution of an order.
+        Fill = "fill",
+        /// Money paid in.
+        Deposit = "deposit",
+        /// Money paid out.
+        Withdrawal = "withdrawal",
+        /// A dividend paid.
+        Dividend = "dividend",
+        /// A fee charged.
+        Fee = "fee",
+    }
+}
+
+/// One activity: a fill, or a movement of cash. Only `id` is required; amounts the
+/// answer does not carry are `None`, never zero.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Activity {
+    /// Its id (a fill's is its execution id).
+    #[serde(deserialize_with = "core_http::de::text")]
+    pub id: String,
+    /// What it was.
+    #[serde(default)]
+    pub activity_type: ActivityType,
+    /// When.
+    #[serde(
+        default,
+        with = "core_http::timestamp::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub transaction_time: Option<OffsetDateTime>,
+    /// A fill's symbol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// A fill's side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<Side>,
+    /// A fill's quantity.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub qty: Option<Decimal>,
+    /// A fill's price.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub price: Option<Decimal>,
+    /// What it did to cash: negative for a buy or a withdrawal, positive for a sale or
+    /// a deposit.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub net_amount: Option<Decimal>,
+    /// A fill's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_id: Option<OrderId>,
+    /// A cash movement's description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// Which activities to list. Every filter is optional.
+///
+/// ```
+/// use trading_client::{ActivityType, Direction, ListActivities};
+/// use trading_client::time::macros::datetime;
+/// let params = ListActivities::new()
+///     .types(&[ActivityType::Fill])
+///     .after(datetime!(2026-11-01 00:00 UTC))
+///     .direction(Direction::Asc)
+///     .page_size(100);
+/// assert_eq!(params.types, [ActivityType::Fill]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListActivities {
+    /// Only these types (none: every type).
+    pub types: Vec<ActivityType>,
+    /// Only activities after this instant.
+    pub after: Option<OffsetDateTime>,
+    /// Only activities at or before this instant.
+    pub until: Option<OffsetDateTime>,
+    /// Newest first (the default) or oldest first.
+    pub direction: Option<Direction>,
+    /// At most this many a page (1 to 100; the service's default is 50).
+    pub page_size: Option<u32>,
+    /// The page a `next_page_token` names.
+    pub page_token: Option<String>,
+}
+
+impl ListActivities {
+    /// Every activity, newest first.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Only activities of these types.
+    pub fn types(mut self, types: &[ActivityType]) -> Self {
+        self.types = types.to_vec();
+        self
+    }
+
+    /// Only activities after `t`.
+    pub fn after(mut self, t: OffsetDateTime) -> Self {
+        self.after = Some(t);
+        self
+    }
+
+    /// Only activities at or before `t`.
+    pub fn until(mut self, t: OffsetDateTime) -> Self {
+        self.until = Some(t);
+        self
+    }
+
+    /// Newest first (the default) or oldest first.
+    pub fn direction(mut self, direction: Direction) -> Self {
+        self.direction = Some(direction);
+        self
+    }
+
+    /// At most `n` a page (1 to 100).
+    pub fn page_size(mut self, n: u32) -> Self {
+        self.page_size = Some(n);
+        self
+    }
+
+    /// The page `token` names.
+    pub fn page_token(mut self, token: impl Into<String>) -> Self {
+        self.page_token = Some(token.into());
+        self
+    }
+}
+
+/// One page of activities.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct ActivityPage {
+    /// The activities of the page.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub activities: Vec<Activity>,
+    /// The token of the next page; `None` after the last.
+    #[serde(default, deserialize_with = "core_http::de::opt_text")]
+    pub next_page_token: Option<String>,
+}
+
+core_http::string_enum! {
+    /// The span of a portfolio history.
+    pub enum Period {
+        /// One day.
+        Day = "1D",
+        /// One week.
+        Week = "1W",
+        /// One month (30 days).
+        Month = "1M",
+        /// Three months (90 days).
+        ThreeMonths = "3M",
+        /// One year.
+        Year = "1A",
+    }
+}
+
+core_http::string_enum! {
+    /// The step between the points of a portfolio history.
+    pub enum Step {
+        /// One minute.
+        Minute = "1Min",
+        /// Five minutes.
+        FiveMinutes = "5Min",
+        /// Fifteen minutes.
+        FifteenMinutes = "15Min",
+        /// One hour.
+        Hour = "1H",
+        /// One day.
+        Day = "1D",
+    }
+}
+
+/// One point of a portfolio history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct EquityPoint {
+    /// When.
+    #[serde(with = "core_http::timestamp")]
+    pub timestamp: OffsetDateTime,
+    /// The account's value then (cash and positions at the prices then).
+    #[serde(deserialize_with = "crate::money::required_decimal")]
+    pub equity: Decimal,
+    /// Gain or loss since the first point.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub profit_loss: Option<Decimal>,
+    /// The same as a fraction of the first point's equity (0.01 is 1 %).
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub profit_loss_pct: Option<Decimal>,
+}
+
+/// The portfolio's equity over a period, oldest point first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PortfolioHistory {
+    /// The step between points, as the service gave it.
+    #[serde(default)]
+    pub timeframe: Step,
+    /// The equity the profit or loss is measured against (the first point's).
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub base_value: Option<Decimal>,
+    /// The points, oldest first.
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub points: Vec<EquityPoint>,
+}
+
+/// The activities resource: `client.activities()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Activities<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Activities<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        Activities { client }
+    }
+
+    /// One page of activities.
+    /// `GET /v1/activities?types&after&until&direction&page_size&page_token`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{ActivityType, ListActivities};
+    /// let page = client.activities().page(&ListActivities::new().types(&[ActivityType::Fill]))?;
+    /// for a in &page.activities {
+    ///     println!("{} {:?} {:?} at {:?}", a.id, a.side, a.qty, a.price);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn page(&self, params: &ListActivities) -> Result<ActivityPage> {
+        core_http::check_page_size(params.page_size, 100)?;
+        let format = core_http::timestamp::format;
+        let types = params
+            .types
+            .iter()
+            .map(ActivityType::as_str)
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut page: ActivityPage = self
+            .client
+            .http()
+            .get("/v1/activities")
+            .query_opt("types", (!types.is_empty()).then_some(types))
+            .query_opt("after", params.after.map(format))
+            .query_opt("until", params.until.map(format))
+            .query_opt("direction", params.direction.map(Direction::as_str))
+            .query_opt("page_size", params.page_size)
+            .query_opt("page_token", params.page_token.as_deref())
+            .send_json()?;
+        page.next_page_token = page.next_page_token.filter(|t| !t.is_empty());
+        Ok(page)
+    }
+
+    /// Every activity `params` selects, page after page, fetched as the iteration
+    /// reaches them.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{Decimal, ListActivities};
+    /// let mut cash = Decimal::ZERO;
+    /// for a in client.activities().iter(&ListActivities::new()) {
+    ///     cash += a?.net_amount.unwrap_or_default();
+    /// }
+    /// println!("net cash moved: {cash}");
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn iter(&self, params: &ListActivities) -> TokenPaginator<Activity> {
+        let client = self.client.clone();
+        let base = params.clone();
+        TokenPaginator::boxed(params.page_token.clone(), move |token| {
+            let mut params = base.clone();
+            params.page_token = token.map(str::to_owned);
+            let page = client.activities().page(&params)?;
+            Ok(TokenPage {
+                items: page.activities,
+                next_token: page.next_page_token,
+            })
+        })
+    }
+}
+
+/// The query of a portfolio history (`None`s leave the service's defaults: a month, a
+/// point a day (five minutes for a day), ending now).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PortfolioQuery {
+    /// The span.
+    pub period: Option<Period>,
+    /// The step between points.
+    pub timeframe: Option<Step>,
+    /// The last point (default now).
+    pub end: Option<OffsetDateTime>,
+}
+
+impl PortfolioQuery {
+    /// `period` in steps of `timeframe`, ending now.
+    ///
+    /// ```
+    /// use trading_client::{Period, PortfolioQuery, Step};
+    /// let week = PortfolioQuery::new(Period::Week, Step::Hour);
+    /// assert_eq!(week.period, Some(Period::Week));
+    /// ```
+    pub fn new(period: Period, timeframe: Step) -> Self {
+        PortfolioQuery {
+            period: Some(period),
+            timeframe: Some(timeframe),
+            end: None,
+        }
+    }
+
+    /// Ending at `t` rather than now.
+    pub fn end(mut self, t: OffsetDateTime) -> Self {
+        self.end = Some(t);
+        self
+    }
+
+    pub(crate) fn send(&self, client: &Client) -> Result<PortfolioHistory> {
+        client
+            .http()
+            .get("/v1/account/history")
+            .query_opt("period", self.period.as_ref().map(Period::as_str))
+            .query_opt("timeframe", self.timeframe.as_ref().map(Step::as_str))
+            .query_opt("end", self.end.map(core_http::timestamp::format))
+            .send_json()
+    }
+}

@@ -1,0 +1,298 @@
+//! Listing orders: which ones ([`ListOrders`]), and a page of them ([`OrderPage`]).
+
+use time::OffsetDateTime;
+
+use super::{Order, OrderStatus, Side};
+
+/// Which orders by where they stand: open, closed, all, or those of one status.
+///
+/// An *open* order is one that may still fill (new, accepted, partially filled, held,
+/// or a parent one of whose legs still works); [`OrderStatus`] has no `Open` because
+/// open is several statuses: filter with `StatusFilter::Open` (or
+/// [`ListOrders::open`]).
+///
+/// ```
+/// use trading_client::{ListOrders, OrderStatus, StatusFilter};
+/// let open = ListOrders::new().status(StatusFilter::Open);
+/// let filled = ListOrders::new().status(OrderStatus::Filled);
+/// assert_eq!(filled.status, Some(StatusFilter::Is(OrderStatus::Filled)));
+/// assert_eq!(open.status.unwrap().as_str(), "open");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[doc(alias = "Open")]
+pub enum StatusFilter {
+    /// Orders that may still fill (the service's default).
+    Open,
+    /// Orders that will not change any more.
+    Closed,
+    /// Every order.
+    All,
+    /// Orders of exactly this status (`status=filled`, for example).
+    Is(OrderStatus),
+}
+
+impl StatusFilter {
+    /// The wire spelling: `open`, `closed`, `all`, or the status's own.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StatusFilter::Open => "open",
+            StatusFilter::Closed => "closed",
+            StatusFilter::All => "all",
+            StatusFilter::Is(status) => status.as_str(),
+        }
+    }
+}
+
+impl From<OrderStatus> for StatusFilter {
+    fn from(status: OrderStatus) -> Self {
+        StatusFilter::Is(status)
+    }
+}
+
+/// The order of a listing by creation time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Direction {
+    /// Oldest first.
+    Asc,
+    /// Newest first (the default).
+    #[default]
+    Desc,
+}
+
+impl Direction {
+    /// The wire spelling: `asc` or `desc`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Asc => "asc",
+            Direction::Desc => "desc",
+        }
+    }
+}
+
+/// Which orders to list, and how. Every filter is optional; together they narrow the
+/// list (symbols *and* side *and* dates *and* status).
+///
+/// ```
+/// use trading_client::{Direction, ListOrders, OrderStatus, Side};
+/// use trading_client::time::macros::datetime;
+/// let params = ListOrders::new()
+///     .status(OrderStatus::Filled)
+///     .symbols(&["AAPL", "MSFT"])
+///     .side(Side::Buy)
+///     .after(datetime!(2026-11-02 00:00 UTC))
+///     .until(datetime!(2026-11-07 00:00 UTC))
+///     .direction(Direction::Asc)
+///     .limit(500);
+/// assert_eq!(params.symbols, ["AAPL", "MSFT"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListOrders {
+    /// Where they stand. Defaults to none (the service's default: open).
+    pub status: Option<StatusFilter>,
+    /// Only orders in these symbols. Defaults to every symbol.
+    pub symbols: Vec<String>,
+    /// Only buys, or only sells. Defaults to both.
+    pub side: Option<Side>,
+    /// Only orders placed after this instant.
+    pub after: Option<OffsetDateTime>,
+    /// Only orders placed at or before this instant.
+    pub until: Option<OffsetDateTime>,
+    /// Newest first (the default) or oldest first. A listing by change
+    /// (`updated_since`) is always oldest change first.
+    pub direction: Option<Direction>,
+    /// Only orders changed since then (and then oldest change first).
+    pub updated_since: Option<OffsetDateTime>,
+    /// At most this many a page (1 to 500). Defaults to none (the service's default:
+    /// 100).
+    pub limit: Option<u32>,
+    /// The page to read: a `next_page_token` of an earlier page. Defaults to the first.
+    pub page_token: Option<String>,
+}
+
+impl ListOrders {
+    /// Open orders, the service's default page.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let open = client.orders().list(&trading_client::ListOrders::new())?;
+    /// println!("{} open orders", open.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Orders that stand as `status` says: a [`StatusFilter`] or one [`OrderStatus`].
+    ///
+    /// ```
+    /// use trading_client::{ListOrders, OrderStatus, StatusFilter};
+    /// assert_eq!(ListOrders::new().status(OrderStatus::Canceled).status.unwrap().as_str(), "canceled");
+    /// assert_eq!(ListOrders::new().status(StatusFilter::Closed).status.unwrap().as_str(), "closed");
+    /// ```
+    pub fn status(mut self, status: impl Into<StatusFilter>) -> Self {
+        self.status = Some(status.into());
+        self
+    }
+
+    /// Open orders only (as the service does when no status is given).
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().open();
+    /// assert_eq!(params.status, Some(trading_client::StatusFilter::Open));
+    /// ```
+    pub fn open(self) -> Self {
+        self.status(StatusFilter::Open)
+    }
+
+    /// Every order, open or not.
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().all();
+    /// assert_eq!(params.status, Some(trading_client::StatusFilter::All));
+    /// ```
+    pub fn all(self) -> Self {
+        self.status(StatusFilter::All)
+    }
+
+    /// Closed orders only.
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().closed();
+    /// assert_eq!(params.status, Some(trading_client::StatusFilter::Closed));
+    /// ```
+    pub fn closed(self) -> Self {
+        self.status(StatusFilter::Closed)
+    }
+
+    /// Only orders in these symbols (at most 100).
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().symbols(&["aapl"]);
+    /// assert_eq!(params.symbols, ["AAPL"]);
+    /// ```
+    pub fn symbols<S: AsRef<str>>(mut self, symbols: &[S]) -> Self {
+        self.symbols = symbols
+            .iter()
+            .map(|s| s.as_ref().trim().to_ascii_uppercase())
+            .collect();
+        self
+    }
+
+    /// Only buys or only sells.
+    ///
+    /// ```
+    /// use trading_client::{ListOrders, Side};
+    /// assert_eq!(ListOrders::new().side(Side::Sell).side, Some(Side::Sell));
+    /// ```
+    pub fn side(mut self, side: Side) -> Self {
+        self.side = Some(side);
+        self
+    }
+
+    /// Only orders placed after `t`.
+    ///
+    /// ```
+    /// use trading_client::time::macros::datetime;
+    /// let params = trading_client::ListOrders::new().after(datetime!(2026-11-02 00:00 UTC));
+    /// assert!(params.after.is_some());
+    /// ```
+    pub fn after(mut self, t: OffsetDateTime) -> Self {
+        self.after = Some(t);
+        self
+    }
+
+    /// Only orders placed at or before `t`.
+    ///
+    /// ```
+    /// use trading_client::time::macros::datetime;
+    /// let params = trading_client::ListOrders::new().until(datetime!(2026-11-07 00:00 UTC));
+    /// assert!(params.until.is_some());
+    /// ```
+    pub fn until(mut self, t: OffsetDateTime) -> Self {
+        self.until = Some(t);
+        self
+    }
+
+    /// Newest first (the default) or oldest first.
+    ///
+    /// ```
+    /// use trading_client::{Direction, ListOrders};
+    /// assert_eq!(ListOrders::new().direction(Direction::Asc).direction, Some(Direction::Asc));
+    /// ```
+    pub fn direction(mut self, direction: Direction) -> Self {
+        self.direction = Some(direction);
+        self
+    }
+
+    /// Only orders changed since `t`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{ListOrders, time::{Duration, OffsetDateTime}};
+    /// let hour_ago = OffsetDateTime::now_utc() - Duration::hours(1);
+    /// for order in client.orders().list(&ListOrders::new().all().updated_since(hour_ago))? {
+    ///     println!("{} is {}", order.id, order.status);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn updated_since(mut self, t: OffsetDateTime) -> Self {
+        self.updated_since = Some(t);
+        self
+    }
+
+    /// At most `n` orders (1 to 500).
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().all().limit(500);
+    /// assert_eq!(params.limit, Some(500));
+    /// ```
+    pub fn limit(mut self, n: u32) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// The page a `next_page_token` names.
+    ///
+    /// ```
+    /// let params = trading_client::ListOrders::new().all().page_token("u1767625200000000000:ord_1");
+    /// assert!(params.page_token.is_some());
+    /// ```
+    pub fn page_token(mut self, token: impl Into<String>) -> Self {
+        self.page_token = Some(token.into());
+        self
+    }
+
+    /// The query of `GET /v1/orders`.
+    pub(crate) fn apply<'c>(
+        &self,
+        request: core_http::RequestBuilder<'c>,
+    ) -> core_http::RequestBuilder<'c> {
+        let format = core_http::timestamp::format;
+        request
+            .query_opt("status", self.status.as_ref().map(StatusFilter::as_str))
+            .query_opt(
+                "symbols",
+                (!self.symbols.is_empty()).then(|| self.symbols.join(",")),
+            )
+            .query_opt("side", self.side.as_ref().map(Side::as_str))
+            .query_opt("after", self.after.map(format))
+            .query_opt("until", self.until.map(format))
+            .query_opt("direction", self.direction.map(Direction::as_str))
+            .query_opt("updated_since", self.updated_since.map(format))
+            .query_opt("limit", self.limit)
+            .query_opt("page_token", self.page_token.as_deref())
+    }
+}
+
+/// One page of orders.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct OrderPage {
+    /// The orders of the page.
+    pub orders: Vec<Order>,
+    /// The token of the next page (`ListOrders::page_token`); `None` after the last.
+    pub next_page_token: Option<String>,
+}
