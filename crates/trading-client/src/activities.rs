@@ -111,41 +111,78 @@ pub struct ListActivities {
 
 impl ListActivities {
     /// Every activity, newest first.
+    ///
+    /// ```
+    /// let params = trading_client::ListActivities::new();
+    /// assert!(params.types.is_empty() && params.page_token.is_none());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Only activities of these types.
+    ///
+    /// ```
+    /// use trading_client::{ActivityType, ListActivities};
+    /// let cash = ListActivities::new().types(&[ActivityType::Deposit, ActivityType::Withdrawal]);
+    /// assert_eq!(cash.types.len(), 2);
+    /// ```
     pub fn types(mut self, types: &[ActivityType]) -> Self {
         self.types = types.to_vec();
         self
     }
 
     /// Only activities after `t`.
+    ///
+    /// ```
+    /// use trading_client::time::macros::datetime;
+    /// let params = trading_client::ListActivities::new().after(datetime!(2026-11-02 00:00 UTC));
+    /// assert!(params.after.is_some());
+    /// ```
     pub fn after(mut self, t: OffsetDateTime) -> Self {
         self.after = Some(t);
         self
     }
 
     /// Only activities at or before `t`.
+    ///
+    /// ```
+    /// use trading_client::time::macros::datetime;
+    /// let params = trading_client::ListActivities::new().until(datetime!(2026-11-07 00:00 UTC));
+    /// assert!(params.until.is_some());
+    /// ```
     pub fn until(mut self, t: OffsetDateTime) -> Self {
         self.until = Some(t);
         self
     }
 
     /// Newest first (the default) or oldest first.
+    ///
+    /// ```
+    /// use trading_client::{Direction, ListActivities};
+    /// assert_eq!(ListActivities::new().direction(Direction::Asc).direction, Some(Direction::Asc));
+    /// ```
     pub fn direction(mut self, direction: Direction) -> Self {
         self.direction = Some(direction);
         self
     }
 
     /// At most `n` a page (1 to 100).
+    ///
+    /// ```
+    /// assert_eq!(trading_client::ListActivities::new().page_size(100).page_size, Some(100));
+    /// ```
     pub fn page_size(mut self, n: u32) -> Self {
         self.page_size = Some(n);
         self
     }
 
     /// The page `token` names.
+    ///
+    /// ```
+    /// let params = trading_client::ListActivities::new().page_token("1767625200000000000:exec_1");
+    /// assert!(params.page_token.is_some());
+    /// ```
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -346,6 +383,13 @@ impl PortfolioQuery {
     }
 
     /// Ending at `t` rather than now.
+    ///
+    /// ```
+    /// use trading_client::{Period, PortfolioQuery, Step};
+    /// use trading_client::time::macros::datetime;
+    /// let friday = PortfolioQuery::new(Period::Day, Step::FiveMinutes).end(datetime!(2026-11-20 21:00 UTC));
+    /// assert!(friday.end.is_some());
+    /// ```
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self

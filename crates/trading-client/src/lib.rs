@@ -24,6 +24,20 @@
 //! Try it without an account: the workspace's `sandbox` crate runs a paper-trading
 //! engine (`cargo run -p trading-client --example trading_quote_ticker -- AAPL`).
 //!
+//! # What it covers
+//! | resource | calls |
+//! |---|---|
+//! | `markets()` | `quote(symbol)`, `quotes(&symbols)`, `bars`, `orderbook`, `trades` |
+//! | `orders()` | `place`, `place_checked`, `get`, `get_by_client_order_id`, `list`/`page`/`iter` (by status, symbols, side, dates, direction, change), `replace`, `cancel`, `cancel_all` |
+//! | `positions()` | `list`, `get`, `close(symbol, Close::All \| Qty \| Percent)`, `close_all` |
+//! | `assets()` | `get(symbol)`, `list(status)`; `Asset::check(&order)` |
+//! | `account()` | `get`, `portfolio_history(&PortfolioQuery)` |
+//! | `activities()` | `page`/`iter` (fills and cash movements, by type and date) |
+//! | `clock()` | `get` (open now, next open and close), `calendar(start, end)` |
+//! | `history()` | `bars(symbol, timeframe)`: twenty years, paged lazily |
+//! | `news()` | `page`/`iter`, `query(&symbols).start(t).end(t)` |
+//! | `stream()` | `subscribe_quotes`/`trades`/`bars(&symbols)`, `subscribe_orders`, `subscribe_account` |
+//!
 //! # Behaviour
 //! - **Writes.** Orders are placed once. Each order carries a `client_order_id` (yours, or a
 //!   UUID), the same on every retry; when the outcome is uncertain (timeout, reset, 5xx),
@@ -36,7 +50,10 @@
 //! - **Checks.** Orders are built by constructors that take exactly their prices and legs
 //!   (`market`, `limit`, `stop`, `stop_limit`, `trailing_stop`, `bracket`, `oco`, `oto`): an
 //!   order missing a price does not compile. Checked before sending: positive amounts and
-//!   prices, a symbol, a client order id of 1 to 48 characters.
+//!   prices, a symbol, a client order id of 1 to 48 characters, extended hours only on a
+//!   simple day limit. `orders().place_checked` also checks the order against its asset
+//!   (tradable, whole shares, smallest quantity, price on the tick) and sends nothing when
+//!   it would be refused.
 //! - **Decoding.** Exact money: every price, quantity and amount is a `Decimal`, read from
 //!   the exact text of the JSON number or string and written as exact decimal text
 //!   (`187.10`, never `187.1000000001` or `1e-7`). A quote without a readable price is an
@@ -53,11 +70,13 @@
 //!   history are in Pro).
 //! - **History.** `history().bars(..).iter()` fetches a page at a time as you iterate (one
 //!   page in memory), stops fetching when you stop, and can resume from a page token.
-//! - **Streams.** Pings, dead-connection detection, reconnects with jittered backoff,
+//! - **Streams.** Quotes, trades and minute bars per symbol, fills and order changes, account
+//!   changes. Pings, dead-connection detection, reconnects with jittered backoff,
 //!   subscriptions replayed; after each reconnect, fills missed in the gap are fetched
-//!   through REST and delivered once (`recovered: true`), then
-//!   `Event::Reconnected { gap }`. Quotes are dropped, oldest first and counted, only if you
-//!   fall 10,000 behind; fills never are.
+//!   through REST (every page) and delivered once (`recovered: true`), then
+//!   `Event::Reconnected { gap }`; a reconciliation that fails says so
+//!   (`Event::RecoveryPending`) until it succeeds. Quotes, trades and bars are dropped,
+//!   oldest first and counted, only if you fall 10,000 behind; fills never are.
 //! - **Configuration.** Paper by default: `Client::new` and `from_env` trade on paper; live
 //!   trading is asked for by name (`Client::live`, `TRADING_ENVIRONMENT=live`).
 //!   `Client::from_env()` reads `TRADING_BASE_URL` and `TRADING_API_KEY` (plus

@@ -199,12 +199,28 @@ pub struct NewsQuery {
 
 impl NewsQuery {
     /// Only items published at or after `t`.
+    ///
+    /// ```
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::time::macros::datetime;
+    /// let since_monday = client.news().query(&["AAPL"]).start(datetime!(2026-11-23 00:00 UTC));
+    /// # let _ = since_monday;
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
         self
     }
 
     /// Only items published at or before `t`.
+    ///
+    /// ```
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::time::macros::datetime;
+    /// let last_year = client.news().query(&["AAPL"]).end(datetime!(2025-12-31 23:59:59 UTC));
+    /// # let _ = last_year;
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self
@@ -212,6 +228,18 @@ impl NewsQuery {
 
     /// One page, newest first: the first, or the one `token` names. `limit` is 1 to
     /// 50. `GET /v1/news?symbols&start&end&limit&page_token`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::time::macros::datetime;
+    /// let query = client.news().query(&["AAPL"]).start(datetime!(2026-11-23 00:00 UTC));
+    /// let first = query.page(50, None)?;
+    /// if let Some(token) = first.next_page_token.as_deref() {
+    ///     let second = query.page(50, Some(token))?;
+    ///     println!("{} more", second.news.len());
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn page(&self, limit: u32, token: Option<&str>) -> Result<NewsPage> {
         let symbols = check_symbols(&self.symbols)?;
         core_http::check_page_size(Some(limit), MAX_PAGE_SIZE)?;
@@ -238,11 +266,34 @@ impl NewsQuery {
     }
 
     /// Every item, newest first, fetched 50 at a time as the iteration reaches them.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::time::macros::datetime;
+    /// let week = client.news().query(&["AAPL", "MSFT"]).start(datetime!(2026-11-16 00:00 UTC)).end(datetime!(2026-11-23 00:00 UTC));
+    /// for item in week.iter() {
+    ///     println!("{}", item?.headline);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn iter(&self) -> TokenPaginator<NewsItem> {
         self.iter_from(None)
     }
 
     /// As [`iter`](Self::iter), from the page `token` names.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let query = client.news().query(&["AAPL"]);
+    /// let mut items = query.iter();
+    /// let first: Vec<_> = items.by_ref().take(5).collect();
+    /// let token = items.resume_token().map(str::to_owned);
+    /// for item in query.iter_from(token.as_deref()).take(5) {
+    ///     println!("{}", item?.headline);
+    /// }
+    /// # let _ = first;
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn iter_from(&self, token: Option<&str>) -> TokenPaginator<NewsItem> {
         let query = self.clone();
         TokenPaginator::boxed(token.map(str::to_owned), move |token| {

@@ -34,6 +34,12 @@ pub enum StatusFilter {
 
 impl StatusFilter {
     /// The wire spelling: `open`, `closed`, `all`, or the status's own.
+    ///
+    /// ```
+    /// use trading_client::{OrderStatus, StatusFilter};
+    /// assert_eq!(StatusFilter::Closed.as_str(), "closed");
+    /// assert_eq!(StatusFilter::from(OrderStatus::Filled).as_str(), "filled");
+    /// ```
     pub fn as_str(&self) -> &str {
         match self {
             StatusFilter::Open => "open",
@@ -63,6 +69,10 @@ pub enum Direction {
 
 impl Direction {
     /// The wire spelling: `asc` or `desc`.
+    ///
+    /// ```
+    /// assert_eq!(trading_client::Direction::Asc.as_str(), "asc");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::Asc => "asc",

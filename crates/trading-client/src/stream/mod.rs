@@ -240,6 +240,14 @@ impl TradingStream {
     }
 
     /// Stops the trades of `symbols`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_trades(&["AAPL", "MSFT"])?;
+    /// stream.unsubscribe_trades(&["MSFT"])?; // AAPL's trades only from here on
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn unsubscribe_trades<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
         self.unsubscribe_market("trades", symbols)
     }
@@ -263,6 +271,14 @@ impl TradingStream {
     }
 
     /// Stops the bars of `symbols`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_bars(&["AAPL", "MSFT"])?;
+    /// stream.unsubscribe_bars(&["AAPL"])?; // MSFT's bars only from here on
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     pub fn unsubscribe_bars<S: AsRef<str>>(&mut self, symbols: &[S]) -> Result<()> {
         self.unsubscribe_market("bars", symbols)
     }

@@ -8,11 +8,18 @@
 //!   fill when the price crosses as the clock moves; bracket, OCO and OTO orders hold
 //!   their legs. An order beyond buying power (or selling more than is held) is refused;
 //!   the same `client_order_id` twice answers the first order.
-//! - Account: cash (100,000 USD to start), buying power, equity and positions.
+//! - Orders are listed by status, symbols, side, dates and direction, replaced
+//!   (`PATCH`), canceled one by one or all at once; positions closed in part or whole.
+//! - Assets: every well-formed symbol trades; BRK.A only in whole shares, HALT is halted
+//!   and OLDCO delisted, and orders they do not allow are refused.
+//! - Account: cash (100,000 USD to start), buying power, equity and positions; its
+//!   activities (the opening deposit and every fill) and its equity over a period.
+//! - Clock and calendar: weekdays but three holidays, 14:30 to 21:00 UTC.
 //! - History: twenty years of one-minute bars generated on demand, paged by token;
 //!   news and earnings, paged by token.
-//! - Stream: quotes at a configurable rate, fills, order and account changes as they
-//!   happen, subscription acknowledgements.
+//! - Stream: quotes and trades at a configurable rate, a minute bar as each minute of
+//!   the sandbox clock ends, fills, order and account changes as they happen,
+//!   subscription acknowledgements.
 //! - Plans: Free 200 requests a minute (no stream, no history), Pro 10,000, Enterprise
 //!   unlimited.
 

@@ -4,6 +4,7 @@
 mod activities;
 mod assets;
 mod order_body;
+mod order_list;
 mod orders;
 mod positions;
 
@@ -25,7 +26,8 @@ use crate::clock::{parse_rfc3339, rfc3339};
 use crate::http::{Caller, Params, bad_request, bounded_param, error, json, page_token};
 use crate::service::Service;
 use crate::state::{Shared, World};
-use orders::{cancel, get_order, list_orders, place};
+use order_list::list_orders;
+use orders::{cancel, get_order, place};
 
 /// The routes relative to `/trading`.
 pub(super) fn router() -> Router<Arc<Shared>> {
