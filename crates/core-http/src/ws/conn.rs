@@ -156,6 +156,15 @@ impl Transport {
         }
     }
 
+    /// How long the next read may wait (the caller's time left, when shorter than the
+    /// tick); [`set_deadline`](Self::set_deadline) with `None` restores the tick.
+    pub(crate) fn set_read_timeout(&mut self, timeout: Duration) {
+        let _ = self
+            .tcp_mut()
+            .stream
+            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))));
+    }
+
     /// Closes the socket at once, without a close handshake.
     pub(crate) fn shutdown(&self) {
         let _ = self.tcp().stream.shutdown(Shutdown::Both);

@@ -4,7 +4,7 @@
 //! the stream's counters.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -52,6 +52,8 @@ struct State<E> {
     connected: bool,
     /// Readers waiting in [`Inbox::take_all`]: a push wakes one only when there is one.
     waiting: usize,
+    /// Wake-ups without items ([`Inbox::poke`]): the socket was handed back.
+    pokes: u64,
     /// The lossless lane filled up: its events are lost until [`Inbox::recovering`].
     behind: bool,
     fell_behind: u64,
@@ -62,6 +64,8 @@ pub(crate) struct Inbox<E> {
     state: Mutex<State<E>>,
     /// How many items are queued, readable without the lock.
     queued: AtomicUsize,
+    /// No more items will come ([`Inbox::finish`]), readable without the lock.
+    done: AtomicBool,
     ready: Condvar,
     capacity: usize,
     lossless_capacity: usize,
@@ -81,12 +85,14 @@ impl<E> Inbox<E> {
                 last_message: None,
                 connected: true,
                 waiting: 0,
+                pokes: 0,
                 behind: false,
                 fell_behind: 0,
                 lost: 0,
             }),
             ready: Condvar::new(),
             queued: AtomicUsize::new(0),
+            done: AtomicBool::new(false),
             capacity,
             lossless_capacity,
         }
@@ -106,9 +112,35 @@ impl<E> Inbox<E> {
     /// Queues the items of one frame that arrived at `at`, under one lock. Returns
     /// `false` when the caller has fallen behind on the lossless lane (the connection
     /// is to be dropped).
-    pub(crate) fn deliver(&self, items: &mut Vec<(Lane, Item<E>)>, at: Instant) -> bool {
+    ///
+    /// `direct`: the caller reading on its own thread with nothing queued takes the
+    /// items straight into its hands (counted, in order), with no queueing and no wake.
+    pub(crate) fn deliver(
+        &self,
+        items: &mut Vec<(Lane, Item<E>)>,
+        at: Instant,
+        direct: Option<&mut Taken<E>>,
+    ) -> bool {
         let mut state = self.lock();
         state.last_message = Some(at);
+        if let Some(out) = direct
+            && state.lossless.is_empty()
+            && state.lossy.is_empty()
+            && !state.finished
+        {
+            for (lane, item) in items.drain(..) {
+                let seq = state.next;
+                state.next += 1;
+                if matches!(item, Ok(StreamItem::Event(_))) {
+                    state.received += 1;
+                }
+                match lane {
+                    Lane::Lossless => out.lossless.push_back((seq, item)),
+                    Lane::Lossy => out.lossy.push_back((seq, item)),
+                }
+            }
+            return true;
+        }
         for (lane, item) in items.drain(..) {
             self.queue(&mut state, lane, item);
         }
@@ -163,6 +195,22 @@ impl<E> Inbox<E> {
         }
     }
 
+    /// Wakes a waiting reader without an item (the socket is its to read).
+    pub(crate) fn poke(&self) {
+        let mut state = self.lock();
+        state.pokes += 1;
+        let waiting = state.waiting > 0;
+        drop(state);
+        if waiting {
+            self.ready.notify_all();
+        }
+    }
+
+    /// Whether anything is queued (without the lock).
+    pub(crate) fn has_items(&self) -> bool {
+        self.queued.load(Ordering::Acquire) > 0
+    }
+
     /// Records that a frame arrived now.
     pub(crate) fn touched(&self) {
         self.lock().last_message = Some(Instant::now());
@@ -193,13 +241,17 @@ impl<E> Inbox<E> {
         let mut state = self.lock();
         state.finished = true;
         state.connected = false;
+        self.done.store(true, Ordering::Release);
         drop(state);
         self.ready.notify_all();
     }
 
     pub(crate) fn is_finished(&self) -> bool {
+        if !self.done.load(Ordering::Acquire) {
+            return false;
+        }
         let state = self.lock();
-        state.finished && state.lossless.is_empty() && state.lossy.is_empty()
+        state.lossless.is_empty() && state.lossy.is_empty()
     }
 
     pub(crate) fn stats(&self) -> StreamStats {
@@ -215,13 +267,31 @@ impl<E> Inbox<E> {
         }
     }
 
+    /// Swaps everything queued into `out` (whose lanes must be empty) without waiting;
+    /// `false` when nothing was queued.
+    pub(crate) fn take_now(&self, out: &mut Taken<E>) -> bool {
+        if !self.has_items() {
+            return false;
+        }
+        let mut state = self.lock();
+        if state.lossless.is_empty() && state.lossy.is_empty() {
+            return false;
+        }
+        std::mem::swap(&mut state.lossless, &mut out.lossless);
+        std::mem::swap(&mut state.lossy, &mut out.lossy);
+        self.queued.store(0, Ordering::Release);
+        true
+    }
+
     /// Swaps everything queued into `out` (whose lanes must be empty), waiting until
     /// `deadline` (`None`: as long as it takes) for something to come. Returns `false`
     /// on time-out, or once finished and empty. The swap holds the lock for no time at
     /// all, whatever is queued, so a fast stream's thread never waits for its reader.
+    /// A [`poke`](Self::poke) ends the wait too, answering `false`.
     pub(crate) fn take_all(&self, out: &mut Taken<E>, deadline: Option<Instant>) -> bool {
         let mut state = self.lock();
         let mut watched = false;
+        let pokes = state.pokes;
         loop {
             if !state.lossless.is_empty() || !state.lossy.is_empty() {
                 std::mem::swap(&mut state.lossless, &mut out.lossless);
@@ -229,7 +299,7 @@ impl<E> Inbox<E> {
                 self.queued.store(0, Ordering::Release);
                 return true;
             }
-            if state.finished {
+            if state.finished || state.pokes != pokes {
                 return false;
             }
             // A busy stream refills the queue within microseconds: watch it for a few
@@ -361,7 +431,7 @@ mod tests {
         let mut frame: Vec<(Lane, Item<u32>)> = (0..6)
             .map(|i| (Lane::Lossless, Ok(StreamItem::Event(i))))
             .collect();
-        assert!(!inbox.deliver(&mut frame, Instant::now()), "behind");
+        assert!(!inbox.deliver(&mut frame, Instant::now(), None), "behind");
         assert!(!inbox.recovering(), "nothing read yet");
         let soon = Some(Instant::now() + Duration::from_millis(10));
         let mut got = Vec::new();

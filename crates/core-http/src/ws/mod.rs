@@ -40,6 +40,7 @@
 //!   the auth header reaches no logger of any crate at any level; frame payloads are
 //!   logged only at `trace`.
 
+mod baton;
 mod config;
 mod conn;
 mod inbox;
@@ -255,6 +256,8 @@ enum Command<P: Protocol> {
 /// handshake. Dropping it closes it too.
 pub struct Stream<P: Protocol> {
     inbox: Arc<inbox::Inbox<P::Event>>,
+    /// The connection's state and who reads the socket, shared with its thread.
+    shared: Arc<worker::Shared<P>>,
     /// Items taken from the inbox in one swap, not yet given to the caller.
     taken: inbox::Taken<P::Event>,
     commands: mpsc::Sender<Command<P>>,
@@ -288,16 +291,19 @@ impl<P: Protocol> Stream<P> {
         let (finished, done) = mpsc::channel::<()>();
         let close_timeout = config.close_timeout;
         let worker = worker::Worker::new(config, protocol, inbox.clone(), receiver, abort.clone());
+        let shared = Arc::new(worker::Shared::new(worker, inbox.clone()));
+        let on_thread = shared.clone();
         let thread = std::thread::Builder::new()
             .name("core-http-stream".into())
             .spawn(move || {
                 // Dropped when the thread ends, however it ends: what `close` waits for.
                 let _finished = finished;
-                worker.run(conn);
+                worker::Worker::run(on_thread, conn);
             })
             .map_err(|e| crate::Error::config(format!("cannot start the stream's thread: {e}")))?;
         Ok(Stream {
             inbox,
+            shared,
             taken: inbox::Taken::default(),
             commands,
             thread: Some(thread),
@@ -310,6 +316,7 @@ impl<P: Protocol> Stream<P> {
     /// Subscribes (now if connected, and again after every reconnect), without waiting.
     pub fn subscribe(&self, subscription: P::Subscription) {
         let _ = self.commands.send(Command::Subscribe(subscription, None));
+        self.shared.baton.nudge();
     }
 
     /// Subscribes and waits (at most `timeout`) until the server acknowledged it: from
@@ -324,6 +331,7 @@ impl<P: Protocol> Stream<P> {
         self.commands
             .send(Command::Subscribe(subscription, Some(confirm)))
             .map_err(|_| crate::Error::WebSocket(WsError::ClosedByCaller))?;
+        self.shared.baton.nudge();
         match confirmed.recv_timeout(timeout) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(crate::Error::WebSocket(e)),
@@ -339,33 +347,129 @@ impl<P: Protocol> Stream<P> {
     /// Unsubscribes.
     pub fn unsubscribe(&self, subscription: P::Subscription) {
         let _ = self.commands.send(Command::Unsubscribe(subscription));
+        self.shared.baton.nudge();
     }
 
     /// Sends a text message as it is (queued while disconnected, sent on the next
     /// connection).
     pub fn send_text(&self, message: impl Into<String>) {
         let _ = self.commands.send(Command::Send(message.into()));
+        self.shared.baton.nudge();
     }
 
     /// The next item, waiting at most `timeout`. `None` when nothing came in time, or
     /// when the stream has ended ([`is_closed`](Self::is_closed)).
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<StreamItem<P::Event>>> {
-        if self.taken.is_empty() {
-            let deadline = Instant::now().checked_add(timeout);
-            if !self.inbox.take_all(&mut self.taken, deadline) {
-                return None;
-            }
-        }
-        self.take(None)
+        let now = Instant::now();
+        self.take(now.checked_add(timeout), Some(now))
     }
 
-    fn take(&mut self, deadline: Option<Instant>) -> Option<Result<StreamItem<P::Event>>> {
-        if self.taken.is_empty() && !self.inbox.take_all(&mut self.taken, deadline) {
+    /// The next item, waiting until `deadline` (`None`: as long as it takes); `now`, when
+    /// the caller has just read the clock, spares reading it again.
+    pub(crate) fn next_until(
+        &mut self,
+        deadline: Option<Instant>,
+        now: Option<Instant>,
+    ) -> Option<Result<StreamItem<P::Event>>> {
+        self.take(deadline, now)
+    }
+
+    fn take(
+        &mut self,
+        deadline: Option<Instant>,
+        now: Option<Instant>,
+    ) -> Option<Result<StreamItem<P::Event>>> {
+        if self.taken.is_empty() && !self.fill(deadline, now) {
             return None;
         }
         self.taken
             .pop()
             .map(|item| item.map_err(crate::Error::WebSocket))
+    }
+
+    /// Fills `taken`, reading the socket on this thread while it is the caller's to
+    /// read (see [`baton`]), or from what the connection's thread queued; `false` on
+    /// time-out or once the stream ended.
+    fn fill(&mut self, deadline: Option<Instant>, mut now: Option<Instant>) -> bool {
+        loop {
+            if self.inbox.take_now(&mut self.taken) {
+                return true;
+            }
+            if self.inbox.is_finished() {
+                return false;
+            }
+            let baton = &self.shared.baton;
+            if !baton.caller_take() {
+                baton.want();
+                if !baton.caller_take() {
+                    // The connection's thread reads: what it queues, or the socket once
+                    // it gives it back after its current turn.
+                    if self.inbox.take_all(&mut self.taken, deadline) {
+                        return true;
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) || self.inbox.is_finished()
+                    {
+                        return false;
+                    }
+                    now = None;
+                    continue;
+                }
+            }
+            self.read_directly(deadline, now.take());
+            if !self.taken.is_empty() || self.inbox.take_now(&mut self.taken) {
+                return true;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return false;
+            }
+        }
+    }
+
+    /// Reads the socket on the caller's thread (which holds it) until something comes
+    /// or `deadline` passes; a connection that ends is handed to the connection's
+    /// thread, which reconnects. `now`: the clock as the caller read it, if it just did.
+    fn read_directly(&mut self, deadline: Option<Instant>, mut now: Option<Instant>) {
+        let shared = &*self.shared;
+        let taken = &mut self.taken;
+        let mut guard = shared.lock();
+        let core = &mut *guard;
+        let Some(live) = core.live.as_mut() else {
+            drop(guard);
+            shared.baton.caller_hand_over();
+            return;
+        };
+        let tick = core.worker.config.tick;
+        loop {
+            // A read never outlasts the caller's time.
+            let short = match deadline {
+                None => None,
+                Some(d) => {
+                    let left = d.saturating_duration_since(now.take().unwrap_or_else(Instant::now));
+                    if left.is_zero() {
+                        break;
+                    }
+                    (left < tick).then_some(left)
+                }
+            };
+            if let Some(left) = short {
+                live.socket.get_mut().set_read_timeout(left);
+            }
+            let ended = core.worker.turn(live, &mut core.attempts, Some(&mut *taken));
+            if short.is_some() {
+                live.socket.get_mut().set_deadline(None, tick);
+            }
+            if let Some(ended) = ended {
+                core.ended = Some(ended);
+                drop(guard);
+                shared.baton.caller_hand_over();
+                return;
+            }
+            if !taken.is_empty() || shared.inbox.has_items() {
+                break;
+            }
+        }
+        drop(guard);
+        shared.baton.caller_release();
     }
 
     /// `true` once the stream has ended (closed by the caller, or a fatal error) and
@@ -389,6 +493,7 @@ impl<P: Protocol> Stream<P> {
         };
         let started = Instant::now();
         let _ = self.commands.send(Command::Close);
+        self.shared.baton.nudge();
         // Most of the budget for the close handshake (the thread holds it to
         // `worker::graceful` of the budget), the rest for abandoning the socket.
         let graceful = self.close_timeout.mul_f64(0.8);
@@ -419,7 +524,7 @@ impl<P: Protocol> Iterator for Stream<P> {
 
     /// Waits for the next item; `None` once the stream has ended.
     fn next(&mut self) -> Option<Self::Item> {
-        self.take(None)
+        self.take(None, None)
     }
 }
 

@@ -10,9 +10,6 @@ use std::time::{Duration, Instant};
 use super::{Protocol, Stream, StreamItem, StreamStats};
 use crate::Result;
 
-/// The longest single wait of a session without a deadline; it then looks again.
-const LONG_WAIT: Duration = Duration::from_secs(3600);
-
 /// What a service does with its stream's items, on the caller's thread.
 ///
 /// A handler may have work of its own to do (a recovery after a reconnect that failed
@@ -103,33 +100,40 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
     /// The next event, waiting at most `timeout`, the handler's work included; `None`
     /// when none came in time or the stream has ended ([`is_closed`](Self::is_closed)).
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<H::Event>> {
-        self.next_until(Some(Instant::now().checked_add(timeout)))
+        let now = Instant::now();
+        self.next_until(Some(now.checked_add(timeout)), Some(now))
     }
 
     /// `deadline`: `None` waits as long as it takes; `Some(None)` is a timeout too far
     /// to represent, the same.
-    fn next_until(&mut self, deadline: Option<Option<Instant>>) -> Option<Result<H::Event>> {
+    /// `now`: the clock as the caller read it, if it just did.
+    fn next_until(
+        &mut self,
+        deadline: Option<Option<Instant>>,
+        mut now: Option<Instant>,
+    ) -> Option<Result<H::Event>> {
         let deadline = deadline.flatten();
         loop {
             if let Some(event) = self.out.pop_front() {
                 return Some(event);
             }
-            let now = Instant::now();
+            // The clock is read only when the handler has work to come.
             let due = self.handler.due();
-            if due.is_some_and(|d| d <= now) && !self.stream.is_closed() {
+            if let Some(due) = due
+                && due <= Instant::now()
+                && !self.stream.is_closed()
+            {
                 self.handler.run_due(deadline, &self.stream, &mut self.out);
                 if self.out.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
                     return None;
                 }
                 continue;
             }
-            let due = due.filter(|d| *d > now);
             let until = match (deadline, due) {
                 (Some(d), Some(u)) => Some(d.min(u)),
                 (d, u) => d.or(u),
             };
-            let left = until.map_or(LONG_WAIT, |u| u.saturating_duration_since(now));
-            match self.stream.next_timeout(left) {
+            match self.stream.next_until(until, now.take()) {
                 Some(item) => self.handler.item(item, &self.stream, &mut self.out),
                 None if self.stream.is_closed() => return self.out.pop_front(),
                 None => {}
@@ -161,6 +165,6 @@ impl<P: Protocol, H: Handler<P>> Iterator for Session<P, H> {
 
     /// Waits for the next event; `None` once the stream has ended.
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_until(None)
+        self.next_until(None, None)
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -13,8 +13,9 @@ use log::{debug, trace};
 use tungstenite::Message;
 use tungstenite::protocol::CloseFrame;
 
+use super::baton::Baton;
 use super::conn::{self, Abort, Next, Socket};
-use super::inbox::Inbox;
+use super::inbox::{Inbox, Taken};
 use super::{Command, Confirm, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
 use crate::url::strip_query;
 
@@ -27,7 +28,7 @@ const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 1010, 1015];
 const GRACEFUL: f64 = 0.6;
 
 /// How a connected period ended.
-enum Ended {
+pub(super) enum Ended {
     /// The caller closed the stream.
     Closed,
     /// An error that ends the stream.
@@ -37,8 +38,8 @@ enum Ended {
 }
 
 /// One live connection.
-struct Live {
-    socket: Socket,
+pub(super) struct Live {
+    pub(super) socket: Socket,
     since: Instant,
     last_in: Instant,
     last_out: Instant,
@@ -51,8 +52,44 @@ struct Live {
     behind: bool,
 }
 
+/// The connection's state, behind one lock: held by whichever thread reads the socket.
+pub(super) struct Core<P: Protocol> {
+    pub(super) worker: Worker<P>,
+    pub(super) live: Option<Live>,
+    /// Reconnection attempts made in a row.
+    pub(super) attempts: u32,
+    /// How the connection ended on the caller's thread, for this thread to act on.
+    pub(super) ended: Option<Ended>,
+}
+
+/// What the caller and the connection's thread share.
+pub(super) struct Shared<P: Protocol> {
+    core: Mutex<Core<P>>,
+    pub(super) baton: Baton,
+    pub(super) inbox: Arc<Inbox<P::Event>>,
+}
+
+impl<P: Protocol> Shared<P> {
+    pub(super) fn new(worker: Worker<P>, inbox: Arc<Inbox<P::Event>>) -> Self {
+        Shared {
+            core: Mutex::new(Core {
+                worker,
+                live: None,
+                attempts: 0,
+                ended: None,
+            }),
+            baton: Baton::new(),
+            inbox,
+        }
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, Core<P>> {
+        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 pub(super) struct Worker<P: Protocol> {
-    config: StreamConfig,
+    pub(super) config: StreamConfig,
     protocol: P,
     inbox: Arc<Inbox<P::Event>>,
     commands: mpsc::Receiver<Command<P>>,
@@ -68,6 +105,8 @@ pub(super) struct Worker<P: Protocol> {
     decoded: Vec<Inbound<P::Event>>,
     events: Vec<(Lane, super::inbox::Item<P::Event>)>,
     abort: Arc<Abort>,
+    /// The time of the last turn.
+    pub(super) now: Instant,
 }
 
 impl<P: Protocol> Worker<P> {
@@ -91,48 +130,66 @@ impl<P: Protocol> Worker<P> {
             decoded: Vec::new(),
             events: Vec::new(),
             abort,
+            now: Instant::now(),
         }
     }
 
-    pub(super) fn run(mut self, first: Socket) {
-        let mut attempts = 0u32;
-        let mut live = match self.start(first, None) {
-            Ok(live) => live,
-            Err(reason) => {
-                debug!("stream {}: lost at once: {reason}", self.shown);
-                match self.reconnect(Next::Retry, Instant::now(), 0) {
-                    Some((live, used)) => {
-                        attempts = used;
-                        live
-                    }
-                    None => return self.inbox.finish(),
-                }
+    /// Serves the stream on its own thread: while the caller is away (or the stream is
+    /// connecting, reconnecting or closing) it reads the socket; when the caller comes
+    /// to read, it gives the socket back after its current turn (see [`super::baton`]).
+    pub(super) fn run(shared: Arc<Shared<P>>, first: Socket) {
+        shared.baton.register_worker();
+        let tick = {
+            let mut guard = shared.lock();
+            let core = &mut *guard;
+            match core.worker.start(first, None) {
+                Ok(live) => core.live = Some(live),
+                Err(reason) => core.ended = Some(Ended::Lost(reason, Next::Retry)),
             }
+            core.worker.config.tick
         };
+        let mut seen = None;
         loop {
-            match self.serve(&mut live, &mut attempts) {
-                Ended::Closed => break,
-                Ended::Fatal(error) => {
-                    debug!("stream {}: ended: {error}", self.shown);
-                    self.inbox.push(Lane::Lossless, Err(error));
+            if !shared.baton.worker_turn(tick, &mut seen) {
+                continue;
+            }
+            let mut guard = shared.lock();
+            let core = &mut *guard;
+            let ended = match (core.ended.take(), core.live.as_mut()) {
+                (Some(ended), _) => Some(ended),
+                (None, Some(live)) => core.worker.serve(live, &mut core.attempts, &shared.baton),
+                (None, None) => Some(Ended::Lost("not connected".into(), Next::Retry)),
+            };
+            match ended {
+                None => {
+                    drop(guard);
+                    shared.baton.worker_hand_back();
+                    shared.inbox.poke();
+                }
+                Some(Ended::Closed) => break,
+                Some(Ended::Fatal(error)) => {
+                    debug!("stream {}: ended: {error}", core.worker.shown);
+                    core.worker.inbox.push(Lane::Lossless, Err(error));
                     break;
                 }
-                Ended::Lost(reason, next) => {
-                    debug!("stream {}: connection lost: {reason}", self.shown);
-                    live.socket.get_ref().shutdown();
-                    self.inbox.set_connected(false);
+                Some(Ended::Lost(reason, next)) => {
+                    debug!("stream {}: connection lost: {reason}", core.worker.shown);
+                    if let Some(live) = core.live.take() {
+                        live.socket.get_ref().shutdown();
+                    }
+                    core.worker.inbox.set_connected(false);
                     let down_since = Instant::now();
-                    match self.reconnect(next, down_since, attempts) {
+                    match core.worker.reconnect(next, down_since, core.attempts) {
                         Some((new, used)) => {
-                            live = new;
-                            attempts = used;
+                            core.live = Some(new);
+                            core.attempts = used;
                         }
                         None => break,
                     }
                 }
             }
         }
-        self.inbox.finish();
+        shared.inbox.finish();
     }
 
     /// Tries to connect again until it works, the caller closes, or an error ends the
@@ -248,19 +305,44 @@ impl<P: Protocol> Worker<P> {
         ))
     }
 
-    /// Serves one connection until it ends.
-    fn serve(&mut self, live: &mut Live, attempts: &mut u32) -> Ended {
+    /// Serves the connection on this thread until it ends, or the caller wants to read
+    /// (`None`).
+    fn serve(&mut self, live: &mut Live, attempts: &mut u32, baton: &Baton) -> Option<Ended> {
         loop {
+            if let Some(ended) = self.turn(live, attempts, None) {
+                return Some(ended);
+            }
+            if baton.wanted() {
+                return None;
+            }
+        }
+    }
+
+    /// One turn on a live connection, on whichever thread reads it: the caller's
+    /// commands, one read (a frame, or a time-out that is a tick), the timers. Returns
+    /// how the connection ended, if it did.
+    ///
+    /// `direct`: the caller reads on its own thread and takes what the frame held into
+    /// its hands ([`Inbox::deliver`]). The time of the turn is kept in
+    /// [`now`](Self::now).
+    pub(super) fn turn(
+        &mut self,
+        live: &mut Live,
+        attempts: &mut u32,
+        mut direct: Option<&mut Taken<P::Event>>,
+    ) -> Option<Ended> {
+        {
             if let Some(ended) = self.commands_while_connected(live) {
-                return ended;
+                return Some(ended);
             }
             let read = live.socket.read();
             // One clock reading per turn, for the frame and the timers.
             let now = Instant::now();
+            self.now = now;
             match read {
-                Ok(Message::Text(text)) => self.frame(live, text.as_str(), now),
+                Ok(Message::Text(text)) => self.frame(live, text.as_str(), now, direct.take()),
                 Ok(Message::Binary(bytes)) => match std::str::from_utf8(&bytes) {
-                    Ok(text) => self.frame(live, text, now),
+                    Ok(text) => self.frame(live, text, now, direct.take()),
                     Err(_) => {
                         live.last_in = now;
                         debug!(
@@ -275,22 +357,22 @@ impl<P: Protocol> Worker<P> {
                 }
                 Ok(Message::Close(frame)) => {
                     let _ = live.socket.flush();
-                    return closed_by_server(frame);
+                    return Some(closed_by_server(frame));
                 }
                 Err(tungstenite::Error::Io(e))
                     if matches!(
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                     ) => {}
-                Err(e) => return lost_or_fatal(e),
+                Err(e) => return Some(lost_or_fatal(e)),
             }
             if live.behind {
-                return Ended::Lost("the reader fell behind".into(), Next::Retry);
+                return Some(Ended::Lost("the reader fell behind".into(), Next::Retry));
             }
             // The timers.
             if now.duration_since(live.last_out) >= self.config.ping_after {
                 if let Err(e) = live.socket.send(Message::Ping(Vec::new().into())) {
-                    return lost_or_fatal(e);
+                    return Some(lost_or_fatal(e));
                 }
                 live.last_out = now;
             }
@@ -301,19 +383,19 @@ impl<P: Protocol> Worker<P> {
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                     ) => {}
-                Err(e) => return lost_or_fatal(e),
+                Err(e) => return Some(lost_or_fatal(e)),
             }
             if now.duration_since(live.last_in) >= self.config.dead_after {
-                return Ended::Lost(
+                return Some(Ended::Lost(
                     format!("no frame for {:?}", self.config.dead_after),
                     Next::Retry,
-                );
+                ));
             }
             if live.outstanding > 0 && live.ack_deadline.is_some_and(|d| now >= d) {
-                return Ended::Lost(
+                return Some(Ended::Lost(
                     "the subscriptions were not acknowledged in time".into(),
                     Next::Retry,
-                );
+                ));
             }
             for (channel, after) in &self.config.stale_after {
                 let last = self
@@ -323,13 +405,14 @@ impl<P: Protocol> Worker<P> {
                     .unwrap_or(live.since)
                     .max(live.since);
                 if now.duration_since(last) >= *after {
-                    return Ended::Lost(format!("no {channel} event for {after:?}"), Next::Retry);
+                    return Some(Ended::Lost(format!("no {channel} event for {after:?}"), Next::Retry));
                 }
             }
             if now.duration_since(live.since) >= self.config.reconnect.healthy_after {
                 *attempts = 0;
             }
         }
+        None
     }
 
     /// Runs the caller's queued commands on a live connection.
@@ -427,7 +510,13 @@ impl<P: Protocol> Worker<P> {
         Ok(())
     }
 
-    fn frame(&mut self, live: &mut Live, text: &str, now: Instant) {
+    fn frame(
+        &mut self,
+        live: &mut Live,
+        text: &str,
+        now: Instant,
+        direct: Option<&mut Taken<P::Event>>,
+    ) {
         live.last_in = now;
         trace!("stream {} <- {text}", self.shown);
         let timers = !self.config.stale_after.is_empty();
@@ -477,7 +566,7 @@ impl<P: Protocol> Worker<P> {
             }
         }
         // One lock for the whole frame, its arrival time included.
-        if !self.inbox.deliver(&mut events, now) {
+        if !self.inbox.deliver(&mut events, now, direct) {
             live.behind = true;
         }
         self.decoded = decoded;
