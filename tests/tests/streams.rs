@@ -332,7 +332,9 @@ fn a_failed_reconciliation_is_retried_until_the_fill_is_delivered_once() {
     let mut kinds = Vec::new();
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(20) {
-        match stream.next_timeout(Duration::from_millis(500)) {
+        // A wait long enough that each recovery attempt, made inside it with the time
+        // left, always has the time to hear its 503 (on a slow machine too).
+        match stream.next_timeout(Duration::from_secs(10)) {
             Some(Ok(Event::Reconnected { .. })) => kinds.push("reconnected".to_owned()),
             Some(Ok(Event::RecoveryPending {
                 attempts,

@@ -7,6 +7,10 @@
 //! as the socket takes them: it costs next to nothing, so what is measured is the
 //! reader. Each side's time runs from the acknowledgement to the last quote decoded.
 //!
+//! Then the latency: a server writes quotes one every 200 µs, each stamped with the
+//! wall time it is written; each side notes how long after that it holds the decoded
+//! quote (median and p99, same clock, same process).
+//!
 //! Options: `--quotes N` (default 200,000), `--rounds N` (default 9, after one uncounted
 //! warm-up round), `--write <file>` to also write the results as a Markdown section.
 //! `QUOTES_ONLY=0|1|2` runs one side alone (the client, raw into `Quote`, raw into
@@ -93,8 +97,10 @@ Release build, one run, {rounds} rounds per side (after a warm-up round; each ro
 {quotes} quote frames from a local tungstenite server thread, one quote object per Text \
 frame, encoded once beforehand and written as fast as the socket takes them after the \
 subscription is acknowledged. \
-The client reads them through `stream()`: its connection thread (pings, timers, \
-reconnects), the quote queue, the hand-over to the calling thread. The raw sides read \
+The client reads them through `stream()`: on the calling thread while it waits in \
+`next_timeout` (its connection thread reads only while the caller is away), then the \
+session's bookkeeping (lanes, counters, timers, the fill de-duplication's handler). \
+The raw sides read \
 the same frames with `tungstenite` on the calling thread and `serde_json`, into the \
 same `Quote` (exact `Decimal` prices, an `OffsetDateTime`), or into `f64` prices and a \
 `String` time.\n\n\
@@ -111,11 +117,147 @@ Throughput ratio client / raw into the same `Quote`: **{ratio:.3}** (target at l
         raw_t.as_secs_f64(),
         rate(raw_t),
     );
+    let latency = latency_table(if quick { 200 } else { 5_000 }, if quick { 1 } else { 3 });
+    let report = format!("{report}\n{latency}");
     println!("\n{report}");
     if let Some(path) = write_to {
         std::fs::write(&path, report).unwrap();
         println!("written to {path}");
     }
+}
+
+/// The latency phase: frames written one every [`PACE`], each stamped with the wall
+/// time it is written at (in its `timestamp`); each side notes, as it holds the decoded
+/// quote, how long ago that was. Both run in this process, on the same clock. Sides
+/// alternate, `rounds` each.
+fn latency_table(frames: usize, rounds: usize) -> String {
+    let mut ours = Vec::new();
+    let mut raw = Vec::new();
+    for round in 0..rounds * 2 {
+        let (url, server) = serve_paced(frames);
+        if round % 2 == 0 {
+            ours.extend(ours_latency(&url, frames));
+        } else {
+            raw.extend(raw_latency(&url, frames));
+        }
+        server.join().unwrap();
+    }
+    let pct = |v: &mut Vec<Duration>, p: f64| {
+        v.sort();
+        v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
+    };
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let (om, op) = (pct(&mut ours, 0.5), pct(&mut ours, 0.99));
+    let (rm, rp) = (pct(&mut raw, 0.5), pct(&mut raw, 0.99));
+    let verdict = if op <= rp + Duration::from_micros(50) {
+        "met"
+    } else {
+        "**missed**"
+    };
+    format!(
+        "### Latency\n\n\
+{rounds} rounds per side, alternating, of {frames} frames written one every {} µs, each \
+stamped with the wall time it was written; the time is how long after that the \
+caller held the decoded `Quote`.\n\n\
+| side | median | p99 |\n|---|---|---|\n\
+| `stream()` | {:.1} µs | {:.1} µs |\n\
+| raw `tungstenite` + `serde_json` into `Quote` | {:.1} µs | {:.1} µs |\n\n\
+The client's p99 within 50 µs of the raw side's: {verdict} ({:+.1} µs).\n",
+        PACE.as_micros(),
+        us(om),
+        us(op),
+        us(rm),
+        us(rp),
+        us(op) - us(rp),
+    )
+}
+
+/// The pace of the latency phase.
+const PACE: Duration = Duration::from_micros(200);
+
+/// How long ago `q` was stamped.
+fn age(q: &trading_client::Quote) -> Duration {
+    let stamped = q.timestamp.expect("stamped");
+    let age = time::OffsetDateTime::now_utc() - stamped;
+    Duration::try_from(age).unwrap_or_default()
+}
+
+fn ours_latency(url: &str, frames: usize) -> Vec<Duration> {
+    let client = Client::new("http://127.0.0.1:9", "sk_bench")
+        .unwrap()
+        .with_stream_url(url);
+    let mut stream = client.stream().unwrap();
+    stream.subscribe_quotes(&["AAPL"]).unwrap();
+    let mut ages = Vec::with_capacity(frames);
+    while ages.len() < frames {
+        match stream.next_timeout(Duration::from_secs(10)) {
+            Some(Ok(Event::Quote(q))) => ages.push(age(&q)),
+            Some(Ok(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    stream.close();
+    ages
+}
+
+fn raw_latency(url: &str, frames: usize) -> Vec<Duration> {
+    let (mut ws, _) = tungstenite::connect(url).unwrap();
+    ws.send(Message::text(
+        r#"{"action":"subscribe","channels":["quotes"],"symbols":["AAPL"]}"#,
+    ))
+    .unwrap();
+    let mut ages = Vec::with_capacity(frames);
+    while ages.len() < frames {
+        if let Message::Text(t) = ws.read().unwrap()
+            && t.as_str().contains("\"quote\"")
+        {
+            let q: trading_client::Quote = serde_json::from_str(t.as_str()).unwrap();
+            ages.push(age(&q));
+        }
+    }
+    let _ = ws.close(None);
+    ages
+}
+
+/// A server that acknowledges the subscription, then writes `frames` quotes one every
+/// [`PACE`] (a spin between them, not a sleep, so the pace holds), each stamped as it
+/// is written.
+fn serve_paced(frames: usize) -> (String, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}/stream", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let (socket, _) = listener.accept().unwrap();
+        socket.set_nodelay(true).unwrap();
+        let mut ws = tungstenite::accept(socket).unwrap();
+        loop {
+            match ws.read().unwrap() {
+                Message::Text(t) if t.as_str().contains("subscribe") => break,
+                _ => continue,
+            }
+        }
+        ws.send(Message::text(
+            r#"{"type":"subscribed","channels":["quotes"],"symbols":["AAPL"]}"#,
+        ))
+        .unwrap();
+        let rfc3339 = time::format_description::well_known::Rfc3339;
+        let mut next = Instant::now();
+        for i in 0..frames {
+            while Instant::now() < next {
+                std::hint::spin_loop();
+            }
+            next += PACE;
+            let stamp = time::OffsetDateTime::now_utc().format(&rfc3339).unwrap();
+            let cents = 18_700 + (i % 400) as u64;
+            let frame = format!(
+                r#"{{"type":"quote","symbol":"AAPL","price":{}.{:02},"bid_size":100,"timestamp":"{stamp}"}}"#,
+                cents / 100,
+                cents % 100
+            );
+            ws.send(Message::text(frame)).unwrap();
+        }
+        while ws.read().is_ok() {}
+    });
+    (url, handle)
 }
 
 /// Quote `i`: a price that moves, as the sandbox sends it.

@@ -407,8 +407,7 @@ impl<P: Protocol> Stream<P> {
                     if self.inbox.take_all(&mut self.taken, deadline) {
                         return true;
                     }
-                    if deadline.is_some_and(|d| Instant::now() >= d) || self.inbox.is_finished()
-                    {
+                    if deadline.is_some_and(|d| Instant::now() >= d) || self.inbox.is_finished() {
                         return false;
                     }
                     now = None;
@@ -454,7 +453,9 @@ impl<P: Protocol> Stream<P> {
             if let Some(left) = short {
                 live.socket.get_mut().set_read_timeout(left);
             }
-            let ended = core.worker.turn(live, &mut core.attempts, Some(&mut *taken));
+            let ended = core
+                .worker
+                .turn(live, &mut core.attempts, Some(&mut *taken));
             if short.is_some() {
                 live.socket.get_mut().set_deadline(None, tick);
             }

@@ -5,8 +5,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use log::{debug, trace};
@@ -405,7 +405,10 @@ impl<P: Protocol> Worker<P> {
                     .unwrap_or(live.since)
                     .max(live.since);
                 if now.duration_since(last) >= *after {
-                    return Some(Ended::Lost(format!("no {channel} event for {after:?}"), Next::Retry));
+                    return Some(Ended::Lost(
+                        format!("no {channel} event for {after:?}"),
+                        Next::Retry,
+                    ));
                 }
             }
             if now.duration_since(live.since) >= self.config.reconnect.healthy_after {
