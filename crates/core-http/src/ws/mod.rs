@@ -49,6 +49,7 @@ mod worker;
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -258,6 +259,8 @@ pub struct Stream<P: Protocol> {
     inbox: Arc<inbox::Inbox<P::Event>>,
     /// The connection's state and who reads the socket, shared with its thread.
     shared: Arc<worker::Shared<P>>,
+    /// Commands sent and not yet read by the connection.
+    commands_waiting: Arc<AtomicUsize>,
     /// Items taken from the inbox in one swap, not yet given to the caller.
     taken: inbox::Taken<P::Event>,
     commands: mpsc::Sender<Command<P>>,
@@ -290,7 +293,15 @@ impl<P: Protocol> Stream<P> {
         let (commands, receiver) = mpsc::channel();
         let (finished, done) = mpsc::channel::<()>();
         let close_timeout = config.close_timeout;
-        let worker = worker::Worker::new(config, protocol, inbox.clone(), receiver, abort.clone());
+        let commands_waiting = Arc::new(AtomicUsize::new(0));
+        let worker = worker::Worker::new(
+            config,
+            protocol,
+            inbox.clone(),
+            receiver,
+            commands_waiting.clone(),
+            abort.clone(),
+        );
         let shared = Arc::new(worker::Shared::new(worker, inbox.clone()));
         let on_thread = shared.clone();
         let thread = std::thread::Builder::new()
@@ -304,6 +315,7 @@ impl<P: Protocol> Stream<P> {
         Ok(Stream {
             inbox,
             shared,
+            commands_waiting,
             taken: inbox::Taken::default(),
             commands,
             thread: Some(thread),
@@ -313,10 +325,21 @@ impl<P: Protocol> Stream<P> {
         })
     }
 
+    /// Sends a command to whichever thread reads the connection: counted first, so
+    /// that it is read before the next read of the socket, then the connection's thread
+    /// is woken to take the socket if the caller holds it idle.
+    fn command(&self, command: Command<P>) -> std::result::Result<(), ()> {
+        self.commands_waiting.fetch_add(1, Ordering::AcqRel);
+        let sent = self.commands.send(command).map_err(|_| {
+            self.commands_waiting.fetch_sub(1, Ordering::AcqRel);
+        });
+        self.shared.baton.nudge();
+        sent
+    }
+
     /// Subscribes (now if connected, and again after every reconnect), without waiting.
     pub fn subscribe(&self, subscription: P::Subscription) {
-        let _ = self.commands.send(Command::Subscribe(subscription, None));
-        self.shared.baton.nudge();
+        let _ = self.command(Command::Subscribe(subscription, None));
     }
 
     /// Subscribes and waits (at most `timeout`) until the server acknowledged it: from
@@ -328,10 +351,8 @@ impl<P: Protocol> Stream<P> {
         timeout: Duration,
     ) -> Result<()> {
         let (confirm, confirmed) = mpsc::channel();
-        self.commands
-            .send(Command::Subscribe(subscription, Some(confirm)))
+        self.command(Command::Subscribe(subscription, Some(confirm)))
             .map_err(|_| crate::Error::WebSocket(WsError::ClosedByCaller))?;
-        self.shared.baton.nudge();
         match confirmed.recv_timeout(timeout) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(crate::Error::WebSocket(e)),
@@ -346,15 +367,13 @@ impl<P: Protocol> Stream<P> {
 
     /// Unsubscribes.
     pub fn unsubscribe(&self, subscription: P::Subscription) {
-        let _ = self.commands.send(Command::Unsubscribe(subscription));
-        self.shared.baton.nudge();
+        let _ = self.command(Command::Unsubscribe(subscription));
     }
 
     /// Sends a text message as it is (queued while disconnected, sent on the next
     /// connection).
     pub fn send_text(&self, message: impl Into<String>) {
-        let _ = self.commands.send(Command::Send(message.into()));
-        self.shared.baton.nudge();
+        let _ = self.command(Command::Send(message.into()));
     }
 
     /// The next item, waiting at most `timeout`. `None` when nothing came in time, or
@@ -493,8 +512,7 @@ impl<P: Protocol> Stream<P> {
             return;
         };
         let started = Instant::now();
-        let _ = self.commands.send(Command::Close);
-        self.shared.baton.nudge();
+        let _ = self.command(Command::Close);
         // Most of the budget for the close handshake (the thread holds it to
         // `worker::graceful` of the budget), the rest for abandoning the socket.
         let graceful = self.close_timeout.mul_f64(0.8);

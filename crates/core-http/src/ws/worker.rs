@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -26,6 +27,10 @@ const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 1010, 1015];
 /// The share of the close timeout the close handshake may take; the caller's thread
 /// waits a little longer before it abandons the socket.
 const GRACEFUL: f64 = 0.6;
+
+/// How often a busy connection looks at its timers, flushes, and reads the caller's
+/// commands (a waiting command is read at once, before the next read).
+const CHECK_EVERY: Duration = Duration::from_millis(5);
 
 /// How a connected period ended.
 pub(super) enum Ended {
@@ -50,6 +55,8 @@ pub(super) struct Live {
     announce: Option<(Duration, u32)>,
     /// The caller fell behind on the lossless lane: the connection is to be dropped.
     behind: bool,
+    /// When the timers are next looked at.
+    next_check: Instant,
 }
 
 /// The connection's state, behind one lock: held by whichever thread reads the socket.
@@ -105,6 +112,8 @@ pub(super) struct Worker<P: Protocol> {
     decoded: Vec<Inbound<P::Event>>,
     events: Vec<(Lane, super::inbox::Item<P::Event>)>,
     abort: Arc<Abort>,
+    /// Commands sent and not yet read (counted by the sender before it sends).
+    commands_waiting: Arc<AtomicUsize>,
     /// The time of the last turn.
     pub(super) now: Instant,
 }
@@ -115,6 +124,7 @@ impl<P: Protocol> Worker<P> {
         protocol: P,
         inbox: Arc<Inbox<P::Event>>,
         commands: mpsc::Receiver<Command<P>>,
+        commands_waiting: Arc<AtomicUsize>,
         abort: Arc<Abort>,
     ) -> Self {
         let shown = strip_query(&config.url).to_owned();
@@ -130,6 +140,7 @@ impl<P: Protocol> Worker<P> {
             decoded: Vec::new(),
             events: Vec::new(),
             abort,
+            commands_waiting,
             now: Instant::now(),
         }
     }
@@ -270,6 +281,7 @@ impl<P: Protocol> Worker<P> {
             ack_deadline: None,
             announce,
             behind: false,
+            next_check: now,
         };
         self.inbox.set_connected(true);
         self.inbox.touched();
@@ -332,7 +344,10 @@ impl<P: Protocol> Worker<P> {
         mut direct: Option<&mut Taken<P::Event>>,
     ) -> Option<Ended> {
         {
-            if let Some(ended) = self.commands_while_connected(live) {
+            // Commands first (a close must not wait for a read), when there are any.
+            if self.commands_waiting.load(Ordering::Acquire) > 0
+                && let Some(ended) = self.commands_while_connected(live)
+            {
                 return Some(ended);
             }
             let read = live.socket.read();
@@ -369,7 +384,15 @@ impl<P: Protocol> Worker<P> {
             if live.behind {
                 return Some(Ended::Lost("the reader fell behind".into(), Next::Retry));
             }
-            // The timers.
+            // The timers, the flush and the commands, every few milliseconds: a busy
+            // stream's frames do not each pay for them.
+            if now < live.next_check {
+                return None;
+            }
+            live.next_check = now + CHECK_EVERY;
+            if let Some(ended) = self.commands_while_connected(live) {
+                return Some(ended);
+            }
             if now.duration_since(live.last_out) >= self.config.ping_after {
                 if let Err(e) = live.socket.send(Message::Ping(Vec::new().into())) {
                     return Some(lost_or_fatal(e));
@@ -422,7 +445,10 @@ impl<P: Protocol> Worker<P> {
     fn commands_while_connected(&mut self, live: &mut Live) -> Option<Ended> {
         loop {
             let command = match self.commands.try_recv() {
-                Ok(command) => command,
+                Ok(command) => {
+                    self.commands_waiting.fetch_sub(1, Ordering::AcqRel);
+                    command
+                }
                 Err(TryRecvError::Empty) => return None,
                 Err(TryRecvError::Disconnected) => {
                     self.close_handshake(live);
@@ -487,7 +513,11 @@ impl<P: Protocol> Worker<P> {
             if left.is_zero() {
                 return true;
             }
-            match self.commands.recv_timeout(left) {
+            let received = self.commands.recv_timeout(left);
+            if received.is_ok() {
+                self.commands_waiting.fetch_sub(1, Ordering::AcqRel);
+            }
+            match received {
                 Ok(Command::Subscribe(s, confirm)) => {
                     // Recorded now, sent with the replay on the next connection, whose
                     // acknowledgement confirms it.
