@@ -8,7 +8,7 @@ use crate::run::step;
 use crate::{cargo, root};
 
 /// The benchmarks: package, bench target, title.
-const BENCHES: [(&str, &str, &str); 6] = [
+const BENCHES: [(&str, &str, &str); 7] = [
     ("core-http", "transport", "core-http transport vs raw ureq"),
     ("esign-client", "download", "esign 1 GiB download to a file"),
     (
@@ -20,6 +20,11 @@ const BENCHES: [(&str, &str, &str); 6] = [
         "trading-client",
         "quotes",
         "trading: quotes through the stream",
+    ),
+    (
+        "worlds-client",
+        "events",
+        "worlds: a world's events through the realtime channel",
     ),
     (
         "social-client",
