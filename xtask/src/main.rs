@@ -1,10 +1,11 @@
-//! Project tasks: `cargo xtask test | bench | demo | fixtures`.
+//! Project tasks: `cargo xtask test | bench | demo | fixtures | fuzz | soak`.
 //!
 //! Kept free of dependencies: it only runs cargo and reports.
 
 mod bench;
 mod demo;
 mod run;
+mod soak;
 mod test;
 
 use std::env;
@@ -13,6 +14,7 @@ use std::process::{Command, ExitCode};
 
 use bench::bench;
 use demo::{demo, fixtures};
+use soak::soak;
 use test::{fuzz, test};
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -25,12 +27,16 @@ commands:
                (property tests included); the end-to-end suite again starting just
                before midnight; a program outside the workspace that depends on one
                client crate; every benchmark in quick mode; the dependency budget of
-               the REST-only clients; doc tests; docs -D warnings; fixtures --check
+               the REST-only clients; a 20-second soak; doc tests; docs -D warnings;
+               fixtures --check
   bench      release-mode benchmarks; writes docs/benchmarks.md (--quick: every one
                small, on the debug build, in under a minute; figures not written)
   demo       a tour of the clients against the local sandbox (no key, no network)
   fixtures   re-record the fixtures from the sandbox (--check: fail when stale)
-  fuzz       the property tests with many more cases, for --secs N seconds (default 60)";
+  fuzz       the property tests with many more cases, for --secs N seconds (default 60)
+  soak       the trading stream and a worlds channel against the sandbox for --minutes N
+               (default 30) with faults injected at random (--seed S to repeat a run);
+               checks every fill once and the world's users, prints the figures";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -40,6 +46,7 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
         Some("fuzz") => fuzz(&args[1..]),
+        Some("soak") => soak(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

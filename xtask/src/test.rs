@@ -140,6 +140,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
 
     quick_benches()?;
     dependency_budget()?;
+    crate::soak::quick_soak()?;
 
     let mut doctests = cargo();
     doctests.args(["test", "--workspace", "--all-features", "--doc"]);

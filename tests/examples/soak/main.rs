@@ -1,0 +1,539 @@
+//! The soak: the trading stream and a worlds channel against the sandbox for minutes or
+//! hours, with faults injected at random but reproducibly, while orders fill and users
+//! and assets change; at the end, every fill must have been delivered exactly once and
+//! the world's users seen as the service has them.
+//!
+//! `cargo xtask soak --minutes N [--seed S]`, or
+//! `cargo run --release -p e2e --example soak -- --seconds N [--seed S] [--write FILE]`.
+//!
+//! The sandbox runs in a child process (this program again), so the figures of memory
+//! and CPU are the clients' (and this program's drivers and fault proxy). The clients
+//! reach the sandbox through a TCP proxy of this program that cuts connections, stalls
+//! them past the dead-connection limit and ends them in the middle of a frame; the
+//! sandbox itself refuses upgrades (503, 429) when told to. A reader sometimes sleeps
+//! (a slow reader).
+
+mod proxy;
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::json;
+use trading_client::{Amount, Decimal, OrderRequest, Side};
+use worlds_client::NewWorld;
+
+/// A reproducible random sequence (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn millis(&mut self, from: u64, to: u64) -> Duration {
+        Duration::from_millis(from + self.below(to - from))
+    }
+}
+
+/// Options.
+struct Options {
+    seconds: u64,
+    seed: u64,
+    write: Option<String>,
+}
+
+fn options() -> anyhow::Result<Options> {
+    let mut args = std::env::args().skip(1);
+    let mut o = Options {
+        seconds: 20,
+        seed: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1),
+        write: None,
+    };
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().context("a value is missing");
+        match arg.as_str() {
+            "--seconds" => o.seconds = value()?.parse()?,
+            "--minutes" => o.seconds = value()?.parse::<u64>()? * 60,
+            "--seed" => o.seed = value()?.parse()?,
+            "--write" => o.write = Some(value()?),
+            other => bail!("unknown argument {other:?}"),
+        }
+    }
+    Ok(o)
+}
+
+/// The sandbox in a child process: its base URL.
+fn start_sandbox() -> anyhow::Result<(Child, String)> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .arg("--sandbox-child")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let stdout = child.stdout.take().context("no stdout")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line)?;
+    let url = line.trim().to_owned();
+    if !url.starts_with("http://") {
+        bail!("the sandbox did not start: {line:?}");
+    }
+    Ok((child, url))
+}
+
+/// This program as the sandbox: serves until its parent closes stdin.
+fn sandbox_child() -> anyhow::Result<()> {
+    let sandbox = sandbox::Sandbox::start()?;
+    println!("{}", sandbox.url());
+    let mut sink = String::new();
+    let _ = std::io::stdin().read_line(&mut sink);
+    drop(sandbox);
+    Ok(())
+}
+
+/// Resident memory now and at its peak, in KiB (Linux; zeros elsewhere).
+fn memory() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// CPU time of this process so far (Linux; zero elsewhere).
+fn cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|v| v.parse::<u64>().ok()))
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+/// What the readers saw.
+#[derive(Default)]
+struct Seen {
+    fills: HashMap<String, u32>,
+    trading_events: u64,
+    trading_reconnects: u64,
+    recovery_pending: u64,
+    max_gap: Duration,
+    users: BTreeSet<String>,
+    world_events: u64,
+    world_reconnects: u64,
+    resynced: u64,
+    assets_updated: u64,
+    errors: Vec<String>,
+}
+
+fn main() -> anyhow::Result<()> {
+    if std::env::args().nth(1).as_deref() == Some("--sandbox-child") {
+        return sandbox_child();
+    }
+    let o = options()?;
+    println!(
+        "soak: {} s, seed {} (again with --seed {})",
+        o.seconds, o.seed, o.seed
+    );
+    let (mut child, url) = start_sandbox()?;
+    let result = run(&o, &url);
+    drop(child.stdin.take());
+    let _ = child.wait();
+    result
+}
+
+fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
+    let target: std::net::SocketAddr = sandbox.trim_start_matches("http://").parse()?;
+    let proxy = Arc::new(proxy::Proxy::start(target)?);
+    let via = format!("http://{}", proxy.addr);
+    let key = "sk_test_sandbox";
+    let control = |method: &str, path: &str, body: Option<serde_json::Value>| {
+        let url = format!("{sandbox}/_sandbox{path}");
+        let agent = ureq::Agent::new_with_defaults();
+        let r = match (method, body) {
+            ("POST", Some(b)) => agent
+                .post(&url)
+                .header("content-type", "application/json")
+                .send(b.to_string()),
+            ("POST", None) => agent.post(&url).send_empty(),
+            ("DELETE", _) => agent.delete(&url).call(),
+            _ => agent.get(&url).call(),
+        };
+        r.map_err(|e| anyhow::anyhow!("{method} {path}: {e}"))
+            .and_then(|mut r| {
+                let text = r.body_mut().read_to_string()?;
+                Ok(serde_json::from_str::<serde_json::Value>(&text).unwrap_or_default())
+            })
+    };
+
+    // Direct clients drive the service; the streaming clients go through the proxy.
+    let trader = trading_client::Client::new(format!("{sandbox}/trading"), key)?;
+    let worlds = worlds_client::Client::new(format!("{sandbox}/worlds"), key)?;
+    let world = worlds.worlds().create(&NewWorld::new("Soak", "space"))?;
+    let world_id = world.id.as_str().to_owned();
+
+    let fast = |config: core_http::ws::StreamConfig| {
+        let mut policy = core_http::ws::ReconnectPolicy::default();
+        policy.backoff =
+            core_http::Backoff::new(Duration::from_millis(50), Duration::from_secs(1), 2.0);
+        policy.cooldown = Duration::from_secs(2);
+        config
+            .ping_after(Duration::from_secs(1))
+            .dead_after(Duration::from_secs(3))
+            .reconnect(policy)
+    };
+    let trading_stream_client = trading_client::Client::new(format!("{via}/trading"), key)?;
+    let mut stream = trading_stream_client.stream_with(fast)?;
+    stream.subscribe_orders()?;
+    let worlds_stream_client = worlds_client::Client::new(format!("{via}/worlds"), key)?;
+    let mut realtime = worlds_stream_client.realtime_with(fast)?;
+    realtime.join(world_id.as_str())?;
+
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let readers_stop = Arc::new(AtomicBool::new(false));
+    let slow_until = Arc::new(AtomicU64::new(0));
+    let epoch = Instant::now();
+    let mut rng = Rng(o.seed);
+
+    // The trading reader.
+    let trading_reader = {
+        let (seen, stop, slow) = (seen.clone(), readers_stop.clone(), slow_until.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let pause = slow.load(Ordering::Relaxed);
+                if pause > epoch.elapsed().as_millis() as u64 {
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+                let event = stream.next_timeout(Duration::from_millis(200));
+                let mut s = seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match event {
+                    Some(Ok(trading_client::Event::Fill(f))) => {
+                        s.trading_events += 1;
+                        *s.fills.entry(f.execution_id).or_default() += 1;
+                    }
+                    Some(Ok(trading_client::Event::Reconnected { gap })) => {
+                        s.trading_reconnects += 1;
+                        s.max_gap = s.max_gap.max(gap);
+                    }
+                    Some(Ok(trading_client::Event::RecoveryPending { .. })) => {
+                        s.recovery_pending += 1
+                    }
+                    Some(Ok(_)) => s.trading_events += 1,
+                    Some(Err(e)) => s.errors.push(format!("trading: {e}")),
+                    None => {}
+                }
+            }
+            stream
+        })
+    };
+    // The worlds reader.
+    let world_reader = {
+        let (seen, stop, slow) = (seen.clone(), readers_stop.clone(), slow_until.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if slow.load(Ordering::Relaxed) > epoch.elapsed().as_millis() as u64 {
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+                let event = realtime.next_timeout(Duration::from_millis(200));
+                let mut s = seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                use worlds_client::Event as W;
+                match event {
+                    Some(Ok(e)) => {
+                        s.world_events += 1;
+                        match e {
+                            W::Joined { users, .. } => {
+                                s.users = users
+                                    .into_iter()
+                                    .map(|u| u.id.as_str().to_owned())
+                                    .collect()
+                            }
+                            W::UserJoined { user, .. } => {
+                                s.users.insert(user.id.as_str().to_owned());
+                            }
+                            W::UserLeft { user, .. } => {
+                                s.users.remove(user.id.as_str());
+                            }
+                            W::AssetUpdated { .. } => s.assets_updated += 1,
+                            W::Resynced { .. } => s.resynced += 1,
+                            W::Reconnected { .. } => s.world_reconnects += 1,
+                            _ => {}
+                        }
+                    }
+                    Some(Err(e)) => s.errors.push(format!("worlds: {e}")),
+                    None => {}
+                }
+            }
+            realtime
+        })
+    };
+
+    // Warm up, then the starting figures.
+    std::thread::sleep(Duration::from_secs(2));
+    let (rss_start, _) = memory();
+    let cpu_start = cpu();
+
+    // The drivers: orders, world changes, faults.
+    let mut orders_placed = 0u64;
+    let mut users_made = 0u64;
+    let mut asset_updates = 0u64;
+    let mut faults: HashMap<&str, u64> = HashMap::new();
+    let mut next_fault = Instant::now() + rng.millis(1_000, 4_000);
+    let mut held = false;
+    let mut assets: Vec<String> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(o.seconds);
+    while Instant::now() < deadline {
+        // An order: buy one, then sell it.
+        let side = if held { Side::Sell } else { Side::Buy };
+        match trader.orders().place(&OrderRequest::market(
+            "AAPL",
+            side,
+            Amount::Qty(Decimal::ONE),
+        )) {
+            Ok(_) => {
+                orders_placed += 1;
+                held = !held;
+            }
+            Err(e) => seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .errors
+                .push(format!("order: {e}")),
+        }
+        // A change to the world.
+        match rng.below(4) {
+            0 => {
+                users_made += 1;
+                let id = format!("u{users_made}");
+                control(
+                    "POST",
+                    &format!("/worlds/worlds/{world_id}/users"),
+                    Some(json!({"id": id, "announce": rng.below(4) != 0})),
+                )?;
+            }
+            1 if users_made > 0 => {
+                let id = format!("u{}", 1 + rng.below(users_made));
+                let announce = if rng.below(4) == 0 {
+                    "?announce=false"
+                } else {
+                    ""
+                };
+                let _ = control(
+                    "DELETE",
+                    &format!("/worlds/worlds/{world_id}/users/{id}{announce}"),
+                    None,
+                );
+            }
+            2 => {
+                let made = control(
+                    "POST",
+                    &format!("/worlds/worlds/{world_id}/assets"),
+                    Some(json!({"properties": {"n": assets.len()}})),
+                )?;
+                if let Some(id) = made["id"].as_str() {
+                    assets.push(id.to_owned());
+                }
+            }
+            _ if !assets.is_empty() => {
+                let id = assets[rng.below(assets.len() as u64) as usize].clone();
+                let props = json!({"color": rng.below(1000)});
+                let props = props.as_object().cloned().unwrap_or_default();
+                if worlds.assets().update(id.as_str(), &props).is_ok() {
+                    asset_updates += 1;
+                }
+            }
+            _ => {}
+        }
+        // A fault, now and then.
+        if Instant::now() >= next_fault {
+            next_fault = Instant::now() + rng.millis(1_000, 5_000);
+            let kind = match rng.below(6) {
+                0 => {
+                    proxy.cut();
+                    "cut"
+                }
+                1 => {
+                    proxy.stall(Duration::from_millis(3_500));
+                    "stall past the dead limit"
+                }
+                2 => {
+                    proxy.half_write();
+                    "half-written frame"
+                }
+                3 | 4 => {
+                    let status = if rng.below(2) == 0 { 503 } else { 429 };
+                    for path in ["/trading/stream", "/worlds/ws/v1/realtime"] {
+                        control(
+                            "POST",
+                            "/faults",
+                            Some(
+                                json!({"method": "GET", "path": path, "status": status, "count": 1 + rng.below(2)}),
+                            ),
+                        )?;
+                    }
+                    proxy.cut();
+                    if status == 503 {
+                        "upgrade refused 503"
+                    } else {
+                        "upgrade refused 429"
+                    }
+                }
+                _ => {
+                    let ms = epoch.elapsed().as_millis() as u64 + 200 + rng.below(1_300);
+                    slow_until.store(ms, Ordering::Relaxed);
+                    "slow reader"
+                }
+            };
+            *faults.entry(kind).or_default() += 1;
+        }
+        std::thread::sleep(rng.millis(50, 250));
+    }
+
+    // The end: faults off, one last reconnect so the world is compared with its
+    // snapshot, then time for the stream to catch up.
+    let _ = control("DELETE", "/faults", None);
+    std::thread::sleep(Duration::from_secs(4));
+    proxy.cut();
+    let expected: BTreeSet<String> = {
+        let orders = control("GET", "/trading/orders", None)?;
+        orders["orders"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|o| o["fills"].as_array().cloned().unwrap_or_default())
+            .filter_map(|f| f["execution_id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let users_now: BTreeSet<String> = worlds
+        .worlds()
+        .users(world_id.as_str())?
+        .into_iter()
+        .map(|u| u.id.as_str().to_owned())
+        .collect();
+    let settle = Instant::now() + Duration::from_secs(30);
+    loop {
+        let done = {
+            let s = seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            s.fills.len() >= expected.len() && s.users == users_now
+        };
+        if done || Instant::now() > settle {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (rss_end, rss_peak) = memory();
+    let cpu_used = cpu().saturating_sub(cpu_start);
+    readers_stop.store(true, Ordering::Relaxed);
+    let mut stream = trading_reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("reader panicked"))?;
+    let mut realtime = world_reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("reader panicked"))?;
+    let (ts, ws) = (stream.stats(), realtime.stats());
+    stream.close();
+    realtime.close();
+
+    let s = seen
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let received: BTreeSet<String> = s.fills.keys().cloned().collect();
+    let repeated = s.fills.values().filter(|n| **n > 1).count();
+    let missing = expected.difference(&received).count();
+    let unknown = received.difference(&expected).count();
+    let events = s.trading_events + s.world_events;
+    let mut fault_list: Vec<String> = faults.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    fault_list.sort();
+    let report = format!(
+        "## Soak: {} s, seed {}\n\n\
+| figure | value |\n|---|---|\n\
+| orders placed, fills made | {orders_placed}, {} |\n\
+| fills delivered once / missing / repeated / unknown | {} / {missing} / {repeated} / {unknown} |\n\
+| world users made; users at the end (seen / service) | {users_made}; {} / {} |\n\
+| asset updates made / seen live | {asset_updates} / {} |\n\
+| faults | {} |\n\
+| reconnects (trading / worlds); connections through the proxy | {} / {}; {} |\n\
+| longest trading gap | {:?} |\n\
+| reconciliations pending, then retried | {} |\n\
+| world resynchronisations | {} |\n\
+| lossy drops (trading / worlds) | {} / {} |\n\
+| events read | {events} |\n\
+| resident memory at start / end / peak | {} / {} / {} KiB |\n\
+| CPU time per event (clients, drivers and proxy) | {:.1} µs |\n\
+| errors reported by the streams | {} |\n",
+        o.seconds,
+        o.seed,
+        expected.len(),
+        received.len() - unknown,
+        s.users.len(),
+        users_now.len(),
+        s.assets_updated,
+        fault_list.join(", "),
+        ts.reconnects,
+        ws.reconnects,
+        proxy.connections.load(Ordering::Relaxed),
+        s.max_gap,
+        s.recovery_pending,
+        s.resynced,
+        ts.dropped,
+        ws.dropped,
+        rss_start,
+        rss_end,
+        rss_peak,
+        cpu_used.as_secs_f64() * 1e6 / events.max(1) as f64,
+        s.errors.len(),
+    );
+    println!("\n{report}");
+    for e in s.errors.iter().take(10) {
+        println!("  stream error: {e}");
+    }
+    if let Some(path) = &o.write {
+        std::fs::write(path, &report)?;
+    }
+    if missing > 0 || repeated > 0 || unknown > 0 {
+        bail!(
+            "fills: {missing} missing, {repeated} repeated, {unknown} unknown (seed {})",
+            o.seed
+        );
+    }
+    if s.users != users_now {
+        bail!(
+            "the world's users seen {:?} differ from the service's {:?} (seed {})",
+            s.users,
+            users_now,
+            o.seed
+        );
+    }
+    println!("soak: every fill delivered exactly once; the world's users as the service has them");
+    Ok(())
+}

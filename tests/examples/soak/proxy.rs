@@ -1,0 +1,153 @@
+//! A TCP proxy between the clients and the sandbox that injects the faults of a
+//! connection: cut it, stall it (nothing passes either way, past the client's
+//! dead-connection limit), or cut it in the middle of a frame (half of the next chunk
+//! from the server, then the end).
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One proxied connection.
+struct Pair {
+    client: TcpStream,
+    server: TcpStream,
+    /// Half of the next chunk from the server, then the end.
+    half_write: Arc<AtomicBool>,
+}
+
+#[derive(Default)]
+struct State {
+    pairs: Vec<Pair>,
+    /// Until when nothing passes (a stall).
+    stalled_until: Option<Instant>,
+}
+
+/// The proxy: forwards every connection to `target`.
+pub struct Proxy {
+    pub addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    pub connections: Arc<AtomicU64>,
+}
+
+impl Proxy {
+    pub fn start(target: SocketAddr) -> std::io::Result<Proxy> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let state: Arc<Mutex<State>> = Arc::default();
+        let connections = Arc::new(AtomicU64::new(0));
+        let (st, count) = (state.clone(), connections.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect(target) else {
+                    let _ = client.shutdown(Shutdown::Both);
+                    continue;
+                };
+                count.fetch_add(1, Ordering::Relaxed);
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                let half = Arc::new(AtomicBool::new(false));
+                if let (Ok(c1), Ok(s1), Ok(c2), Ok(s2)) = (
+                    client.try_clone(),
+                    server.try_clone(),
+                    client.try_clone(),
+                    server.try_clone(),
+                ) {
+                    pump(c1, s1, st.clone(), None);
+                    pump(s2, c2, st.clone(), Some(half.clone()));
+                }
+                let mut state = st.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                state.pairs.retain(|p| p.client.peer_addr().is_ok());
+                state.pairs.push(Pair {
+                    client,
+                    server,
+                    half_write: half,
+                });
+            }
+        });
+        Ok(Proxy {
+            addr,
+            state,
+            connections,
+        })
+    }
+
+    /// Cuts every connection now.
+    pub fn cut(&self) -> usize {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = state.pairs.len();
+        for p in state.pairs.drain(..) {
+            let _ = p.client.shutdown(Shutdown::Both);
+            let _ = p.server.shutdown(Shutdown::Both);
+        }
+        n
+    }
+
+    /// Nothing passes either way for `d` (the connections stay open).
+    pub fn stall(&self, d: Duration) {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .stalled_until = Some(Instant::now() + d);
+    }
+
+    /// Each connection ends in the middle of what the server sends next.
+    pub fn half_write(&self) {
+        for p in &self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pairs
+        {
+            p.half_write.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Copies `from` to `to` on a thread, holding what it read while stalled; with `half`,
+/// writes half of a chunk and ends both when asked.
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    state: Arc<Mutex<State>>,
+    half: Option<Arc<AtomicBool>>,
+) {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            loop {
+                let until = state
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .stalled_until;
+                match until {
+                    Some(t) if Instant::now() < t => std::thread::sleep(Duration::from_millis(20)),
+                    _ => break,
+                }
+            }
+            if let Some(h) = &half
+                && h.load(Ordering::Relaxed)
+                && n > 1
+            {
+                let _ = to.write_all(&buf[..n / 2]);
+                let _ = to.shutdown(Shutdown::Both);
+                let _ = from.shutdown(Shutdown::Both);
+                break;
+            }
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Both);
+        let _ = from.shutdown(Shutdown::Both);
+    });
+}

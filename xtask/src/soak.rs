@@ -1,0 +1,45 @@
+//! `cargo xtask soak --minutes N [--seed S]`, and its short form inside `test`.
+
+use crate::cargo;
+use crate::run::step;
+
+/// The soak program (an example of the e2e crate), release build, for `minutes`.
+pub(crate) fn soak(args: &[String]) -> Result<(), String> {
+    let mut minutes = "30".to_owned();
+    let mut rest = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--minutes" => minutes = args.next().cloned().ok_or("--minutes needs a number")?,
+            "--seed" | "--write" => {
+                rest.push(arg.clone());
+                rest.push(args.next().cloned().ok_or(format!("{arg} needs a value"))?);
+            }
+            other => return Err(format!("unknown soak argument {other:?}")),
+        }
+    }
+    let mut cmd = cargo();
+    cmd.args([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "e2e",
+        "--example",
+        "soak",
+        "--",
+    ])
+    .args(["--minutes", &minutes])
+    .args(rest);
+    step(&format!("soak for {minutes} minutes"), cmd)
+}
+
+/// Twenty seconds of soak on the debug build, with a fixed seed: the streams' promises
+/// (every fill once, the world's users as the service has them) under every fault, on
+/// every run.
+pub(crate) fn quick_soak() -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "-p", "e2e", "--example", "soak", "--"])
+        .args(["--seconds", "20", "--seed", "20261124"]);
+    step("soak, 20 seconds", cmd)
+}
