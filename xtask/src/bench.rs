@@ -93,6 +93,11 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     report.push_str(&text);
     report.push('\n');
     report.push_str(&dependency_section()?);
+    // The last long soak's figures (`cargo xtask soak --minutes 30`), as it wrote them.
+    if let Ok(soak) = fs::read_to_string(root().join("docs/soak.md")) {
+        report.push('\n');
+        report.push_str(&soak);
+    }
     let out = root().join("docs/benchmarks.md");
     fs::write(&out, report).map_err(|e| format!("cannot write {out:?}: {e}"))?;
     println!("written to {}", out.display());

@@ -3,15 +3,19 @@
 use crate::cargo;
 use crate::run::step;
 
-/// The soak program (an example of the e2e crate), release build, for `minutes`.
+/// The soak program (an example of the e2e crate), release build, for `minutes`; its
+/// figures go to `docs/soak.md` (`--write` elsewhere), which `cargo xtask bench` puts in
+/// `docs/benchmarks.md`.
 pub(crate) fn soak(args: &[String]) -> Result<(), String> {
     let mut minutes = "30".to_owned();
     let mut rest = Vec::new();
+    let mut write: Option<std::path::PathBuf> = Some(crate::root().join("docs/soak.md"));
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--minutes" => minutes = args.next().cloned().ok_or("--minutes needs a number")?,
-            "--seed" | "--write" => {
+            "--write" => write = Some(args.next().ok_or("--write needs a file")?.into()),
+            "--seed" => {
                 rest.push(arg.clone());
                 rest.push(args.next().cloned().ok_or(format!("{arg} needs a value"))?);
             }
@@ -31,6 +35,9 @@ pub(crate) fn soak(args: &[String]) -> Result<(), String> {
     ])
     .args(["--minutes", &minutes])
     .args(rest);
+    if let Some(path) = &write {
+        cmd.arg("--write").arg(path);
+    }
     step(&format!("soak for {minutes} minutes"), cmd)
 }
 
