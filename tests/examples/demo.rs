@@ -821,7 +821,7 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     println!("  watcher: {}", describe(&next(&mut watcher)?));
     let mut colour = serde_json::Map::new();
     colour.insert("colour".into(), serde_json::json!("blue"));
-    let updated = client.assets().update(asset.as_str(), &colour)?;
+    let updated = client.assets().replace(asset.as_str(), &colour)?;
     println!(
         "  visitor set the colour: revision {}",
         updated.revision.map_or("?".to_owned(), |r| r.to_string())
@@ -831,7 +831,7 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     step("a stale conditional update is a conflict that names the current revision");
     let err = client
         .assets()
-        .update_if(asset.as_str(), &colour, 1)
+        .replace_if(asset.as_str(), &colour, 1)
         .err()
         .ok_or_else(|| anyhow::anyhow!("a stale update went through"))?;
     println!(

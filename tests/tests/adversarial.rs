@@ -310,7 +310,7 @@ fn calls() -> Vec<Call> {
             run: |base, auth| {
                 let c: worlds_client::Client = builder(base, auth).build()?;
                 c.assets()
-                    .update("asset_1", &serde_json::Map::new())
+                    .replace("asset_1", &serde_json::Map::new())
                     .map(drop)
             },
         },
@@ -323,7 +323,7 @@ fn calls() -> Vec<Call> {
             run: |base, auth| {
                 let c: worlds_client::Client = builder(base, auth).build()?;
                 c.assets()
-                    .update_if("asset_1", &serde_json::Map::new(), 3)
+                    .replace_if("asset_1", &serde_json::Map::new(), 3)
                     .map(drop)
             },
         },

@@ -119,7 +119,7 @@ fn users_and_assets() {
         .unwrap();
     let updated = client
         .assets()
-        .update(
+        .replace(
             asset.as_str(),
             &props(json!({"model": "bench.glb", "colour": "oak"})),
         )
@@ -130,19 +130,19 @@ fn users_and_assets() {
     // conflict that says where the asset is now.
     let again = client
         .assets()
-        .update_if(asset.as_str(), &props(json!({"colour": "ash"})), 2)
+        .replace_if(asset.as_str(), &props(json!({"colour": "ash"})), 2)
         .unwrap();
     assert_eq!(again.revision, Some(3));
     let err = client
         .assets()
-        .update_if(asset.as_str(), &props(json!({"colour": "elm"})), 2)
+        .replace_if(asset.as_str(), &props(json!({"colour": "elm"})), 2)
         .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::Conflict), "{err:?}");
     assert_eq!(err.status(), Some(412));
     assert_eq!(current_revision(&err), Some(3));
     let err = client
         .assets()
-        .update("asset_missing", &Map::new())
+        .replace("asset_missing", &Map::new())
         .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::NotFound));
 }
@@ -172,7 +172,7 @@ fn two_clients_in_one_world_see_each_others_changes() {
 
     alice
         .assets()
-        .update(asset.as_str(), &props(json!({"colour": "blue"})))
+        .replace(asset.as_str(), &props(json!({"colour": "blue"})))
         .unwrap();
     match next(&mut bob_rt) {
         Event::AssetUpdated { world_id, asset: a } => {

@@ -96,7 +96,7 @@ fn main() -> anyhow::Result<()> {
                 w.join_user(&world, "user_linus", "Linus", true);
                 pause();
                 if let Some(asset) = w.add_asset(&world, json!({"colour": "red"})) {
-                    let _ = client.assets().update(
+                    let _ = client.assets().replace(
                         asset.as_str(),
                         &serde_json::Map::from_iter([("colour".to_owned(), json!("blue"))]),
                     );

@@ -28,7 +28,7 @@ pub struct Asset {
     #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub properties: Map<String, Value>,
     /// Its revision (from the body, or else the `ETag`), for
-    /// [`Assets::update_if`].
+    /// [`Assets::replace_if`] and [`Assets::merge_if`].
     #[serde(
         default,
         deserialize_with = "core_http::de::opt_u64",
@@ -60,7 +60,7 @@ fn revision_of(etag: &str) -> Option<u64> {
 /// ```no_run
 /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
 /// # let properties = worlds_client::serde_json::Map::new();
-/// match client.assets().update_if("asset_1", &properties, 3) {
+/// match client.assets().replace_if("asset_1", &properties, 3) {
 ///     Ok(asset) => println!("now at revision {:?}", asset.revision),
 ///     Err(e) => match worlds_client::current_revision(&e) {
 ///         Some(current) => println!("someone else changed it: it is at {current}"),
@@ -82,7 +82,76 @@ struct Body<'a> {
     properties: &'a Map<String, Value>,
 }
 
-/// The assets resource: `client.assets()`.
+/// Which of a world's assets to list: a page size and where to start.
+///
+/// ```
+/// let params = worlds_client::ListAssets::new().limit(100);
+/// assert_eq!(params.limit, Some(100));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListAssets {
+    /// At most this many a page (1 to 100; the service's default is 20).
+    pub limit: Option<u32>,
+    /// The page a `next_page_token` names.
+    pub page_token: Option<String>,
+}
+
+impl ListAssets {
+    /// The first page, the service's page size.
+    ///
+    /// ```
+    /// assert!(worlds_client::ListAssets::new().page_token.is_none());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// At most `n` a page (1 to 100).
+    ///
+    /// ```
+    /// assert_eq!(worlds_client::ListAssets::new().limit(5).limit, Some(5));
+    /// ```
+    pub fn limit(mut self, n: u32) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// The page `token` names.
+    ///
+    /// ```
+    /// assert!(worlds_client::ListAssets::new().page_token("a20").page_token.is_some());
+    /// ```
+    pub fn page_token(mut self, token: impl Into<String>) -> Self {
+        self.page_token = Some(token.into());
+        self
+    }
+}
+
+/// One page of a world's assets.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct AssetPage {
+    /// The assets, in the service's order (the sandbox's: by id).
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    pub assets: Vec<Asset>,
+    /// The token of the next page; `None` after the last.
+    #[serde(default, deserialize_with = "core_http::de::opt_text")]
+    pub next_page_token: Option<String>,
+}
+
+/// How a change applies: the properties replaced whole, or merged.
+#[derive(Clone, Copy)]
+enum Change {
+    Replace,
+    Merge,
+}
+
+/// The assets resource: `client.assets()`. Two ways to change properties, named for
+/// what they do: [`replace`](Self::replace) (`PUT`: the properties become exactly
+/// those given; any not given are gone) and [`merge`](Self::merge) (`PATCH`, a JSON
+/// merge patch: only those given change, `null` removes one). Each has a conditional
+/// form (`_if`) for read-modify-write without losing another writer's change.
 #[derive(Debug, Clone, Copy)]
 pub struct Assets<'a> {
     client: &'a Client,
@@ -93,36 +162,133 @@ impl<'a> Assets<'a> {
         Assets { client }
     }
 
-    /// Replaces an asset's properties with `properties` (a full replace, as `PUT` is).
-    /// `PUT /api/v1/assets/{id}`. Retried like any `PUT`: sending the same properties
-    /// twice leaves the same asset.
+    /// One asset, with its revision. `GET /api/v1/assets/{id}`; none is
+    /// `404 asset_not_found` (`ErrorKind::NotFound`).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let asset = client.assets().get("asset_1")?;
+    /// println!("{:?} at revision {:?}", asset.properties, asset.revision);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn get(&self, id: impl Into<AssetId>) -> Result<Asset> {
+        let path = format!("/api/v1/assets/{}", id.into().segment()?);
+        let response = self.client.http().get(&path).send()?;
+        with_revision(response)
+    }
+
+    /// One page of a world's assets. `GET /api/v1/worlds/{id}/assets?limit&page_token`.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::ListAssets;
+    /// let page = client.assets().list("world_1", &ListAssets::new().limit(50))?;
+    /// for asset in &page.assets {
+    ///     println!("{} {:?}", asset.id, asset.properties);
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn list(&self, world: impl Into<WorldId>, params: &ListAssets) -> Result<AssetPage> {
+        core_http::check_page_size(params.limit, 100)?;
+        let path = format!("/api/v1/worlds/{}/assets", world.into().segment()?);
+        let mut page: AssetPage = self
+            .client
+            .http()
+            .get(&path)
+            .query_opt("limit", params.limit)
+            .query_opt("page_token", params.page_token.as_deref())
+            .send_json()?;
+        page.next_page_token = page.next_page_token.filter(|t| !t.is_empty());
+        Ok(page)
+    }
+
+    /// Every asset of a world, page after page as the iteration reaches them.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// for asset in client.assets().iter("world_1") {
+    ///     println!("{}", asset?.id);
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn iter(&self, world: impl Into<WorldId>) -> core_http::TokenPaginator<Asset> {
+        let client = self.client.clone();
+        let world = world.into();
+        core_http::TokenPaginator::boxed(None, move |token| {
+            let mut params = ListAssets::new().limit(100);
+            params.page_token = token.map(str::to_owned);
+            let page = client.assets().list(world.clone(), &params)?;
+            Ok(core_http::TokenPage {
+                items: page.assets,
+                next_token: page.next_page_token,
+            })
+        })
+    }
+
+    /// Creates an asset in a world, at revision 1. `POST /api/v1/worlds/{id}/assets`.
+    /// Not repeated once the service may have made it (a retry could make two); after a
+    /// timeout or a reset the error says so (`may_have_been_processed`): list the
+    /// world's assets to see.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::serde_json::{Map, json};
+    /// let mut properties = Map::new();
+    /// properties.insert("model".into(), json!("tree.glb"));
+    /// let asset = client.assets().create("world_1", &properties)?;
+    /// println!("made {}", asset.id);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn create(
+        &self,
+        world: impl Into<WorldId>,
+        properties: &Map<String, Value>,
+    ) -> Result<Asset> {
+        let path = format!("/api/v1/worlds/{}/assets", world.into().segment()?);
+        let response = self
+            .client
+            .http()
+            .post(&path)
+            .json(&Body { properties })
+            .send()?;
+        with_revision(response)
+    }
+
+    /// Replaces an asset's properties with exactly `properties`: any property not given
+    /// is gone (to change only some, [`merge`](Self::merge)). `PUT /api/v1/assets/{id}`.
+    /// Retried like any `PUT`: sending the same properties twice leaves the same asset.
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
     /// use worlds_client::serde_json::{Map, json};
     /// let mut properties = Map::new();
     /// properties.insert("colour".into(), json!("oak"));
-    /// let asset = client.assets().update("asset_1", &properties)?;
-    /// println!("revision {:?}", asset.revision);
+    /// let asset = client.assets().replace("asset_1", &properties)?;
+    /// assert_eq!(asset.properties.len(), 1);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn update(&self, id: impl Into<AssetId>, properties: &Map<String, Value>) -> Result<Asset> {
-        self.put(id.into(), properties, None)
+    pub fn replace(
+        &self,
+        id: impl Into<AssetId>,
+        properties: &Map<String, Value>,
+    ) -> Result<Asset> {
+        self.change(id.into(), properties, None, Change::Replace)
     }
 
-    /// As [`update`](Self::update), only if the asset is still at `revision`
+    /// As [`replace`](Self::replace), only if the asset is still at `revision`
     /// (`If-Match`); otherwise a [`Conflict`](core_http::ErrorKind::Conflict) error
     /// (412, or 409), whose [`current_revision`] says where it is now. A conditional
-    /// update is not repeated once the server may have acted on it (a repeat would fail
+    /// change is not repeated once the server may have acted on it (a repeat would fail
     /// its own condition): after a timeout or a reset the error says so, and the asset's
-    /// next event or update shows whether it went through.
+    /// next read or event shows whether it went through.
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::{current_revision, serde_json::{Map, json}};
-    /// let mut properties = Map::new();
+    /// use worlds_client::{current_revision, serde_json::json};
+    /// let asset = client.assets().get("asset_1")?;
+    /// let mut properties = asset.properties.clone();
     /// properties.insert("colour".into(), json!("oak"));
-    /// match client.assets().update_if("asset_1", &properties, 7) {
+    /// match client.assets().replace_if("asset_1", &properties, asset.revision.unwrap_or(0)) {
     ///     Ok(asset) => println!("now at revision {:?}", asset.revision),
     ///     Err(e) => match current_revision(&e) {
     ///         Some(now) => println!("someone else changed it first: revision {now}"),
@@ -131,35 +297,133 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    pub fn replace_if(
+        &self,
+        id: impl Into<AssetId>,
+        properties: &Map<String, Value>,
+        revision: u64,
+    ) -> Result<Asset> {
+        self.change(id.into(), properties, Some(revision), Change::Replace)
+    }
+
+    /// Changes only the properties given, leaving the others as they are; a property
+    /// given as `null` is removed (a JSON merge patch, RFC 7396, of the asset: nested
+    /// objects merge too). `PATCH /api/v1/assets/{id}`, retried like a `PUT` (the same
+    /// patch applied twice leaves the same properties; the revision moves each time).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::serde_json::{Map, Value, json};
+    /// let mut change = Map::new();
+    /// change.insert("colour".into(), json!("walnut"));
+    /// change.insert("old_name".into(), Value::Null); // removed
+    /// let asset = client.assets().merge("asset_1", &change)?;
+    /// println!("{:?}", asset.properties);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn merge(&self, id: impl Into<AssetId>, properties: &Map<String, Value>) -> Result<Asset> {
+        self.change(id.into(), properties, None, Change::Merge)
+    }
+
+    /// As [`merge`](Self::merge), only if the asset is still at `revision` (`If-Match`);
+    /// otherwise a [`Conflict`](core_http::ErrorKind::Conflict) error whose
+    /// [`current_revision`] says where it is now. Not repeated once the server may have
+    /// acted on it.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::serde_json::{Map, json};
+    /// let mut change = Map::new();
+    /// change.insert("lit".into(), json!(true));
+    /// let asset = client.assets().merge_if("asset_1", &change, 4)?;
+    /// assert_eq!(asset.revision, Some(5));
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn merge_if(
+        &self,
+        id: impl Into<AssetId>,
+        properties: &Map<String, Value>,
+        revision: u64,
+    ) -> Result<Asset> {
+        self.change(id.into(), properties, Some(revision), Change::Merge)
+    }
+
+    #[deprecated(
+        since = "0.1.0",
+        note = "a full replace that drops the properties not given: call `replace` (or `merge` to change only some)"
+    )]
+    /// A full replace, as [`replace`](Self::replace).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// # let properties = worlds_client::serde_json::Map::new();
+    /// #[allow(deprecated)]
+    /// let asset = client.assets().update("asset_1", &properties)?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn update(&self, id: impl Into<AssetId>, properties: &Map<String, Value>) -> Result<Asset> {
+        self.replace(id, properties)
+    }
+
+    #[deprecated(
+        since = "0.1.0",
+        note = "a full replace that drops the properties not given: call `replace_if` (or `merge_if`)"
+    )]
+    /// A conditional full replace, as [`replace_if`](Self::replace_if).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// # let properties = worlds_client::serde_json::Map::new();
+    /// #[allow(deprecated)]
+    /// let asset = client.assets().update_if("asset_1", &properties, 3)?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
     pub fn update_if(
         &self,
         id: impl Into<AssetId>,
         properties: &Map<String, Value>,
         revision: u64,
     ) -> Result<Asset> {
-        self.put(id.into(), properties, Some(revision))
+        self.replace_if(id, properties, revision)
     }
 
-    fn put(
+    fn change(
         &self,
         id: AssetId,
         properties: &Map<String, Value>,
         revision: Option<u64>,
+        how: Change,
     ) -> Result<Asset> {
         let path = format!("/api/v1/assets/{}", id.segment()?);
-        let mut request = self.client.http().put(&path).json(&Body { properties });
+        let http = self.client.http();
+        let mut request = match how {
+            Change::Replace => http.put(&path).json(&Body { properties }),
+            Change::Merge => {
+                let bytes = serde_json::to_vec(&Body { properties }).map_err(|e| {
+                    Error::InvalidRequest(format!("the properties could not be serialized: {e}"))
+                })?;
+                // The same patch applied twice leaves the same properties.
+                http.patch(&path)
+                    .bytes("application/merge-patch+json", bytes)
+                    .replay_safe(true)
+            }
+        };
         if let Some(revision) = revision {
             request = request
                 .header("if-match", format!("\"{revision}\""))
                 .replay_safe(false);
         }
-        let response = request.send()?;
-        let mut asset: Asset = response.json_data()?;
-        if asset.revision.is_none() {
-            asset.revision = response.headers().get("etag").and_then(revision_of);
-        }
-        Ok(asset)
+        with_revision(request.send()?)
     }
+}
+
+/// The asset an answer holds, its revision from the `ETag` when the body has none.
+fn with_revision(response: core_http::Response) -> Result<Asset> {
+    let mut asset: Asset = response.json_data()?;
+    if asset.revision.is_none() {
+        asset.revision = response.headers().get("etag").and_then(revision_of);
+    }
+    Ok(asset)
 }
 
 #[cfg(test)]

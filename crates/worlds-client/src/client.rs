@@ -102,7 +102,7 @@ impl Client {
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
     /// use worlds_client::serde_json::{Map, json};
     /// let properties = Map::from_iter([("lit".to_owned(), json!(true))]);
-    /// client.assets().update("lamp_1", &properties)?;
+    /// client.assets().replace("lamp_1", &properties)?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     pub fn assets(&self) -> Assets<'_> {

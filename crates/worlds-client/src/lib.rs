@@ -24,12 +24,17 @@
 //! ```
 //!
 //! # Behaviour
-//! - **Writes.** Creating a world is never repeated once the server may have acted.
-//!   `assets().update` (a full replace) is retried like any `PUT`; `update_if(id, props,
-//!   revision)` sends `If-Match` and is never repeated (a repeat would fail its own
-//!   condition).
-//! - **Retries.** Reads and `update` are retried on connection failures, 408, 429 (after
-//!   `Retry-After`) and 5xx, twice by default.
+//! - **Writes.** Creating a world or an asset is never repeated once the server may have
+//!   acted. Assets change two ways, named for what they do: `assets().replace` (`PUT`: the
+//!   properties become exactly those given, the others are gone) and `assets().merge`
+//!   (`PATCH`, a JSON merge patch: only the properties given change, `null` removes one);
+//!   both are retried like a `PUT`. Their `_if(id, props, revision)` forms send `If-Match`
+//!   and are never repeated (a repeat would fail its own condition); a conflict's
+//!   `current_revision(&error)` says where the asset is now. `assets().get` reads one with
+//!   its revision, for read-modify-write. (`update`/`update_if`, a full replace, are kept
+//!   deprecated.)
+//! - **Retries.** Reads, `replace` and `merge` are retried on connection failures, 408, 429
+//!   (after `Retry-After`) and 5xx, twice by default.
 //! - **Checks.** Checked before sending: a world's name and theme not blank, each object
 //!   with a type and a finite position, ids that are not empty or `..` (each is encoded into
 //!   one path segment), a page size of 1 to 100.
@@ -72,7 +77,7 @@ mod client;
 mod realtime;
 mod worlds;
 
-pub use assets::{Asset, AssetId, Assets, current_revision};
+pub use assets::{Asset, AssetId, AssetPage, Assets, ListAssets, current_revision};
 pub use client::Client;
 pub use realtime::{Event, Realtime};
 pub use time::OffsetDateTime;

@@ -82,7 +82,7 @@ fn worlds_users() {
 fn assets_update() {
     let id = recorded_id("assets_update");
     check("assets_update", |c| {
-        c.assets().update(
+        c.assets().replace(
             id.as_str(),
             &props(json!({"model": "bench.glb", "scale": 2.0, "colour": "oak"})),
         )
@@ -94,7 +94,7 @@ fn assets_update_if() {
     let id = recorded_id("assets_update_if");
     check("assets_update_if", |c| {
         c.assets()
-            .update_if(id.as_str(), &props(json!({"colour": "ash"})), 2)
+            .replace_if(id.as_str(), &props(json!({"colour": "ash"})), 2)
     });
 }
 
@@ -108,7 +108,7 @@ fn error_revision_mismatch() {
         |c: &Client| {
             let err = c
                 .assets()
-                .update_if(id.as_str(), &props(json!({"colour": "elm"})), 2)
+                .replace_if(id.as_str(), &props(json!({"colour": "elm"})), 2)
                 .unwrap_err();
             // The current revision, from the answer's ETag.
             assert_eq!(current_revision(&err), Some(3));
@@ -122,7 +122,7 @@ fn error_revision_mismatch() {
 #[test]
 fn error_asset_not_found() {
     check("error_asset_not_found", |c| {
-        c.assets().update("asset_missing", &Map::new())
+        c.assets().replace("asset_missing", &Map::new())
     });
 }
 
@@ -176,7 +176,7 @@ fn worlds_users_odd() {
 fn assets_update_etag_only() {
     check("assets_update_etag_only", |c| {
         c.assets()
-            .update("asset_1", &props(json!({"colour": "oak"})))
+            .replace("asset_1", &props(json!({"colour": "oak"})))
     });
 }
 
@@ -189,7 +189,7 @@ fn error_conflict_409() {
         |c: &Client| {
             let err = c
                 .assets()
-                .update_if("asset_1", &props(json!({"colour": "oak"})), 7)
+                .replace_if("asset_1", &props(json!({"colour": "oak"})), 7)
                 .unwrap_err();
             assert_eq!(current_revision(&err), Some(9));
             Err::<(), _>(err)
@@ -251,7 +251,7 @@ fn bad_input_is_refused_without_a_request() {
     );
     invalid(client.worlds().get("").unwrap_err());
     invalid(client.worlds().users("..").unwrap_err());
-    invalid(client.assets().update("", &Map::new()).unwrap_err());
+    invalid(client.assets().replace("", &Map::new()).unwrap_err());
 }
 
 // ---- the realtime channel, replayed ----

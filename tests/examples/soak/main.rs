@@ -366,7 +366,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                 let id = assets[rng.below(assets.len() as u64) as usize].clone();
                 let props = json!({"color": rng.below(1000)});
                 let props = props.as_object().cloned().unwrap_or_default();
-                if worlds.assets().update(id.as_str(), &props).is_ok() {
+                if worlds.assets().replace(id.as_str(), &props).is_ok() {
                     asset_updates += 1;
                 }
             }

@@ -2,19 +2,16 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, put};
+use axum::routing::get;
 use axum::{Extension, Router};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{Tenant, WorldRecord, event, with_tenant};
-use crate::http::{
-    Caller, Object, Params, bad_request, bounded_param, error, json, object_body, page_token,
-};
+use super::{Tenant, WorldRecord, with_tenant};
+use crate::http::{Caller, Object, Params, bad_request, bounded_param, error, json, page_token};
 use crate::service::Service;
 use crate::state::Shared;
 
@@ -24,12 +21,12 @@ const MAX_NAME: usize = 100;
 const MAX_OBJECTS: usize = 1_000;
 
 pub(super) fn router() -> Router<Arc<Shared>> {
-    Router::new()
+    let router = Router::new()
         .route("/api/v1/worlds", get(list).post(create))
         .route("/api/v1/worlds/{id}", get(get_world))
         .route("/api/v1/worlds/{id}/users", get(users))
-        .route("/api/v1/assets/{id}", put(update_asset))
-        .route("/ws/v1/realtime", get(realtime))
+        .route("/ws/v1/realtime", get(realtime));
+    super::assets::routes(router)
 }
 
 fn not_found(id: &str) -> Response {
@@ -188,94 +185,6 @@ async fn users(
         with_tenant(w, &caller.key, |_, tenant| match find(tenant, &id) {
             Some(world) => json(StatusCode::OK, &json!({"data": world.users_json()})),
             None => not_found(&id),
-        })
-    })
-}
-
-/// The revision an `If-Match` header names (`"3"`, `3` or `W/"3"`); `Err` when the
-/// header is there but names none.
-fn if_match(headers: &HeaderMap) -> Result<Option<u64>, Response> {
-    let Some(value) = headers.get(header::IF_MATCH) else {
-        return Ok(None);
-    };
-    let text = value.to_str().unwrap_or_default().trim();
-    let text = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
-    text.parse().map(Some).map_err(|_| {
-        bad_request(
-            "invalid_if_match",
-            "If-Match names a revision such as \"3\"",
-        )
-    })
-}
-
-fn etag(revision: u64) -> HeaderValue {
-    HeaderValue::from_str(&format!("\"{revision}\"")).unwrap_or(HeaderValue::from_static("\"0\""))
-}
-
-/// `PUT /api/v1/assets/{id} {properties}`: replaces the properties (an `asset.updated`
-/// event in its world); `If-Match` makes it conditional.
-async fn update_asset(
-    State(shared): State<Arc<Shared>>,
-    Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let expected = match if_match(&headers) {
-        Ok(e) => e,
-        Err(e) => return e,
-    };
-    let properties: Map<String, Value> = match object_body(&body) {
-        Ok(b) => match b.get("properties") {
-            Some(Value::Object(p)) => p.clone(),
-            _ => return bad_request("invalid_properties", "properties is a JSON object"),
-        },
-        Err(e) => return e,
-    };
-    shared.with_world(|w| {
-        with_tenant(w, &caller.key, |w, tenant| {
-            let Some(asset) = tenant.assets.get_mut(&id) else {
-                return error(
-                    StatusCode::NOT_FOUND,
-                    "asset_not_found",
-                    format!("no asset with id {id:?}"),
-                );
-            };
-            if let Some(expected) = expected
-                && expected != asset.revision
-            {
-                let mut response = error(
-                    StatusCode::PRECONDITION_FAILED,
-                    "revision_mismatch",
-                    format!(
-                        "the asset is at revision {}, not {expected}",
-                        asset.revision
-                    ),
-                );
-                response
-                    .headers_mut()
-                    .insert(header::ETAG, etag(asset.revision));
-                return response;
-            }
-            asset.properties = properties;
-            asset.revision += 1;
-            asset.updated_at = w.now();
-            let answer = asset.to_json();
-            let revision = asset.revision;
-            let world_id = asset.world_id.clone();
-            if let Some(world) = tenant.worlds.iter_mut().find(|x| x.id == world_id) {
-                event(
-                    w,
-                    &caller.key,
-                    world,
-                    "asset.updated",
-                    json!({"asset": answer}),
-                    true,
-                );
-            }
-            let mut response = json(StatusCode::OK, &answer);
-            response.headers_mut().insert(header::ETAG, etag(revision));
-            response
         })
     })
 }

@@ -17,6 +17,7 @@
 //!   `{"action": "leave"}`, `{"action": "snapshot"}`. A session that joined as a user
 //!   leaves when it ends.
 
+mod assets;
 mod control;
 mod handlers;
 mod stream;
