@@ -1,13 +1,16 @@
-//! worlds-client's assets against the sandbox: read with their revision, listed page by
-//! page, created, replaced whole or merged in part, both conditionally, each change an
-//! event of its world.
+//! worlds-client's assets and worlds' own changes against the sandbox: assets read with
+//! their revision, listed page by page, created, replaced whole or merged in part, both
+//! conditionally, each change an event of its world; a world changed (conditionally too)
+//! and deleted with its assets.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
 use sandbox::Sandbox;
 use serde_json::{Map, Value, json};
-use worlds_client::{Client, ErrorKind, Event, ListAssets, NewWorld, current_revision};
+use worlds_client::{
+    Client, ErrorKind, Event, ListAssets, NewWorld, UpdateWorld, WorldObject, current_revision,
+};
 
 fn client(sandbox: &Sandbox) -> Client {
     Client::new(sandbox.worlds().url(), sandbox.api_key()).unwrap()
@@ -174,4 +177,110 @@ fn every_asset_change_is_an_event_of_its_world() {
         }
     }
     assert_eq!(revisions, [1, 2]);
+}
+
+#[test]
+fn a_world_changes_conditionally_and_is_deleted_with_its_assets() {
+    let sandbox = e2e::sandbox().unwrap();
+    let client = client(&sandbox);
+    let world = client
+        .worlds()
+        .create(&NewWorld::new("Harbour", "seaside").description("gulls"))
+        .unwrap();
+    assert_eq!(world.revision, Some(1));
+    let asset = client
+        .assets()
+        .create(world.id.as_str(), &props(json!({"boat": "red"})))
+        .unwrap();
+    let mut realtime = client.realtime().unwrap();
+    realtime.join(world.id.as_str()).unwrap();
+
+    // Only the fields given change; the objects, when given, as a whole.
+    let changed = client
+        .worlds()
+        .update(
+            world.id.as_str(),
+            &UpdateWorld::new()
+                .theme("winter")
+                .objects(vec![WorldObject::new("lighthouse", [12.0, 0.0, -3.5])]),
+        )
+        .unwrap();
+    assert_eq!(
+        (changed.name.as_str(), changed.theme.as_str()),
+        ("Harbour", "winter")
+    );
+    assert_eq!(changed.description.as_deref(), Some("gulls"));
+    assert_eq!(changed.objects.len(), 1);
+    assert_eq!(changed.revision, Some(2));
+    assert_eq!(
+        client.worlds().get(world.id.as_str()).unwrap().revision,
+        Some(2)
+    );
+
+    // From a stale revision: refused, the current one named, nothing changed.
+    let stale = client
+        .worlds()
+        .update_if(world.id.as_str(), &UpdateWorld::new().name("Port"), 1)
+        .unwrap_err();
+    assert_eq!(stale.kind(), Some(ErrorKind::Conflict));
+    assert_eq!(current_revision(&stale), Some(2));
+    let named = client
+        .worlds()
+        .update_if(
+            world.id.as_str(),
+            &UpdateWorld::new().name("Port").description(None::<String>),
+            2,
+        )
+        .unwrap();
+    assert_eq!((named.name.as_str(), named.description), ("Port", None));
+
+    // A change that changes nothing, or a blank name, is refused before sending.
+    assert!(matches!(
+        client
+            .worlds()
+            .update(world.id.as_str(), &UpdateWorld::new()),
+        Err(worlds_client::Error::InvalidRequest(_))
+    ));
+    assert!(matches!(
+        client
+            .worlds()
+            .update(world.id.as_str(), &UpdateWorld::new().name("  ")),
+        Err(worlds_client::Error::InvalidRequest(_))
+    ));
+
+    client.worlds().delete(world.id.as_str()).unwrap();
+    assert_eq!(
+        client.worlds().get(world.id.as_str()).unwrap_err().kind(),
+        Some(ErrorKind::NotFound)
+    );
+    assert_eq!(
+        client.assets().get(asset.id.as_str()).unwrap_err().kind(),
+        Some(ErrorKind::NotFound)
+    );
+    assert_eq!(
+        client
+            .worlds()
+            .delete(world.id.as_str())
+            .unwrap_err()
+            .kind(),
+        Some(ErrorKind::NotFound)
+    );
+    // The session saw both changes, then the deletion.
+    let mut seen = Vec::new();
+    while !seen.contains(&"deleted") {
+        match realtime.next_timeout(Duration::from_secs(10)) {
+            Some(Ok(Event::WorldUpdated { world: w, .. })) => seen.push(if w.name == "Port" {
+                "renamed"
+            } else {
+                "winter"
+            }),
+            Some(Ok(Event::WorldDeleted { world_id })) => {
+                assert_eq!(world_id, world.id);
+                seen.push("deleted");
+            }
+            Some(Ok(Event::Joined { .. })) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(seen, ["winter", "renamed", "deleted"]);
 }

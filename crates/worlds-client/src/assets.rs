@@ -48,7 +48,7 @@ pub struct Asset {
 }
 
 /// The revision an `ETag` (or `If-Match`) value names: `"3"`, `W/"3"` or `3`.
-fn revision_of(etag: &str) -> Option<u64> {
+pub(crate) fn revision_of(etag: &str) -> Option<u64> {
     let t = etag.trim();
     let t = t.strip_prefix("W/").unwrap_or(t);
     t.trim_matches('"').parse().ok()

@@ -75,12 +75,14 @@
 mod assets;
 mod client;
 mod realtime;
+mod world_changes;
 mod worlds;
 
 pub use assets::{Asset, AssetId, AssetPage, Assets, ListAssets, current_revision};
 pub use client::Client;
 pub use realtime::{Event, Realtime};
 pub use time::OffsetDateTime;
+pub use world_changes::UpdateWorld;
 pub use worlds::{
     ListWorlds, MAX_PAGE_SIZE, NewWorld, Presence, User, UserId, World, WorldId, WorldObject,
     WorldPage, Worlds,

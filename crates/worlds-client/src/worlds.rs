@@ -74,6 +74,14 @@ pub struct World {
         skip_serializing_if = "Option::is_none"
     )]
     pub updated_at: Option<OffsetDateTime>,
+    /// Its revision, which moves with every change of its own fields (for
+    /// [`Worlds::update_if`]); from the body, or else the `ETag`.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub revision: Option<u64>,
     /// Every other field, as received.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -238,28 +246,33 @@ impl NewWorld {
         self
     }
 
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {
             return Err(Error::InvalidRequest("a world needs a name".into()));
         }
         if self.theme.trim().is_empty() {
             return Err(Error::InvalidRequest("a world needs a theme".into()));
         }
-        for (i, o) in self.objects.iter().enumerate() {
-            if o.kind.trim().is_empty() {
-                return Err(Error::InvalidRequest(format!("object {i} has no type")));
-            }
-            match o.position {
-                Some(p) if p.iter().all(|n| n.is_finite()) => {}
-                _ => {
-                    return Err(Error::InvalidRequest(format!(
-                        "object {i} needs a position of three finite numbers"
-                    )));
-                }
+        check_objects(&self.objects)
+    }
+}
+
+/// Each object with a type and a position of three finite numbers.
+pub(crate) fn check_objects(objects: &[WorldObject]) -> Result<()> {
+    for (i, o) in objects.iter().enumerate() {
+        if o.kind.trim().is_empty() {
+            return Err(Error::InvalidRequest(format!("object {i} has no type")));
+        }
+        match o.position {
+            Some(p) if p.iter().all(|n| n.is_finite()) => {}
+            _ => {
+                return Err(Error::InvalidRequest(format!(
+                    "object {i} needs a position of three finite numbers"
+                )));
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// One page of worlds and the token of the next.
@@ -354,7 +367,7 @@ impl<T> PageAnswer<T> {
 /// The worlds resource: `client.worlds()`.
 #[derive(Debug, Clone, Copy)]
 pub struct Worlds<'a> {
-    client: &'a Client,
+    pub(crate) client: &'a Client,
 }
 
 impl<'a> Worlds<'a> {

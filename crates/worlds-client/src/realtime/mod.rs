@@ -88,6 +88,11 @@ pub enum Event {
         /// The world as it is now.
         world: World,
     },
+    /// The world was deleted (`worlds().delete`): nothing more comes from it; leave it.
+    WorldDeleted {
+        /// The world.
+        world_id: WorldId,
+    },
     /// An object moved.
     ObjectMoved {
         /// The world.
@@ -142,6 +147,7 @@ impl Event {
             | Event::UserLeft { world_id, .. }
             | Event::AssetUpdated { world_id, .. }
             | Event::WorldUpdated { world_id, .. }
+            | Event::WorldDeleted { world_id }
             | Event::ObjectMoved { world_id, .. }
             | Event::Resynced { world_id } => Some(world_id),
             Event::Unknown { world_id, .. } => world_id.as_ref(),

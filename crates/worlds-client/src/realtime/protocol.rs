@@ -19,8 +19,10 @@ pub(crate) struct Join {
     pub(super) user: Option<(String, String)>,
 }
 
-/// What a frame held, before the client puts it in order.
+/// What a frame held, before the client puts it in order. (`Event` is the common
+/// variant and the large one: boxing it would cost an allocation per event.)
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Wire {
     Snapshot {
         world_id: WorldId,
@@ -218,6 +220,12 @@ impl WorldsProtocol {
                     world: d.world,
                 },
                 _ => unknown(),
+            },
+            "world.deleted" => match &world {
+                Some(world_id) => Event::WorldDeleted {
+                    world_id: world_id.clone(),
+                },
+                None => unknown(),
             },
             "object.moved" => match (&world, serde_json::from_str::<ObjectData>(data)) {
                 (Some(world_id), Ok(d)) => Event::ObjectMoved {

@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
 use axum::{Extension, Router};
 use serde_json::{Map, Value, json};
 
+use super::handlers::{if_match, stale, with_etag};
 use super::{Asset, event, with_tenant};
 use crate::http::{
     Caller, Params, bad_request, bounded_param, error, json, object_body, page_token,
@@ -28,30 +29,6 @@ pub(super) fn routes(router: Router<Arc<Shared>>) -> Router<Arc<Shared>> {
             get(get_asset).put(replace).patch(merge),
         )
         .route("/api/v1/worlds/{id}/assets", get(list).post(create))
-}
-
-/// `If-Match: "3"` (or `W/"3"`, or `3`): the revision the caller expects.
-fn if_match(headers: &HeaderMap) -> Result<Option<u64>, Response> {
-    let Some(value) = headers.get(header::IF_MATCH) else {
-        return Ok(None);
-    };
-    let text = value.to_str().unwrap_or_default().trim();
-    let text = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
-    text.parse().map(Some).map_err(|_| {
-        bad_request(
-            "invalid_if_match",
-            "If-Match is a revision number, as the ETag gives it",
-        )
-    })
-}
-
-fn etag(revision: u64) -> HeaderValue {
-    HeaderValue::from_str(&format!("\"{revision}\"")).unwrap_or(HeaderValue::from_static("\"0\""))
-}
-
-fn with_etag(mut response: Response, revision: u64) -> Response {
-    response.headers_mut().insert(header::ETAG, etag(revision));
-    response
 }
 
 fn asset_not_found(id: &str) -> Response {
@@ -222,17 +199,7 @@ fn change(
             if let Some(expected) = expected
                 && expected != asset.revision
             {
-                return with_etag(
-                    error(
-                        StatusCode::PRECONDITION_FAILED,
-                        "revision_mismatch",
-                        format!(
-                            "the asset is at revision {}, not {expected}",
-                            asset.revision
-                        ),
-                    ),
-                    asset.revision,
-                );
+                return stale("asset", asset.revision, expected);
             }
             if merge {
                 merge_patch(&mut asset.properties, given);

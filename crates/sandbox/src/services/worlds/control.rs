@@ -202,6 +202,7 @@ async fn update_world(
                 world.description = Some(d.to_owned());
             }
             world.updated_at = w.now();
+            world.revision += 1;
             let data = json!({"world": world.to_json()});
             event(w, key, world, "world.updated", data, true)
         });

@@ -4,13 +4,13 @@ use std::sync::Arc;
 
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Router};
 use serde_json::{Value, json};
 
-use super::{Tenant, WorldRecord, with_tenant};
+use super::{Tenant, WorldRecord, event, with_tenant};
 use crate::http::{Caller, Object, Params, bad_request, bounded_param, error, json, page_token};
 use crate::service::Service;
 use crate::state::Shared;
@@ -23,7 +23,10 @@ const MAX_OBJECTS: usize = 1_000;
 pub(super) fn router() -> Router<Arc<Shared>> {
     let router = Router::new()
         .route("/api/v1/worlds", get(list).post(create))
-        .route("/api/v1/worlds/{id}", get(get_world))
+        .route(
+            "/api/v1/worlds/{id}",
+            get(get_world).patch(update_world).delete(delete_world),
+        )
         .route("/api/v1/worlds/{id}/users", get(users))
         .route("/ws/v1/realtime", get(realtime));
     super::assets::routes(router)
@@ -100,45 +103,21 @@ async fn create(
     Extension(caller): Extension<Caller>,
     Object(body): Object,
 ) -> Response {
-    let text = |name: &str| body.get(name).and_then(Value::as_str).map(str::trim);
-    let name = match text("name") {
-        Some(n) if !n.is_empty() && n.chars().count() <= MAX_NAME => n.to_owned(),
-        _ => {
-            return bad_request(
-                "invalid_name",
-                format!("name is a non-blank string of at most {MAX_NAME} characters"),
-            );
-        }
+    let fields = match Fields::read(&body) {
+        Ok(f) => f,
+        Err(e) => return e,
     };
-    let theme = match text("theme") {
-        Some(t) if !t.is_empty() => t.to_owned(),
-        _ => return bad_request("invalid_theme", "theme is a non-blank string"),
+    let Some(name) = fields.name else {
+        return bad_request(
+            "invalid_name",
+            format!("name is a non-blank string of at most {MAX_NAME} characters"),
+        );
     };
-    let description = match body.get("description") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(d)) => Some(d.clone()),
-        Some(_) => return bad_request("invalid_description", "description is a string"),
+    let Some(theme) = fields.theme else {
+        return bad_request("invalid_theme", "theme is a non-blank string");
     };
-    let objects = match body.get("objects") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) if items.len() <= MAX_OBJECTS => {
-            match items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| object(i, v))
-                .collect()
-            {
-                Ok(objects) => objects,
-                Err(e) => return e,
-            }
-        }
-        Some(_) => {
-            return bad_request(
-                "invalid_object",
-                format!("objects is an array of at most {MAX_OBJECTS}"),
-            );
-        }
-    };
+    let description = fields.description.flatten();
+    let objects = fields.objects.unwrap_or_default();
     shared.with_world(|w| {
         let now = w.now();
         let id = w.ids.next("world");
@@ -153,6 +132,7 @@ async fn create(
                 updated_at: now,
                 users: Default::default(),
                 seq: 0,
+                revision: 1,
             };
             let answer = world.to_json();
             tenant.worlds.push(world);
@@ -169,7 +149,7 @@ async fn get_world(
 ) -> Response {
     shared.with_world(|w| {
         with_tenant(w, &caller.key, |_, tenant| match find(tenant, &id) {
-            Some(world) => json(StatusCode::OK, &world.to_json()),
+            Some(world) => with_etag(json(StatusCode::OK, &world.to_json()), world.revision),
             None => not_found(&id),
         })
     })
@@ -203,4 +183,195 @@ async fn realtime(
             crate::streams::run_session(shared, Service::Worlds, key, socket, session)
         })
         .into_response()
+}
+
+/// The fields of a world's body, each checked when given: `name` (non-blank, at most
+/// [`MAX_NAME`] characters), `theme` (non-blank), `description` (a string, or `null`
+/// to remove it), `objects` (at most [`MAX_OBJECTS`], each checked).
+struct Fields {
+    name: Option<String>,
+    theme: Option<String>,
+    description: Option<Option<String>>,
+    objects: Option<Vec<Value>>,
+}
+
+impl Fields {
+    fn read(body: &serde_json::Map<String, Value>) -> Result<Fields, Response> {
+        let name = match body.get("name") {
+            None => None,
+            Some(Value::String(n))
+                if !n.trim().is_empty() && n.trim().chars().count() <= MAX_NAME =>
+            {
+                Some(n.trim().to_owned())
+            }
+            Some(_) => {
+                return Err(bad_request(
+                    "invalid_name",
+                    format!("name is a non-blank string of at most {MAX_NAME} characters"),
+                ));
+            }
+        };
+        let theme = match body.get("theme") {
+            None => None,
+            Some(Value::String(t)) if !t.trim().is_empty() => Some(t.trim().to_owned()),
+            Some(_) => return Err(bad_request("invalid_theme", "theme is a non-blank string")),
+        };
+        let description = match body.get("description") {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(Value::String(d)) => Some(Some(d.clone())),
+            Some(_) => {
+                return Err(bad_request(
+                    "invalid_description",
+                    "description is a string",
+                ));
+            }
+        };
+        let objects = match body.get("objects") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) if items.len() <= MAX_OBJECTS => Some(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| object(i, v))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Some(_) => {
+                return Err(bad_request(
+                    "invalid_object",
+                    format!("objects is an array of at most {MAX_OBJECTS}"),
+                ));
+            }
+        };
+        Ok(Fields {
+            name,
+            theme,
+            description,
+            objects,
+        })
+    }
+}
+
+/// `If-Match: "3"` (or `W/"3"`, or `3`): the revision the caller expects.
+pub(super) fn if_match(headers: &HeaderMap) -> Result<Option<u64>, Response> {
+    let Some(value) = headers.get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or_default().trim();
+    let text = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
+    text.parse().map(Some).map_err(|_| {
+        bad_request(
+            "invalid_if_match",
+            "If-Match is a revision number, as the ETag gives it",
+        )
+    })
+}
+
+/// `response` with `ETag: "<revision>"`.
+pub(super) fn with_etag(mut response: Response, revision: u64) -> Response {
+    if let Ok(value) = HeaderValue::from_str(&format!("\"{revision}\"")) {
+        response.headers_mut().insert(header::ETAG, value);
+    }
+    response
+}
+
+/// `412 revision_mismatch`, naming the current revision in the message and the `ETag`.
+pub(super) fn stale(what: &str, revision: u64, expected: u64) -> Response {
+    with_etag(
+        error(
+            StatusCode::PRECONDITION_FAILED,
+            "revision_mismatch",
+            format!("the {what} is at revision {revision}, not {expected}"),
+        ),
+        revision,
+    )
+}
+
+/// `PATCH /api/v1/worlds/{id} {name?, theme?, description?, objects?}` (`If-Match`
+/// optional): the fields given change (objects replaced as a whole), the revision
+/// moves, and a `world.updated` event goes to the world's sessions.
+async fn update_world(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Object(body): Object,
+) -> Response {
+    let expected = match if_match(&headers) {
+        Ok(e) => e,
+        Err(e) => return e,
+    };
+    let fields = match Fields::read(&body) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    shared.with_world(|w| {
+        with_tenant(w, &caller.key, |w, tenant| {
+            let Some(world) = find(tenant, &id) else {
+                return not_found(&id);
+            };
+            if let Some(expected) = expected.filter(|e| *e != world.revision) {
+                return stale("world", world.revision, expected);
+            }
+            if let Some(name) = fields.name {
+                world.name = name;
+            }
+            if let Some(theme) = fields.theme {
+                world.theme = theme;
+            }
+            if let Some(description) = fields.description {
+                world.description = description;
+            }
+            if let Some(objects) = fields.objects {
+                world.objects = objects;
+            }
+            world.revision += 1;
+            world.updated_at = w.now();
+            let answer = world.to_json();
+            event(
+                w,
+                &caller.key,
+                world,
+                "world.updated",
+                json!({"world": answer}),
+                true,
+            );
+            with_etag(json(StatusCode::OK, &answer), world.revision)
+        })
+    })
+}
+
+/// `DELETE /api/v1/worlds/{id}` (`If-Match` optional): the world and its assets are
+/// gone; its sessions get a `world.deleted` event first. 204.
+async fn delete_world(
+    State(shared): State<Arc<Shared>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let expected = match if_match(&headers) {
+        Ok(e) => e,
+        Err(e) => return e,
+    };
+    shared.with_world(|w| {
+        with_tenant(w, &caller.key, |w, tenant| {
+            let Some(world) = find(tenant, &id) else {
+                return not_found(&id);
+            };
+            if let Some(expected) = expected.filter(|e| *e != world.revision) {
+                return stale("world", world.revision, expected);
+            }
+            event(
+                w,
+                &caller.key,
+                world,
+                "world.deleted",
+                json!({"world_id": id}),
+                true,
+            );
+            tenant.worlds.retain(|x| x.id != id);
+            tenant.assets.retain(|_, a| a.world_id != id);
+            StatusCode::NO_CONTENT.into_response()
+        })
+    })
 }

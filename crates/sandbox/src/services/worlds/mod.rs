@@ -85,6 +85,8 @@ pub(crate) struct WorldRecord {
     pub(crate) users: BTreeMap<String, User>,
     /// The sequence number of the world's last event.
     pub(crate) seq: u64,
+    /// Moves with every change of the world's own fields (its `ETag`).
+    pub(crate) revision: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -111,6 +113,7 @@ impl WorldRecord {
             "theme": self.theme,
             "objects": self.objects,
             "user_count": self.users.len(),
+            "revision": self.revision,
             "created_at": rfc3339(self.created_at),
             "updated_at": rfc3339(self.updated_at),
         });
@@ -372,6 +375,7 @@ fn seed(w: &mut SandboxWorld) -> Tenant {
         updated_at: now,
         users,
         seq: 0,
+        revision: 1,
     };
     let mut assets = BTreeMap::new();
     for (name, properties) in [
