@@ -1,11 +1,12 @@
 //! Tail a world's live events, like `tail -f`.
 //!
-//! `cargo run -p worlds-client --example tail_world -- [WORLD_ID] [--count N]` follows a
-//! world (by default the first one listed) and prints each event as a line. Against the
-//! local sandbox, a helper thread makes things happen: users come and go, an asset
-//! changes, an object moves, and the connection is cut once, so you can watch the
-//! channel resynchronise. With `WORLDS_BASE_URL` and `WORLDS_API_KEY` set it follows the
-//! real service until N events (default 12) have been shown.
+//! `cargo run -p worlds-client --example tail_world -- [WORLD_ID] [--count N]` follows the
+//! world you name and prints each event as a line. Against the local sandbox, without a
+//! world id it creates one and follows it, and a helper thread makes things happen: users
+//! come and go, an asset changes in part, an unknown event arrives, and the connection is
+//! cut once, so you can watch the channel resynchronise. With `WORLDS_BASE_URL` and
+//! `WORLDS_API_KEY` set it follows the named world of the real service until N events
+//! (default 12) have been shown.
 
 mod common;
 
@@ -75,12 +76,18 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let (client, sandbox) = common::client()?;
-    let world = match world {
-        Some(w) => w,
-        None => match client.worlds().iter().next() {
-            Some(w) => w?.id.to_string(),
-            None => anyhow::bail!("there is no world to follow"),
-        },
+    let world = match (world, &sandbox) {
+        (Some(w), _) => w,
+        (None, Some(_)) => {
+            let made = client
+                .worlds()
+                .create(&worlds_client::NewWorld::new("Tail", "harbour"))?;
+            println!("created {} to follow", made.id);
+            made.id.to_string()
+        }
+        (None, None) => {
+            anyhow::bail!("name the world to follow: tail_world WORLD_ID [--count N]")
+        }
     };
     let mut realtime = client.realtime()?;
     realtime.join(world.as_str())?;
@@ -93,10 +100,12 @@ fn main() -> anyhow::Result<()> {
                 let w = sandbox.worlds();
                 let pause = || std::thread::sleep(Duration::from_millis(300));
                 pause();
+                w.join_user(&world, "user_ada", "Ada", true);
                 w.join_user(&world, "user_linus", "Linus", true);
                 pause();
-                if let Some(asset) = w.add_asset(&world, json!({"colour": "red"})) {
-                    let _ = client.assets().replace(
+                if let Some(asset) = w.add_asset(&world, json!({"colour": "red", "size": 2})) {
+                    // Only the colour changes; the size stays.
+                    let _ = client.assets().merge(
                         asset.as_str(),
                         &serde_json::Map::from_iter([("colour".to_owned(), json!("blue"))]),
                     );
