@@ -2,7 +2,8 @@
 //! by hand): the upgrade within its deadline, `close()` and drop within 5 s in every
 //! state, the lossless lane bounded, the trading reconciliation within `next_timeout`
 //! and retried until it delivers the fill, unreadable fills and sequence numbers as
-//! errors, a world's restarted count followed.
+//! errors, a world's restarted count followed, a ping answered while the caller is away
+//! (the socket is read on the caller's thread only while it waits).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -634,4 +635,50 @@ fn a_reconciliation_that_cannot_read_every_page_tells_the_caller() {
         .filter(|s| !s.path.contains("page_token"))
         .count();
     assert_eq!(firsts, 1);
+}
+
+/// The caller reads the socket while it waits in `next`; while it is away, the stream's
+/// own thread must still answer the server's pings (and so keep the connection alive).
+#[test]
+fn a_ping_is_answered_while_the_caller_is_away() {
+    let answered: Arc<std::sync::Mutex<Option<Duration>>> = Arc::default();
+    let record = answered.clone();
+    let ws = WsServer::start(move |_, peer| {
+        let record = record.clone();
+        ack_once_then(peer, move |peer| {
+            // A quote, so that the caller has something to return with, then a ping
+            // once the caller has gone away with it.
+            peer.text(r#"{"type":"quote","symbol":"AAPL","price":187.25}"#);
+            thread::sleep(Duration::from_millis(150));
+            let sent = Instant::now();
+            peer.write(&frame(0x9, true, b"are-you-there"));
+            while let Some((opcode, payload)) = peer.read_frame() {
+                if opcode == 0xA && payload == b"are-you-there" {
+                    *record.lock().unwrap() = Some(sent.elapsed());
+                }
+                if opcode == 0x8 {
+                    // The client's close: answered, so that close() ends at once.
+                    peer.write(&frame(0x8, true, &payload));
+                    break;
+                }
+            }
+        });
+    });
+    let rest = no_orders();
+    let client = trading(rest.url(), &ws);
+    let mut stream = client.stream_with(fast).unwrap();
+    stream.subscribe_quotes(&["AAPL"]).unwrap();
+    assert!(matches!(
+        stream.next_timeout(Duration::from_secs(5)),
+        Some(Ok(Event::Quote(_)))
+    ));
+    // Away: no call until the server has its pong (however long the machine takes).
+    eventually(
+        "the ping answered while the caller is away",
+        Duration::from_secs(10),
+        || answered.lock().unwrap().is_some(),
+    );
+    let started = Instant::now();
+    stream.close();
+    assert!(started.elapsed() < CLOSE_BUDGET + MARGIN);
 }
