@@ -1,7 +1,8 @@
-//! Blocking Rust client for the virtual worlds service: worlds (list, create, get), the
-//! users in them, assets (update their properties, optionally only from a known
-//! revision), and a realtime channel whose events stay in order and complete across
-//! reconnects and lost messages.
+//! Blocking Rust client for the virtual worlds service: worlds (list, create, get, change
+//! in part, delete), the users in them, assets (read, list, create, and change: `replace`
+//! all their properties or `merge` only some, optionally only from a known revision), and
+//! a realtime channel whose events stay in order and complete across reconnects and lost
+//! messages.
 //!
 //! ```no_run
 //! use worlds_client::{Client, Event, NewWorld, WorldObject};
