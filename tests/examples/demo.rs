@@ -770,14 +770,35 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         } => {
             format!("UserLeft {} (recovered: {recovered})", user.id)
         }
-        Event::AssetUpdated { asset, .. } => format!(
-            "AssetUpdated {} {} (revision {})",
+        Event::AssetUpdated {
+            asset, recovered, ..
+        } => format!(
+            "AssetUpdated {} {} (revision {}, recovered: {recovered})",
             asset.id,
             serde_json::Value::Object(asset.properties.clone()),
             asset.revision.map_or("?".to_owned(), |r| r.to_string())
         ),
         Event::Unknown { kind, .. } => format!("Unknown {kind:?}, kept whole"),
-        Event::Resynced { world_id } => format!("Resynced {world_id}"),
+        Event::ObjectMoved {
+            index,
+            object,
+            recovered,
+            ..
+        } => format!(
+            "ObjectMoved #{} {} to {:?} (recovered: {recovered})",
+            index.unwrap_or_default(),
+            object.kind,
+            object.position.unwrap_or_default()
+        ),
+        Event::Custom {
+            name, data, from, ..
+        } => format!(
+            "Custom {name:?} {data} from {}",
+            from.as_ref().map_or("?", |f| f.as_str())
+        ),
+        Event::Resynced {
+            world_id, recovery, ..
+        } => format!("Resynced {world_id}: {recovery:?}"),
         Event::Reconnected { gap } => format!("Reconnected after {gap:.1?}"),
         other => format!("{other:?}"),
     };
@@ -828,6 +849,21 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     );
     println!("  watcher: {}", describe(&next(&mut watcher)?));
 
+    step("a partial update (a JSON merge) changes only the properties it names");
+    let mut size = serde_json::Map::new();
+    size.insert("size".into(), serde_json::json!(2));
+    client.assets().merge(asset.as_str(), &size)?;
+    println!("  watcher: {}", describe(&next(&mut watcher)?));
+
+    step("the visitor sends on the channel: an event of its own, acknowledged by the server");
+    let accepted = visitor.send(
+        plaza.as_str(),
+        "wave",
+        &serde_json::json!({"to": "everyone"}),
+    )?;
+    println!("  visitor: accepted as event {:?}", accepted.seq);
+    println!("  watcher: {}", describe(&next(&mut watcher)?));
+
     step("a stale conditional update is a conflict that names the current revision");
     let err = client
         .assets()
@@ -845,11 +881,20 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         .emit(&plaza, "weather.changed", serde_json::json!({"rain": true}));
     println!("  watcher: {}", describe(&next(&mut watcher)?));
 
-    step("every connection is cut and Ada leaves meanwhile: the watcher learns it on reconnecting");
+    step(
+        "every connection is cut; meanwhile the asset changes twice, the fountain moves and Ada \
+         leaves: the watcher recovers each, in order, on reconnecting",
+    );
     sandbox.drop_streams(Some(Service::Worlds));
     while sandbox.open_streams(Some(Service::Worlds)) > 0 {
         std::thread::sleep(Duration::from_millis(2));
     }
+    for colour in ["green", "gold"] {
+        let mut change = serde_json::Map::new();
+        change.insert("colour".into(), serde_json::json!(colour));
+        client.assets().merge(asset.as_str(), &change)?;
+    }
+    sandbox.worlds().move_object(&plaza, 0, [3.0, 0.0, 1.0]);
     sandbox.worlds().leave_user(&plaza, "user_ada", true);
     loop {
         let event = next(&mut watcher)?;

@@ -505,13 +505,14 @@ fn an_unreadable_or_absurd_sequence_number_resynchronises_the_world() {
         peer.text(&joined("1e30", "u2"));
         let mut snapshots = 0;
         while let Some(message) = peer.read_text() {
-            if !message.contains(r#""snapshot""#) {
+            if !message.contains(r#""resync""#) {
                 continue;
             }
             snapshots += 1;
             if snapshots == 1 {
                 peer.text(&snapshot("6", &["u1", "u2"]));
-                // Readable but absurd: a gap, so a snapshot again.
+                // Readable but absurd: a gap, so it is dropped and the world caught up
+                // again.
                 peer.text(&joined("9223372036854775808", "u3"));
             } else {
                 peer.text(&snapshot("8", &["u1", "u2", "u3"]));
@@ -534,7 +535,7 @@ fn an_unreadable_or_absurd_sequence_number_resynchronises_the_world() {
             "joined 1",
             "+u2 recovered",
             "resynced",
-            "+u3",
+            "+u3 recovered",
             "resynced",
             "+u4"
         ]
@@ -681,4 +682,47 @@ fn a_ping_is_answered_while_the_caller_is_away() {
     let started = Instant::now();
     stream.close();
     assert!(started.elapsed() < CLOSE_BUDGET + MARGIN);
+}
+
+#[test]
+fn a_send_whose_connection_drops_before_the_answer_is_unanswered_and_never_sent_again() {
+    let sends = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = sends.clone();
+    let ws = WsServer::start(move |n, peer| {
+        if !peer.accept() || peer.read_text().is_none() {
+            return;
+        }
+        peer.text(&snapshot("5", &["u1"]));
+        while let Some(message) = peer.read_text() {
+            if message.contains(r#""action":"send""#) {
+                counted.fetch_add(1, Ordering::SeqCst);
+                if n == 0 {
+                    // The connection drops before the answer.
+                    return;
+                }
+            }
+        }
+    });
+    let client = worlds(&ws);
+    let mut realtime = client.realtime_with(fast).unwrap();
+    realtime.join("w1").unwrap();
+    let started = Instant::now();
+    let err = realtime
+        .send("w1", "wave", &serde_json::json!({"to": "all"}))
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(err, Error::WebSocket(WsError::Unanswered(_))),
+        "{err:?}"
+    );
+    assert!(err.may_have_been_processed(), "{err}");
+    // The stream reconnects, and the send is not written again.
+    let seen = read_world(&mut realtime, "reconnected");
+    assert!(seen.contains(&"reconnected".to_owned()), "{seen:?}");
+    thread::sleep(Duration::from_millis(200));
+    assert_eq!(sends.load(Ordering::SeqCst), 1);
 }

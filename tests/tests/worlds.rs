@@ -175,7 +175,17 @@ fn two_clients_in_one_world_see_each_others_changes() {
         .replace(asset.as_str(), &props(json!({"colour": "blue"})))
         .unwrap();
     match next(&mut bob_rt) {
-        Event::AssetUpdated { world_id, asset: a } => {
+        Event::AssetUpdated {
+            world_id,
+            asset: a,
+            recovered,
+            seq,
+            timestamp,
+        } => {
+            // Every event carries the world's sequence number and the server's time.
+            assert!(!recovered);
+            assert!(seq.is_some_and(|s| s > 0), "{seq:?}");
+            assert!(timestamp.is_some());
             assert_eq!(world_id.as_str(), plaza);
             assert_eq!(a.id.as_str(), asset);
             assert_eq!(a.properties["colour"], "blue");
@@ -299,9 +309,11 @@ fn a_lost_event_is_noticed_by_its_sequence_number_and_resynced() {
             other => format!("{other:?}"),
         });
     }
+    // Otto's event came after a gap: it waits for the one lost before it, and both
+    // come in order, replayed by the server.
     assert_eq!(
         summary,
-        ["joined user_otto false", "left user_grace true", "resynced"]
+        ["left user_grace true", "joined user_otto true", "resynced"]
     );
 }
 
@@ -323,7 +335,9 @@ fn unknown_events_arrive_whole_and_old_ones_are_dropped() {
             kind,
             world_id,
             data,
+            seq,
         } => {
+            assert_eq!(seq, data["seq"].as_u64());
             assert_eq!(kind, "weather.changed");
             assert_eq!(world_id.unwrap().as_str(), plaza);
             assert_eq!(data["data"], json!({"rain": true, "wind": 12}));

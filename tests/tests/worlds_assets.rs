@@ -274,7 +274,7 @@ fn a_world_changes_conditionally_and_is_deleted_with_its_assets() {
             } else {
                 "winter"
             }),
-            Some(Ok(Event::WorldDeleted { world_id })) => {
+            Some(Ok(Event::WorldDeleted { world_id, .. })) => {
                 assert_eq!(world_id, world.id);
                 seen.push("deleted");
             }

@@ -264,6 +264,10 @@ impl Error {
             | Error::InvalidRequest(_)
             | Error::Config(_) => Delivery::NotSent,
             #[cfg(feature = "ws")]
+            Error::WebSocket(crate::ws::WsError::Unanswered(_)) => Delivery::MayHaveBeenProcessed,
+            #[cfg(feature = "ws")]
+            Error::WebSocket(crate::ws::WsError::Rejected { .. }) => Delivery::Processed,
+            #[cfg(feature = "ws")]
             Error::WebSocket(_) => Delivery::NotSent,
             #[cfg(feature = "webhook")]
             Error::Webhook(_) => Delivery::NotSent,

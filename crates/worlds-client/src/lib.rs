@@ -81,7 +81,7 @@ mod worlds;
 
 pub use assets::{Asset, AssetId, AssetPage, Assets, ListAssets, current_revision};
 pub use client::Client;
-pub use realtime::{Event, Realtime};
+pub use realtime::{Accepted, Event, Realtime, Recovery};
 pub use time::OffsetDateTime;
 pub use world_changes::UpdateWorld;
 pub use worlds::{

@@ -184,6 +184,15 @@ pub struct User {
         skip_serializing_if = "Option::is_none"
     )]
     pub joined_at: Option<OffsetDateTime>,
+    /// What their session set with
+    /// [`Realtime::set_presence`](crate::Realtime::set_presence) (a position, a
+    /// status...), when it did.
+    #[serde(
+        default,
+        deserialize_with = "core_http::de::or_default",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub state: Option<Map<String, Value>>,
     /// Every other field, as received.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

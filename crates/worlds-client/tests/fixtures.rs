@@ -345,10 +345,11 @@ fn realtime_drops_old_and_repeated_events_and_resyncs_after_a_gap() {
         json!({"type": "user.joined", "world_id": w, "seq": 6, "data": user("u3")}),
         // A repeat: dropped.
         json!({"type": "user.joined", "world_id": w, "seq": 6, "data": user("u3")}),
-        // 7 and 8 were lost: u1 left and u4 joined. 9 is delivered, and the client asks
-        // for a snapshot, which answers its request.
+        // 7 and 8 were lost: u1 left and u4 joined. 9 comes after a gap: it is dropped,
+        // and the client asks to be caught up; this server cannot replay, so it answers
+        // a snapshot, which has 9's change too.
         json!({"type": "asset.updated", "world_id": w, "seq": 9, "data": {"asset": {"id": "a1", "properties": {"x": 1}}}}),
-        json!({"type": "snapshot", "world_id": w, "seq": 9, "users": [{"id": "u2"}, {"id": "u3"}, {"id": "u4"}]}),
+        json!({"type": "snapshot", "world_id": w, "seq": 9, "users": [{"id": "u2"}, {"id": "u3"}, {"id": "u4"}], "assets": [{"id": "a1", "properties": {"x": 1}, "revision": 1}]}),
         json!({"type": "user.left", "world_id": w, "seq": 10, "data": user("u2")}),
     ];
     let (url, seen) = testkit::ws::replay(frames, is_ack);
@@ -367,8 +368,10 @@ fn realtime_drops_old_and_repeated_events_and_resyncs_after_a_gap() {
             Event::UserLeft {
                 user, recovered, ..
             } => format!("-{} {recovered}", user.id),
-            Event::AssetUpdated { asset, .. } => format!("asset {}", asset.id),
-            Event::Resynced { .. } => "resynced".into(),
+            Event::AssetUpdated {
+                asset, recovered, ..
+            } => format!("asset {} {recovered}", asset.id),
+            Event::Resynced { recovery, .. } => format!("resynced {recovery:?}"),
             other => format!("{other:?}"),
         })
         .collect();
@@ -377,16 +380,16 @@ fn realtime_drops_old_and_repeated_events_and_resyncs_after_a_gap() {
         [
             "joined with 2",
             "+u3 false",
-            "asset a1",
             "-u1 true",
             "+u4 true",
-            "resynced",
+            "asset a1 true",
+            "resynced Compared { changes: 3 }",
             "-u2 false"
         ]
     );
     let sent = seen.lock().unwrap().clone();
     assert_eq!(
-        sent[2], r#"{"action":"snapshot","world_id":"world_1"}"#,
-        "the gap made the client ask for a snapshot"
+        sent[2], r#"{"action":"resync","since":6,"world_id":"world_1"}"#,
+        "the gap made the client ask for what came after the last event it delivered"
     );
 }

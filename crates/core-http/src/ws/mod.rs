@@ -44,6 +44,7 @@ mod baton;
 mod config;
 mod conn;
 mod inbox;
+mod request;
 mod session;
 mod worker;
 
@@ -92,6 +93,14 @@ pub enum Inbound<E> {
     /// unreadable): given to the caller as [`WsError::Undecodable`] on the lossless
     /// lane, never dropped and never read as a default; the stream goes on.
     Invalid(String),
+    /// The server's answer to a request ([`Stream::request`]) with this id: accepted,
+    /// with the whole message, or refused with the server's code and reason.
+    Reply {
+        /// The request's id.
+        id: String,
+        /// The whole answer (`Ok`), or the refusal's code and reason (`Err`).
+        outcome: std::result::Result<String, (String, String)>,
+    },
 }
 
 impl<E> Inbound<E> {
@@ -235,6 +244,22 @@ pub enum WsError {
         /// The lossless lane's capacity.
         capacity: usize,
     },
+    /// A request ([`Stream::request`]) was never written: the caller's time ran out while
+    /// disconnected, or the stream ended. Safe to send again.
+    #[error("not sent: {0}")]
+    NotSent(String),
+    /// A request was written and no answer came (the time ran out, or the connection
+    /// was lost): the server may have acted on it. The stream never writes it again.
+    #[error("sent, but not answered: {0}; it may have been acted on")]
+    Unanswered(String),
+    /// The server refused a request ([`Stream::request`]), with its code and reason.
+    #[error("the server refused it ({code}): {message}")]
+    Rejected {
+        /// The server's code for the refusal.
+        code: String,
+        /// Its reason.
+        message: String,
+    },
     /// The server sent a message the service knows but could not read; the stream goes
     /// on.
     #[error("the server sent a message that could not be read: {0}")]
@@ -249,6 +274,7 @@ enum Command<P: Protocol> {
     Subscribe(P::Subscription, Option<Confirm>),
     Unsubscribe(P::Subscription),
     Send(String),
+    Request(request::Request),
     Close,
 }
 

@@ -17,6 +17,7 @@ use tungstenite::protocol::CloseFrame;
 use super::baton::Baton;
 use super::conn::{self, Abort, Next, Socket};
 use super::inbox::{Inbox, Taken};
+use super::request::Requests;
 use super::{Command, Confirm, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
 use crate::url::strip_query;
 
@@ -102,6 +103,8 @@ pub(super) struct Worker<P: Protocol> {
     commands: mpsc::Receiver<Command<P>>,
     /// Messages the caller sent while disconnected.
     pending: VecDeque<String>,
+    /// Requests waiting for a connection or for their answer.
+    requests: Requests,
     /// When each channel last had an event, for the staleness timers.
     last_seen: HashMap<&'static str, Instant>,
     /// Callers waiting for their subscription's acknowledgement: how many acks each
@@ -134,6 +137,7 @@ impl<P: Protocol> Worker<P> {
             inbox,
             commands,
             pending: VecDeque::new(),
+            requests: Requests::default(),
             last_seen: HashMap::new(),
             confirmations: VecDeque::new(),
             shown,
@@ -179,6 +183,7 @@ impl<P: Protocol> Worker<P> {
                 }
                 Some(Ended::Closed) => break,
                 Some(Ended::Fatal(error)) => {
+                    core.worker.requests.connection_lost();
                     debug!("stream {}: ended: {error}", core.worker.shown);
                     core.worker.inbox.push(Lane::Lossless, Err(error));
                     break;
@@ -188,6 +193,7 @@ impl<P: Protocol> Worker<P> {
                     if let Some(live) = core.live.take() {
                         live.socket.get_ref().shutdown();
                     }
+                    core.worker.requests.connection_lost();
                     core.worker.inbox.set_connected(false);
                     let down_since = Instant::now();
                     match core.worker.reconnect(next, down_since, core.attempts) {
@@ -200,6 +206,7 @@ impl<P: Protocol> Worker<P> {
                 }
             }
         }
+        shared.lock().worker.requests.ended();
         shared.inbox.finish();
     }
 
@@ -297,6 +304,10 @@ impl<P: Protocol> Worker<P> {
             }
         }
         while let Some(message) = self.pending.pop_front() {
+            self.write(&mut live, message).map_err(|e| e.to_string())?;
+        }
+        // Written after the replay, so that the service sees the subscriptions first.
+        for message in self.requests.take_queued() {
             self.write(&mut live, message).map_err(|e| e.to_string())?;
         }
         Ok(live)
@@ -491,6 +502,10 @@ impl<P: Protocol> Worker<P> {
                     result
                 }
                 Command::Send(message) => self.write(live, message),
+                Command::Request(request) => match self.requests.send_now(request) {
+                    Some(message) => self.write(live, message),
+                    None => Ok(()),
+                },
                 Command::Close => {
                     self.close_handshake(live);
                     return Some(Ended::Closed);
@@ -530,6 +545,7 @@ impl<P: Protocol> Worker<P> {
                     let _ = self.protocol.unsubscribe(&s);
                 }
                 Ok(Command::Send(message)) => self.pending.push_back(message),
+                Ok(Command::Request(request)) => self.requests.queue(request),
                 Ok(Command::Close) | Err(RecvTimeoutError::Disconnected) => return false,
                 Err(RecvTimeoutError::Timeout) => return true,
             }
@@ -595,6 +611,13 @@ impl<P: Protocol> Worker<P> {
                 Inbound::Invalid(message) => {
                     let message = self.config.redact.apply(message);
                     events.push((Lane::Lossless, Err(WsError::Undecodable(message))));
+                }
+                Inbound::Reply { id, outcome } => {
+                    let outcome = outcome.map_err(|(code, message)| WsError::Rejected {
+                        code,
+                        message: self.config.redact.apply(message),
+                    });
+                    self.requests.answer(&id, outcome);
                 }
             }
         }

@@ -1,5 +1,5 @@
-//! The channel's handler: each world's events put in order by sequence number, and
-//! resynchronised from snapshots.
+//! The channel's handler: each world's events delivered in order, exactly once, by
+//! sequence number; a gap asks the server to catch the client up (see `recovery`).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -8,25 +8,57 @@ use core_http::{Error, Result};
 use log::debug;
 
 use super::Event;
-use super::protocol::{Wire, WorldsProtocol};
-use crate::worlds::{User, UserId, WorldId};
+use super::protocol::{Checkpoint, Snapshot, Wire, WorldsProtocol};
+use super::recovery::Known;
+use crate::worlds::WorldId;
 
-/// What the client knows of a joined world.
-#[derive(Debug, Default)]
-pub(super) struct Known {
-    /// The last sequence number delivered (or given by a snapshot).
-    seq: u64,
-    /// The users known to be there.
-    users: BTreeMap<UserId, User>,
-    /// A snapshot has been asked for after lost events.
-    resyncing: bool,
+/// Where a joined world stands.
+#[derive(Debug)]
+pub(super) enum Phase {
+    /// Joined as it is now: events wait for the join's snapshot.
+    Joining,
+    /// Joined from a checkpoint: the events after it come first, then the snapshot.
+    FromCheckpoint,
+    /// Up to date.
+    Joined,
 }
 
-/// The channel's handler: puts each world's events in order and resynchronises.
+/// A joined world.
+#[derive(Debug)]
+pub(super) struct Tracked {
+    pub(super) phase: Phase,
+    /// The last sequence number delivered (or given by a snapshot), shared with the
+    /// protocol, which rejoins from it after a reconnect.
+    pub(super) checkpoint: Checkpoint,
+    pub(super) seq: u64,
+    /// What the client has seen of the world, to compare with a snapshot.
+    pub(super) known: Known,
+    /// The server was asked to catch the client up; until it answers, events past the
+    /// next number are dropped (the answer brings them again).
+    pub(super) resyncing: bool,
+}
+
+impl Tracked {
+    pub(super) fn new(checkpoint: Checkpoint) -> Self {
+        let (phase, seq) = match checkpoint.get() {
+            Some(seq) => (Phase::FromCheckpoint, seq),
+            None => (Phase::Joining, 0),
+        };
+        Tracked {
+            phase,
+            checkpoint,
+            seq,
+            known: Known::default(),
+            resyncing: false,
+        }
+    }
+}
+
+/// The channel's handler: puts each world's events in order and recovers what it missed.
 #[derive(Debug, Default)]
 pub(crate) struct Worlds {
-    /// The worlds joined (a snapshot received for each).
-    pub(super) worlds: BTreeMap<WorldId, Known>,
+    /// The worlds joined.
+    pub(super) worlds: BTreeMap<WorldId, Tracked>,
 }
 
 type Out = VecDeque<Result<Event>>;
@@ -41,20 +73,12 @@ impl Handler<WorldsProtocol> for Worlds {
         out: &mut Out,
     ) {
         match item {
-            Ok(StreamItem::Event(Wire::Snapshot {
-                world_id,
-                users,
-                seq,
-            })) => self.snapshot(world_id, users, seq, out),
-            Ok(StreamItem::Event(Wire::Event {
-                world_id,
-                seq,
-                event,
-            })) => self.event(world_id, seq, event, stream, out),
+            Ok(StreamItem::Event(Wire::Snapshot(snapshot))) => self.snapshot(*snapshot, out),
+            Ok(StreamItem::Event(Wire::Event(event))) => self.event(event, stream, out),
             Ok(StreamItem::Event(Wire::BadSeq { world_id, message })) => {
-                if let Some(known) = self.worlds.get_mut(&world_id) {
+                if let Some(world) = self.worlds.get_mut(&world_id) {
                     out.push_back(Err(Error::WebSocket(WsError::Undecodable(message))));
-                    resync(&world_id, known, stream);
+                    resync(&world_id, world, stream);
                 }
             }
             Ok(StreamItem::Reconnected { gap, .. }) => {
@@ -66,98 +90,75 @@ impl Handler<WorldsProtocol> for Worlds {
     }
 }
 
-/// Asks the server for a snapshot of `world_id`, once until it comes.
-fn resync(world_id: &WorldId, known: &mut Known, stream: &Stream<WorldsProtocol>) {
-    if known.resyncing {
+/// Asks the server for the events after the last one delivered (or, when it no longer
+/// holds them, a snapshot), once until it answers.
+fn resync(world_id: &WorldId, world: &mut Tracked, stream: &Stream<WorldsProtocol>) {
+    if world.resyncing {
         return;
     }
-    known.resyncing = true;
-    stream.send_text(serde_json::json!({"action": "snapshot", "world_id": world_id}).to_string());
+    world.resyncing = true;
+    stream.send_text(
+        serde_json::json!({"action": "resync", "world_id": world_id, "since": world.seq})
+            .to_string(),
+    );
 }
 
 impl Worlds {
-    fn snapshot(&mut self, world_id: WorldId, users: Vec<User>, seq: u64, out: &mut Out) {
-        let now: BTreeMap<UserId, User> = users.iter().map(|u| (u.id.clone(), u.clone())).collect();
-        let Some(known) = self.worlds.get_mut(&world_id) else {
-            // The first snapshot of this join.
-            self.worlds.insert(
-                world_id.clone(),
-                Known {
-                    seq,
-                    users: now,
-                    resyncing: false,
-                },
-            );
-            out.push_back(Ok(Event::Joined { world_id, users }));
+    fn snapshot(&mut self, snapshot: Snapshot, out: &mut Out) {
+        let Some(world) = self.worlds.get_mut(&snapshot.world_id) else {
+            // A world left meanwhile.
             return;
         };
-        for (id, user) in &known.users {
-            if !now.contains_key(id) {
-                out.push_back(Ok(Event::UserLeft {
-                    world_id: world_id.clone(),
-                    user: user.clone(),
-                    recovered: true,
-                }));
-            }
-        }
-        for (id, user) in &now {
-            if !known.users.contains_key(id) {
-                out.push_back(Ok(Event::UserJoined {
-                    world_id: world_id.clone(),
-                    user: user.clone(),
-                    recovered: true,
-                }));
-            }
-        }
-        debug!("world {world_id}: resynchronised at {seq}");
-        known.users = now;
+        debug!(
+            "world {}: snapshot at {} ({:?} replayed)",
+            snapshot.world_id, snapshot.seq, snapshot.replayed
+        );
+        let phase = std::mem::replace(&mut world.phase, Phase::Joined);
         // The snapshot's number is the world's from now on, lower or not: a lower one
         // means the server restarted its count.
-        known.seq = seq;
-        known.resyncing = false;
-        out.push_back(Ok(Event::Resynced { world_id }));
+        world.seq = snapshot.seq;
+        world.checkpoint.set(snapshot.seq);
+        world.resyncing = false;
+        world.known.recover(phase, snapshot, out);
     }
 
-    fn event(
-        &mut self,
-        world_id: Option<WorldId>,
-        seq: Option<u64>,
-        event: Event,
-        stream: &Stream<WorldsProtocol>,
-        out: &mut Out,
-    ) {
-        let Some(world_id) = world_id else {
+    fn event(&mut self, mut event: Event, stream: &Stream<WorldsProtocol>, out: &mut Out) {
+        let Some(world_id) = event.world_id() else {
             // Not about a world: nothing to order.
             out.push_back(Ok(event));
             return;
         };
-        let Some(known) = self.worlds.get_mut(&world_id) else {
-            // A world not joined (any more), or not yet: its join's snapshot sets the
-            // starting point, and anything before it is older than the join.
+        let Some(world) = self.worlds.get_mut(world_id) else {
+            // A world not joined (any more).
             return;
         };
-        if let Some(seq) = seq {
-            if seq <= known.seq {
+        if matches!(world.phase, Phase::Joining) {
+            // Older than the join's snapshot, which sets the starting point.
+            return;
+        }
+        if let Some(seq) = event.seq() {
+            if seq <= world.seq {
                 return;
             }
-            if seq > known.seq.saturating_add(1) && !known.resyncing {
-                debug!(
-                    "world {world_id}: event {seq} after {}: asking for a snapshot",
-                    known.seq
-                );
-                resync(&world_id, known, stream);
+            if seq > world.seq.saturating_add(1) {
+                // Lost events: this one comes again with them, in order.
+                if !world.resyncing {
+                    debug!(
+                        "world {world_id}: event {seq} after {}: catching up",
+                        world.seq
+                    );
+                    let world_id = world_id.clone();
+                    resync(&world_id, world, stream);
+                }
+                return;
             }
-            known.seq = seq;
+            world.seq = seq;
+            world.checkpoint.set(seq);
         }
-        match &event {
-            Event::UserJoined { user, .. } => {
-                known.users.insert(user.id.clone(), user.clone());
-            }
-            Event::UserLeft { user, .. } => {
-                known.users.remove(&user.id);
-            }
-            _ => {}
+        if matches!(world.phase, Phase::FromCheckpoint) || world.resyncing {
+            event.mark_recovered();
         }
+        world.known.apply(&event);
         out.push_back(Ok(event));
     }
 }

@@ -26,140 +26,47 @@
 //! of the gap (assets, objects, the world) cannot be rebuilt: re-read what you need
 //! after `Resynced`.
 
+mod events;
 mod handler;
 mod protocol;
+mod recovery;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use core_http::ws::{Session, Stream};
 use core_http::{Error, Result};
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::assets::Asset;
 use crate::client::Client;
-use crate::worlds::{User, World, WorldId, WorldObject};
-use handler::Worlds;
-use protocol::{Join, WorldsProtocol};
+use crate::worlds::WorldId;
+pub use events::{Event, Recovery};
+use handler::{Tracked, Worlds};
+use protocol::{Checkpoint, Join, WorldsProtocol};
 
 /// How long a join waits for the world's snapshot.
 const JOIN_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What the realtime channel delivers.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Event {
-    /// A world was joined: the users in it then.
-    Joined {
-        /// The world.
-        world_id: WorldId,
-        /// The users in it.
-        users: Vec<User>,
-    },
-    /// A user came into a world.
-    UserJoined {
-        /// The world.
-        world_id: WorldId,
-        /// The user.
-        user: User,
-        /// `true` when found by comparing a snapshot after a reconnect or lost events,
-        /// rather than received as it happened.
-        recovered: bool,
-    },
-    /// A user left a world.
-    UserLeft {
-        /// The world.
-        world_id: WorldId,
-        /// The user (only the id is certain for a recovered one).
-        user: User,
-        /// As for [`Event::UserJoined`].
-        recovered: bool,
-    },
-    /// An asset's properties changed.
-    AssetUpdated {
-        /// The world.
-        world_id: WorldId,
-        /// The asset as it is now.
-        asset: Asset,
-    },
-    /// The world itself changed (its name, theme, description...).
-    WorldUpdated {
-        /// The world.
-        world_id: WorldId,
-        /// The world as it is now.
-        world: World,
-    },
-    /// The world was deleted (`worlds().delete`): nothing more comes from it; leave it.
-    WorldDeleted {
-        /// The world.
-        world_id: WorldId,
-    },
-    /// An object moved.
-    ObjectMoved {
-        /// The world.
-        world_id: WorldId,
-        /// The object's place in the world's list, when given.
-        index: Option<u64>,
-        /// The object as it is now.
-        object: WorldObject,
-    },
-    /// The users of a world were compared with a snapshot after a reconnect or lost
-    /// events; the joined and left events it found came just before.
-    Resynced {
-        /// The world.
-        world_id: WorldId,
-    },
-    /// The connection was lost and is back; every world was joined again and
-    /// resynchronised (its `Resynced` came just before).
-    Reconnected {
-        /// How long the channel was down.
-        gap: Duration,
-    },
-    /// An event type this version does not know (or a known one whose data did not
-    /// decode), kept whole.
-    Unknown {
-        /// Its `type`.
-        kind: String,
-        /// Its world, when it names one.
-        world_id: Option<WorldId>,
-        /// The whole message.
-        data: Value,
-    },
-}
+/// How long a send waits for the server's answer, by default.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
-impl Event {
-    /// The world the event is about, if any.
-    ///
-    /// ```no_run
-    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
-    /// realtime.join("world_1")?;
-    /// realtime.join("world_2")?;
-    /// for event in realtime.by_ref().take(10) {
-    ///     let event = event?;
-    ///     println!("{:?}: {event:?}", event.world_id());
-    /// }
-    /// # Ok::<(), worlds_client::Error>(())
-    /// ```
-    pub fn world_id(&self) -> Option<&WorldId> {
-        match self {
-            Event::Joined { world_id, .. }
-            | Event::UserJoined { world_id, .. }
-            | Event::UserLeft { world_id, .. }
-            | Event::AssetUpdated { world_id, .. }
-            | Event::WorldUpdated { world_id, .. }
-            | Event::WorldDeleted { world_id }
-            | Event::ObjectMoved { world_id, .. }
-            | Event::Resynced { world_id } => Some(world_id),
-            Event::Unknown { world_id, .. } => world_id.as_ref(),
-            Event::Reconnected { .. } => None,
-        }
-    }
+/// What the server said to a send it accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Accepted {
+    /// The sequence number of the event the send made, when the server gave it (that
+    /// event comes on the channel too).
+    pub seq: Option<u64>,
 }
 
 /// An open realtime channel: [`Client::realtime`]. Iterate it (each item waits), or call
 /// [`next_timeout`](Self::next_timeout). Dropping it closes it.
 pub struct Realtime {
     session: Session<WorldsProtocol, Worlds>,
+    /// The id of the next request (`r1`, `r2`...).
+    next_ref: AtomicU64,
+    send_timeout: Duration,
 }
 
 impl std::fmt::Debug for Realtime {
@@ -184,6 +91,8 @@ impl Realtime {
         let stream = Stream::connect(config, WorldsProtocol::default())?;
         Ok(Realtime {
             session: Session::new(stream, Worlds::default()),
+            next_ref: AtomicU64::new(1),
+            send_timeout: SEND_TIMEOUT,
         })
     }
 
@@ -205,6 +114,40 @@ impl Realtime {
         self.join_inner(Join {
             world: world.into(),
             user: None,
+            checkpoint: Checkpoint::at(None),
+        })
+    }
+
+    /// Joins a world from a checkpoint: `seq`, the sequence number of the last event
+    /// handled (saved from [`Event::seq`], e.g. before a restart). The events after it
+    /// come first, marked `recovered`, when the server still holds them; then
+    /// [`Event::Joined`] with the world as it is now, and [`Event::Resynced`] saying
+    /// whether they were all replayed ([`Recovery::Replayed`]) or could not be
+    /// ([`Recovery::Lost`]).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::{Event, Recovery};
+    /// let saved: u64 = 41; // the last `event.seq()` handled before the restart
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join_from("world_1", saved)?;
+    /// for event in realtime.by_ref() {
+    ///     match event? {
+    ///         Event::Resynced { recovery: Recovery::Lost, .. } => {
+    ///             println!("too old to replay: start from what Joined said");
+    ///             break;
+    ///         }
+    ///         Event::Resynced { .. } => break,
+    ///         missed => println!("missed: {missed:?}"),
+    ///     }
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn join_from(&mut self, world: impl Into<WorldId>, seq: u64) -> Result<()> {
+        self.join_inner(Join {
+            world: world.into(),
+            user: None,
+            checkpoint: Checkpoint::at(Some(seq)),
         })
     }
 
@@ -231,18 +174,26 @@ impl Realtime {
         self.join_inner(Join {
             world: world.into(),
             user: Some((id, display_name.into())),
+            checkpoint: Checkpoint::at(None),
         })
     }
 
     fn join_inner(&mut self, join: Join) -> Result<()> {
         join.world.segment()?;
         let (stream, worlds, _) = self.session.parts();
-        worlds.worlds.remove(&join.world);
+        worlds
+            .worlds
+            .insert(join.world.clone(), Tracked::new(join.checkpoint.clone()));
         let world = join.world.clone();
         let joined = stream.subscribe_confirmed(join, JOIN_TIMEOUT);
         if joined.is_err() {
             // Not joined: not to be joined again after a reconnect either.
-            stream.unsubscribe(Join { world, user: None });
+            worlds.worlds.remove(&world);
+            stream.unsubscribe(Join {
+                world,
+                user: None,
+                checkpoint: Checkpoint::default(),
+            });
         }
         joined
     }
@@ -261,7 +212,163 @@ impl Realtime {
         let (stream, worlds, out) = self.session.parts();
         worlds.worlds.remove(&world);
         out.retain(|e| !matches!(e, Ok(event) if event.world_id() == Some(&world)));
-        stream.unsubscribe(Join { world, user: None });
+        stream.unsubscribe(Join {
+            world,
+            user: None,
+            checkpoint: Checkpoint::default(),
+        });
+    }
+
+    /// Moves object `index` of a joined world to `position`; every session of the world
+    /// (this one too) gets the [`Event::ObjectMoved`]. Returns once the server accepted
+    /// it; see [`send`](Self::send) for what a failure means.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join_as("world_1", "user_ada", "Ada")?;
+    /// let accepted = realtime.move_object("world_1", 0, [1.0, 0.0, 2.5])?;
+    /// println!("moved at {:?}", accepted.seq);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn move_object(
+        &self,
+        world: impl Into<WorldId>,
+        index: usize,
+        position: [f64; 3],
+    ) -> Result<Accepted> {
+        self.move_object_to(world, index, position, None)
+    }
+
+    /// [`move_object`](Self::move_object), also changing where the object leads
+    /// (`destination`, e.g. a portal's world).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use serde_json::json;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join("world_1")?;
+    /// realtime.move_object_to("world_1", 1, [0.0, 0.0, 0.0], Some(json!("world_2")))?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn move_object_to(
+        &self,
+        world: impl Into<WorldId>,
+        index: usize,
+        position: [f64; 3],
+        destination: Option<Value>,
+    ) -> Result<Accepted> {
+        if position.iter().any(|p| !p.is_finite()) {
+            return Err(Error::InvalidRequest(
+                "a position is three finite numbers".into(),
+            ));
+        }
+        let mut message =
+            serde_json::json!({"action": "move", "index": index, "position": position});
+        if let Some(d) = destination {
+            message["destination"] = d;
+        }
+        self.request(world.into(), message)
+    }
+
+    /// Sends an event of the application's own (`name`, any JSON `data`) to every
+    /// session of a joined world (this one too), as [`Event::Custom`]. Returns once the
+    /// server accepted it.
+    ///
+    /// A send is written at most once. While the channel reconnects it waits for the
+    /// connection, within the send timeout ([`set_send_timeout`](Self::set_send_timeout),
+    /// 10 s by default). It fails with the server's refusal
+    /// ([`WsError::Rejected`](core_http::ws::WsError::Rejected): its code and reason);
+    /// with [`WsError::NotSent`](core_http::ws::WsError::NotSent) when it was never
+    /// written (safe to send again); or with
+    /// [`WsError::Unanswered`](core_http::ws::WsError::Unanswered) when it was written
+    /// and no answer came (the connection dropped, or time ran out): it may have been
+    /// done, and [`Error::may_have_been_processed`] says so.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use serde_json::json;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join_as("world_1", "user_ada", "Ada")?;
+    /// match realtime.send("world_1", "wave", &json!({"to": "user_grace"})) {
+    ///     Ok(accepted) => println!("sent as event {:?}", accepted.seq),
+    ///     Err(e) if e.may_have_been_processed() => println!("unknown: {e}"),
+    ///     Err(e) => println!("not sent: {e}"),
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn send(
+        &self,
+        world: impl Into<WorldId>,
+        name: &str,
+        data: &impl Serialize,
+    ) -> Result<Accepted> {
+        if name.is_empty() {
+            return Err(Error::InvalidRequest("an event needs a name".into()));
+        }
+        let data = serde_json::to_value(data)
+            .map_err(|e| Error::InvalidRequest(format!("the event's data: {e}")))?;
+        self.request(
+            world.into(),
+            serde_json::json!({"action": "send", "name": name, "data": data}),
+        )
+    }
+
+    /// Sets this session's user's presence in a world joined with
+    /// [`join_as`](Self::join_as): any JSON object (a position, a status...). Every
+    /// session of the world gets an [`Event::UserUpdated`] with the user's `state`.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use serde_json::json;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.join_as("world_1", "user_ada", "Ada")?;
+    /// realtime.set_presence("world_1", &json!({"status": "away", "position": [1, 0, 2]}))?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn set_presence(
+        &self,
+        world: impl Into<WorldId>,
+        state: &impl Serialize,
+    ) -> Result<Accepted> {
+        let state = serde_json::to_value(state)
+            .map_err(|e| Error::InvalidRequest(format!("the presence: {e}")))?;
+        if !state.is_object() {
+            return Err(Error::InvalidRequest("a presence is a JSON object".into()));
+        }
+        self.request(
+            world.into(),
+            serde_json::json!({"action": "presence", "state": state}),
+        )
+    }
+
+    /// How long each send ([`send`](Self::send), [`move_object`](Self::move_object),
+    /// [`set_presence`](Self::set_presence)) waits for the server's answer, the wait
+    /// for a connection included. Defaults to 10 s.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut realtime = client.realtime()?;
+    /// realtime.set_send_timeout(std::time::Duration::from_secs(2));
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn set_send_timeout(&mut self, timeout: Duration) {
+        self.send_timeout = timeout;
+    }
+
+    fn request(&self, world: WorldId, mut message: Value) -> Result<Accepted> {
+        world.segment()?;
+        let id = format!("r{}", self.next_ref.fetch_add(1, Ordering::Relaxed));
+        message["world_id"] = Value::String(world.to_string());
+        message["ref"] = Value::String(id.clone());
+        let answer = self
+            .session
+            .stream()
+            .request(id, message.to_string(), self.send_timeout)?;
+        let answer: Value = serde_json::from_str(&answer).unwrap_or_default();
+        Ok(Accepted {
+            seq: answer.get("seq").and_then(Value::as_u64),
+        })
     }
 
     /// The next event, waiting at most `timeout`; `None` when none came in time or the

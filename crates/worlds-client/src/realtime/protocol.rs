@@ -2,21 +2,50 @@
 //! the handler puts in order.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use core_http::ws::{Inbound, Protocol};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use time::OffsetDateTime;
 
 use super::Event;
 use crate::assets::Asset;
-use crate::worlds::{User, World, WorldId, WorldObject};
+use crate::worlds::{User, UserId, World, WorldId, WorldObject};
 
-/// Joining a world: as an observer, or as a user who is then in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The last sequence number delivered of a world: moved by the handler as it delivers,
+/// read by the protocol to rejoin from it after a reconnect.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Checkpoint(Arc<AtomicU64>);
+
+impl Checkpoint {
+    /// A checkpoint at `seq`, if known.
+    pub(super) fn at(seq: Option<u64>) -> Self {
+        let c = Checkpoint::default();
+        if let Some(seq) = seq {
+            c.set(seq);
+        }
+        c
+    }
+
+    pub(super) fn get(&self) -> Option<u64> {
+        self.0.load(Ordering::Acquire).checked_sub(1)
+    }
+
+    pub(super) fn set(&self, seq: u64) {
+        self.0.store(seq.saturating_add(1), Ordering::Release);
+    }
+}
+
+/// Joining a world: as an observer, or as a user who is then in it; from a checkpoint,
+/// or as it is now.
+#[derive(Debug, Clone)]
 pub(crate) struct Join {
     pub(super) world: WorldId,
     pub(super) user: Option<(String, String)>,
+    pub(super) checkpoint: Checkpoint,
 }
 
 /// What a frame held, before the client puts it in order. (`Event` is the common
@@ -24,30 +53,41 @@ pub(crate) struct Join {
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Wire {
-    Snapshot {
-        world_id: WorldId,
-        users: Vec<User>,
-        seq: u64,
-    },
-    Event {
-        world_id: Option<WorldId>,
-        seq: Option<u64>,
-        event: Event,
-    },
+    /// The world as it is (the answer to a join or a resync), boxed: large and rare.
+    Snapshot(Box<Snapshot>),
+    /// An event (`recovered` when the server sent it again, replayed).
+    Event(Event),
     /// An event of a world whose sequence number could not be read.
     BadSeq { world_id: WorldId, message: String },
+}
+
+/// A world as the server has it at `seq`.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    pub(super) world_id: WorldId,
+    pub(super) users: Vec<User>,
+    pub(super) world: Option<World>,
+    pub(super) assets: Vec<Asset>,
+    pub(super) seq: u64,
+    pub(super) timestamp: Option<OffsetDateTime>,
+    /// How many events the server replayed before it (from the `since` asked), or
+    /// `None` when it could not.
+    pub(super) replayed: Option<u64>,
 }
 
 /// The channel's wire protocol.
 #[derive(Debug, Default)]
 pub(crate) struct WorldsProtocol {
-    joined: BTreeMap<WorldId, Option<(String, String)>>,
+    joined: BTreeMap<WorldId, (Option<(String, String)>, Checkpoint)>,
 }
 
-fn join_message(world: &WorldId, user: Option<&(String, String)>) -> String {
+fn join_message(world: &WorldId, user: Option<&(String, String)>, since: Option<u64>) -> String {
     let mut m = serde_json::json!({"action": "join", "world_id": world});
     if let Some((id, name)) = user {
         m["user"] = serde_json::json!({"id": id, "display_name": name});
+    }
+    if let Some(since) = since {
+        m["since"] = since.into();
     }
     m.to_string()
 }
@@ -61,7 +101,15 @@ struct Head<'a> {
     #[serde(default, borrow)]
     seq: Option<&'a RawValue>,
     #[serde(default, borrow)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(default, borrow)]
     data: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    replayed: Value,
+    #[serde(default, rename = "ref", deserialize_with = "core_http::de::opt_text")]
+    reference: Option<String>,
+    #[serde(default, deserialize_with = "core_http::de::opt_text")]
+    code: Option<String>,
     #[serde(default)]
     message: Option<String>,
 }
@@ -70,6 +118,10 @@ struct Head<'a> {
 struct SnapshotBody {
     #[serde(default, deserialize_with = "core_http::de::or_default")]
     users: Vec<User>,
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    world: Option<World>,
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    assets: Vec<Asset>,
 }
 
 #[derive(Deserialize)]
@@ -92,15 +144,36 @@ struct ObjectData {
     #[serde(default, deserialize_with = "core_http::de::opt_u64")]
     index: Option<u64>,
     object: WorldObject,
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    by: Option<UserId>,
+}
+
+#[derive(Deserialize)]
+struct CustomData {
+    #[serde(deserialize_with = "core_http::de::text")]
+    name: String,
+    #[serde(default)]
+    data: Value,
+    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    from: Option<UserId>,
 }
 
 /// An object's move read in one pass: the busiest event of a world, written
 /// type-first as the service writes it.
 #[derive(Deserialize)]
-struct MovedMessage {
+struct MovedMessage<'a> {
     world_id: WorldId,
     seq: core_http::de::Exact<u64>,
+    #[serde(default, borrow)]
+    timestamp: Option<&'a str>,
     data: ObjectData,
+    #[serde(default)]
+    replayed: bool,
+}
+
+/// A server time, when it reads as one.
+fn time_of(text: Option<&str>) -> Option<OffsetDateTime> {
+    core_http::timestamp::parse(text?).ok()
 }
 
 impl WorldsProtocol {
@@ -108,17 +181,17 @@ impl WorldsProtocol {
         // The common case first: a move read in one pass. Anything else (or a move that
         // does not read so) takes the general path below, which says what is wrong.
         if raw.starts_with(r#"{"type":"object.moved","#)
-            && let Ok(m) = serde_json::from_str::<MovedMessage>(raw)
+            && let Ok(m) = serde_json::from_str::<MovedMessage<'_>>(raw)
         {
-            out.push(Inbound::lossless(Wire::Event {
-                world_id: Some(m.world_id.clone()),
+            out.push(Inbound::lossless(Wire::Event(Event::ObjectMoved {
+                world_id: m.world_id,
+                index: m.data.index,
+                object: m.data.object,
+                by: m.data.by,
+                recovered: m.replayed,
                 seq: m.seq.0,
-                event: Event::ObjectMoved {
-                    world_id: m.world_id,
-                    index: m.data.index,
-                    object: m.data.object,
-                },
-            }));
+                timestamp: time_of(m.timestamp),
+            })));
             return;
         }
         let Ok(head) = serde_json::from_str::<Head<'_>>(raw) else {
@@ -132,6 +205,32 @@ impl WorldsProtocol {
             return;
         };
         let kind = head.kind.as_deref().unwrap_or_default().to_owned();
+        match kind.as_str() {
+            "ack" => {
+                if let Some(id) = head.reference {
+                    out.push(Inbound::Reply {
+                        id,
+                        outcome: Ok(raw.to_owned()),
+                    });
+                }
+                return;
+            }
+            "error" => {
+                let message = head
+                    .message
+                    .unwrap_or_else(|| "the server reported an error".into());
+                out.push(match head.reference {
+                    Some(id) => Inbound::Reply {
+                        id,
+                        outcome: Err((head.code.unwrap_or_default(), message)),
+                    },
+                    None => Inbound::Refused(message),
+                });
+                return;
+            }
+            "left" => return,
+            _ => {}
+        }
         let seq = match head.seq.map(|s| s.get()) {
             None | Some("null") => None,
             Some(text) => match serde_json::from_str::<core_http::de::Exact<u64>>(text) {
@@ -155,102 +254,127 @@ impl WorldsProtocol {
                 }
             },
         };
+        let timestamp = head
+            .timestamp
+            .and_then(|t| serde_json::from_str::<&str>(t.get()).ok())
+            .and_then(|t| time_of(Some(t)));
+        let replayed = head.replayed == Value::Bool(true);
         let data = head.data.map(RawValue::get).unwrap_or("null");
         let unknown = || Event::Unknown {
             kind: kind.clone(),
             world_id: head.world_id.clone(),
             data: serde_json::from_str(raw).unwrap_or_default(),
+            seq,
         };
-        let world = head.world_id.clone();
+        let Some(world_id) = head.world_id.clone() else {
+            // Not about a world: kept whole, on the lossy lane.
+            out.push(Inbound::lossy(Wire::Event(unknown())));
+            return;
+        };
         let event = match kind.as_str() {
             "snapshot" => {
-                let (Some(world_id), Ok(body)) = (
-                    head.world_id.clone(),
-                    serde_json::from_str::<SnapshotBody>(raw),
-                ) else {
-                    out.push(Inbound::lossless(Wire::Event {
-                        world_id: world,
-                        seq: None,
-                        event: unknown(),
-                    }));
+                let Ok(body) = serde_json::from_str::<SnapshotBody>(raw) else {
+                    out.push(Inbound::lossless(Wire::Event(unknown())));
                     return;
                 };
                 // The snapshot first, then its acknowledgement: after a reconnect the
                 // last acknowledgement brings `Reconnected`, which must come after the
-                // resynchronisation the snapshot leads to.
-                out.push(Inbound::lossless(Wire::Snapshot {
+                // recovery the snapshot leads to.
+                out.push(Inbound::lossless(Wire::Snapshot(Box::new(Snapshot {
                     world_id,
                     users: body.users,
+                    world: body.world,
+                    assets: body.assets,
                     seq: seq.unwrap_or(0),
-                }));
+                    timestamp,
+                    replayed: head.replayed.as_u64(),
+                }))));
                 out.push(Inbound::Ack);
                 return;
             }
-            "left" => return,
-            "error" => {
-                out.push(Inbound::Refused(
-                    head.message
-                        .unwrap_or_else(|| "the server reported an error".into()),
-                ));
-                return;
+            "user.joined" | "user.left" | "user.updated" => {
+                match serde_json::from_str::<UserData>(data) {
+                    Ok(d) if kind == "user.joined" => Event::UserJoined {
+                        world_id,
+                        user: d.user,
+                        recovered: replayed,
+                        seq,
+                        timestamp,
+                    },
+                    Ok(d) if kind == "user.left" => Event::UserLeft {
+                        world_id,
+                        user: d.user,
+                        recovered: replayed,
+                        seq,
+                        timestamp,
+                    },
+                    Ok(d) => Event::UserUpdated {
+                        world_id,
+                        user: d.user,
+                        recovered: replayed,
+                        seq,
+                        timestamp,
+                    },
+                    Err(_) => unknown(),
+                }
             }
-            "user.joined" | "user.left" => match (&world, serde_json::from_str::<UserData>(data)) {
-                (Some(world_id), Ok(d)) if kind == "user.joined" => Event::UserJoined {
-                    world_id: world_id.clone(),
-                    user: d.user,
-                    recovered: false,
-                },
-                (Some(world_id), Ok(d)) => Event::UserLeft {
-                    world_id: world_id.clone(),
-                    user: d.user,
-                    recovered: false,
-                },
-                _ => unknown(),
-            },
-            "asset.updated" => match (&world, serde_json::from_str::<AssetData>(data)) {
-                (Some(world_id), Ok(d)) => Event::AssetUpdated {
-                    world_id: world_id.clone(),
+            "asset.updated" => match serde_json::from_str::<AssetData>(data) {
+                Ok(d) => Event::AssetUpdated {
+                    world_id,
                     asset: d.asset,
+                    recovered: replayed,
+                    seq,
+                    timestamp,
                 },
-                _ => unknown(),
+                Err(_) => unknown(),
             },
-            "world.updated" => match (&world, serde_json::from_str::<WorldData>(data)) {
-                (Some(world_id), Ok(d)) => Event::WorldUpdated {
-                    world_id: world_id.clone(),
+            "world.updated" => match serde_json::from_str::<WorldData>(data) {
+                Ok(d) => Event::WorldUpdated {
+                    world_id,
                     world: d.world,
+                    recovered: replayed,
+                    seq,
+                    timestamp,
                 },
-                _ => unknown(),
+                Err(_) => unknown(),
             },
-            "world.deleted" => match &world {
-                Some(world_id) => Event::WorldDeleted {
-                    world_id: world_id.clone(),
-                },
-                None => unknown(),
+            "world.deleted" => Event::WorldDeleted {
+                world_id,
+                seq,
+                timestamp,
             },
-            "object.moved" => match (&world, serde_json::from_str::<ObjectData>(data)) {
-                (Some(world_id), Ok(d)) => Event::ObjectMoved {
-                    world_id: world_id.clone(),
+            "object.moved" => match serde_json::from_str::<ObjectData>(data) {
+                Ok(d) => Event::ObjectMoved {
+                    world_id,
                     index: d.index,
                     object: d.object,
+                    by: d.by,
+                    recovered: replayed,
+                    seq,
+                    timestamp,
                 },
-                _ => unknown(),
+                Err(_) => unknown(),
+            },
+            "custom" => match serde_json::from_str::<CustomData>(data) {
+                Ok(d) => Event::Custom {
+                    world_id,
+                    name: d.name,
+                    data: d.data,
+                    from: d.from,
+                    recovered: replayed,
+                    seq,
+                    timestamp,
+                },
+                Err(_) => unknown(),
             },
             _ => {
                 // A type this version does not know: kept, on the lossy lane, so that a
                 // flood of them cannot grow the client without bound.
-                out.push(Inbound::lossy(Wire::Event {
-                    world_id: world,
-                    seq,
-                    event: unknown(),
-                }));
+                out.push(Inbound::lossy(Wire::Event(unknown())));
                 return;
             }
         };
-        out.push(Inbound::lossless(Wire::Event {
-            world_id: world,
-            seq,
-            event,
-        }));
+        out.push(Inbound::lossless(Wire::Event(event)));
     }
 }
 
@@ -259,8 +383,15 @@ impl Protocol for WorldsProtocol {
     type Subscription = Join;
 
     fn subscribe(&mut self, join: &Join) -> Vec<String> {
-        self.joined.insert(join.world.clone(), join.user.clone());
-        vec![join_message(&join.world, join.user.as_ref())]
+        self.joined.insert(
+            join.world.clone(),
+            (join.user.clone(), join.checkpoint.clone()),
+        );
+        vec![join_message(
+            &join.world,
+            join.user.as_ref(),
+            join.checkpoint.get(),
+        )]
     }
 
     fn unsubscribe(&mut self, join: &Join) -> Vec<String> {
@@ -269,9 +400,11 @@ impl Protocol for WorldsProtocol {
     }
 
     fn replay(&self) -> Vec<String> {
+        // Each world from the last event delivered: the server replays what came after
+        // it when it still can.
         self.joined
             .iter()
-            .map(|(world, user)| join_message(world, user.as_ref()))
+            .map(|(world, (user, checkpoint))| join_message(world, user.as_ref(), checkpoint.get()))
             .collect()
     }
 
@@ -310,42 +443,48 @@ mod tests {
     #[test]
     fn frames_decode_into_acks_snapshots_events_and_unknowns() {
         let out = decoded(
-            r#"{"type":"snapshot","world_id":"w1","seq":4,"users":[{"id":"u1","display_name":"Ada","presence":"online","x_mood":"happy"}]}"#,
+            r#"{"type":"snapshot","world_id":"w1","seq":4,"timestamp":"2026-01-02T03:04:05Z","replayed":2,"users":[{"id":"u1","display_name":"Ada","presence":"online","x_mood":"happy","state":{"status":"away"}}],"world":{"id":"w1","name":"Plaza","revision":3,"objects":[{"type":"fountain","position":[0,0,0]}]},"assets":[{"id":"a1","properties":{"k":1},"revision":2}]}"#,
         );
         assert!(matches!(out[1], Inbound::Ack));
         match &out[0] {
             Inbound::Event {
-                event:
-                    Wire::Snapshot {
-                        world_id,
-                        users,
-                        seq,
-                    },
+                event: Wire::Snapshot(s),
                 ..
             } => {
-                assert_eq!((world_id.as_str(), *seq, users.len()), ("w1", 4, 1));
-                assert_eq!(users[0].extra["x_mood"], "happy");
+                assert_eq!((s.world_id.as_str(), s.seq, s.users.len()), ("w1", 4, 1));
+                assert_eq!(s.users[0].extra["x_mood"], "happy");
+                assert_eq!(s.users[0].state.as_ref().unwrap()["status"], "away");
+                assert_eq!(s.world.as_ref().unwrap().revision, Some(3));
+                assert_eq!(s.assets[0].revision, Some(2));
+                assert_eq!(s.replayed, Some(2));
+                assert_eq!(s.timestamp.unwrap().unix_timestamp(), 1_767_323_045);
             }
             other => panic!("{other:?}"),
         }
         let out = decoded(
-            r#"[{"type":"user.joined","world_id":"w1","seq":5,"data":{"user":{"id":"u2"}}},{"type":"weather.changed","world_id":"w1","seq":6,"data":{"rain":true}},{"type":"asset.updated","world_id":"w1","seq":"7","data":{"nope":1}}]"#,
+            r#"[{"type":"user.joined","world_id":"w1","seq":5,"data":{"user":{"id":"u2"}}},{"type":"weather.changed","world_id":"w1","seq":6,"data":{"rain":true}},{"type":"asset.updated","world_id":"w1","seq":"7","data":{"nope":1}},{"type":"custom","world_id":"w1","seq":8,"replayed":true,"timestamp":"not a time","data":{"name":"wave","data":[1],"from":"u2"}},{"type":"object.moved","world_id":"w1","seq":9,"timestamp":"2026-01-02T03:04:05Z","replayed":true,"data":{"index":0,"by":"u2","object":{"type":"x","position":[1,2,3]}}}]"#,
         );
-        assert_eq!(out.len(), 3);
+        assert_eq!(out.len(), 5);
         let kinds: Vec<String> = out
             .iter()
             .map(|i| match i {
                 Inbound::Event {
-                    event: Wire::Event { event, seq, .. },
+                    event: Wire::Event(event),
                     ..
                 } => format!(
-                    "{:?}:{}",
-                    seq,
+                    "{:?}:{}:{}:{}",
+                    event.seq(),
                     match event {
                         Event::UserJoined { .. } => "joined".to_owned(),
                         Event::Unknown { kind, .. } => format!("unknown {kind}"),
+                        Event::Custom {
+                            name, data, from, ..
+                        } => format!("custom {name} {data} {from:?}"),
+                        Event::ObjectMoved { by, .. } => format!("moved by {by:?}"),
                         _ => "other".to_owned(),
-                    }
+                    },
+                    event.is_recovered(),
+                    event.timestamp().is_some()
                 ),
                 _ => "?".into(),
             })
@@ -353,40 +492,87 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                "Some(5):joined",
-                "Some(6):unknown weather.changed",
-                "Some(7):unknown asset.updated"
+                "Some(5):joined:false:false",
+                "Some(6):unknown weather.changed:false:false",
+                "Some(7):unknown asset.updated:false:false",
+                r#"Some(8):custom wave [1] Some(UserId("u2")):true:false"#,
+                r#"Some(9):moved by Some(UserId("u2")):true:true"#,
             ]
         );
         assert!(matches!(
             decoded(r#"{"type":"error","code":"world_not_found","message":"no world"}"#)[..],
             [Inbound::Refused(_)]
         ));
+        // Answers to requests, by their ref.
+        match &decoded(r#"{"type":"ack","ref":"r7","seq":12}"#)[..] {
+            [
+                Inbound::Reply {
+                    id,
+                    outcome: Ok(raw),
+                },
+            ] => {
+                assert_eq!(id, "r7");
+                assert!(raw.contains("12"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &decoded(r#"{"type":"error","ref":"r8","code":"not_joined","message":"join first"}"#)
+            [..]
+        {
+            [
+                Inbound::Reply {
+                    id,
+                    outcome: Err((code, message)),
+                },
+            ] => {
+                assert_eq!(
+                    (id.as_str(), code.as_str(), message.as_str()),
+                    ("r8", "not_joined", "join first")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(decoded(r#"{"type":"left","world_id":"w1"}"#).is_empty());
         assert!(decoded("not json").is_empty());
     }
 
     #[test]
-    fn joins_are_replayed_with_their_users() {
+    fn joins_are_replayed_with_their_users_from_their_checkpoints() {
         let mut p = WorldsProtocol::default();
+        let w1 = Checkpoint::at(None);
         p.subscribe(&Join {
             world: "w1".into(),
             user: None,
+            checkpoint: w1.clone(),
         });
-        p.subscribe(&Join {
+        let first = p.subscribe(&Join {
             world: "w2".into(),
             user: Some(("u1".into(), "Ada".into())),
+            checkpoint: Checkpoint::at(Some(7)),
         });
+        assert_eq!(
+            first,
+            [
+                r#"{"action":"join","since":7,"user":{"display_name":"Ada","id":"u1"},"world_id":"w2"}"#
+            ]
+        );
         assert_eq!(
             p.replay(),
             [
                 r#"{"action":"join","world_id":"w1"}"#,
-                r#"{"action":"join","user":{"display_name":"Ada","id":"u1"},"world_id":"w2"}"#
+                r#"{"action":"join","since":7,"user":{"display_name":"Ada","id":"u1"},"world_id":"w2"}"#
             ]
+        );
+        // The handler moved w1's checkpoint: a reconnect rejoins from it.
+        w1.set(0);
+        assert_eq!(
+            p.replay()[0],
+            r#"{"action":"join","since":0,"world_id":"w1"}"#
         );
         p.unsubscribe(&Join {
             world: "w1".into(),
             user: None,
+            checkpoint: Checkpoint::default(),
         });
         assert_eq!(p.replay().len(), 1);
     }

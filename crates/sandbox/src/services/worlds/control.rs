@@ -163,14 +163,7 @@ async fn move_object(
     let destination = body.get("destination").cloned();
     shared.with_world(|w| {
         let moved = on_world(w, &world_id, |w, key, world| {
-            let object = world.objects.get_mut(index)?;
-            object["position"] = position.clone();
-            if let Some(d) = &destination {
-                object["destination"] = d.clone();
-            }
-            let data = json!({"index": index, "object": object.clone()});
-            world.updated_at = w.now();
-            Some(event(w, key, world, "object.moved", data, true))
+            super::move_object(w, key, world, index, &position, destination.as_ref(), None)
         });
         match moved {
             None => no_world(&world_id),

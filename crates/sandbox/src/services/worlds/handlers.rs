@@ -132,6 +132,7 @@ async fn create(
                 updated_at: now,
                 users: Default::default(),
                 seq: 0,
+                log: std::collections::VecDeque::new(),
                 revision: 1,
             };
             let answer = world.to_json();

@@ -12,17 +12,21 @@
 //! - Every event of a world carries the world's sequence number (1, 2, 3...): users
 //!   joining and leaving (through the control routes or the realtime channel), assets
 //!   updated, the world updated, objects moved.
-//! - Realtime: `{"action": "join", "world_id", "user"?}` answers a snapshot of the
-//!   world's users with the current sequence number, then sends its events;
-//!   `{"action": "leave"}`, `{"action": "snapshot"}`. A session that joined as a user
-//!   leaves when it ends.
+//! - Each world keeps its last 1,000 events (`LOG_KEEP`), to replay them to a
+//!   session that rejoins from a sequence number.
+//! - Realtime (see `stream.rs`): `{"action": "join", "world_id", "user"?, "since"?}`
+//!   answers the events after `since` when the world still holds them, then a snapshot
+//!   of the world (users, the world itself with its objects, assets, sequence number);
+//!   then sends its events. `{"action": "resync", "world_id", "since"}` answers the
+//!   same way; `leave`; `move`, `send` and `presence` are answered by `ref` with an
+//!   `ack` or an `error`. A session that joined as a user leaves when it ends.
 
 mod assets;
 mod control;
 mod handlers;
 mod stream;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use axum::Router;
@@ -87,13 +91,20 @@ pub(crate) struct WorldRecord {
     pub(crate) seq: u64,
     /// Moves with every change of the world's own fields (its `ETag`).
     pub(crate) revision: u64,
+    /// Its last events (at most [`LOG_KEEP`]), oldest first.
+    pub(crate) log: VecDeque<Value>,
 }
+
+/// How many of a world's last events it keeps for replay.
+pub(crate) const LOG_KEEP: usize = 1_000;
 
 #[derive(Debug, Clone)]
 pub(crate) struct User {
     pub(crate) id: String,
     pub(crate) display_name: String,
     pub(crate) joined_at: OffsetDateTime,
+    /// What the user's session set with `presence` (position, status...).
+    pub(crate) state: Map<String, Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -132,12 +143,16 @@ impl WorldRecord {
 
 impl User {
     pub(crate) fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "id": self.id,
             "display_name": self.display_name,
             "presence": "online",
             "joined_at": rfc3339(self.joined_at),
-        })
+        });
+        if !self.state.is_empty() {
+            v["state"] = Value::Object(self.state.clone());
+        }
+        v
     }
 }
 
@@ -201,6 +216,10 @@ pub(crate) fn event(
         "timestamp": rfc3339(w.now()),
         "data": data,
     });
+    if world.log.len() >= LOG_KEEP {
+        world.log.pop_front();
+    }
+    world.log.push_back(message.clone());
     if deliver {
         w.publish(StreamEvent {
             service: Service::Worlds,
@@ -228,6 +247,7 @@ pub(crate) fn join(
         id: id.to_owned(),
         display_name: display_name.to_owned(),
         joined_at: w.now(),
+        state: Map::new(),
     };
     let data = json!({"user": user.to_json()});
     world.users.insert(id.to_owned(), user);
@@ -255,6 +275,50 @@ pub(crate) fn leave(
         deliver,
     );
     true
+}
+
+/// Moves (and perhaps re-targets) object `index` of `world`: its `object.moved` event
+/// (`by`: the user who moved it, if one did), or `None` if there is no such object.
+pub(crate) fn move_object(
+    w: &mut SandboxWorld,
+    tenant: &str,
+    world: &mut WorldRecord,
+    index: usize,
+    position: &Value,
+    destination: Option<&Value>,
+    by: Option<&str>,
+) -> Option<Value> {
+    let object = world.objects.get_mut(index)?;
+    object["position"] = position.clone();
+    if let Some(d) = destination {
+        object["destination"] = d.clone();
+    }
+    let mut data = json!({"index": index, "object": object.clone()});
+    if let Some(by) = by {
+        data["by"] = json!(by);
+    }
+    world.updated_at = w.now();
+    Some(event(w, tenant, world, "object.moved", data, true))
+}
+
+/// The world as a realtime snapshot: its users, the world itself (its objects too), its
+/// assets, and the sequence number and time it stands at.
+pub(crate) fn snapshot(w: &SandboxWorld, tenant: &Tenant, world: &WorldRecord) -> Value {
+    let assets: Vec<Value> = tenant
+        .assets
+        .values()
+        .filter(|a| a.world_id == world.id)
+        .map(Asset::to_json)
+        .collect();
+    json!({
+        "type": "snapshot",
+        "world_id": world.id,
+        "seq": world.seq,
+        "timestamp": rfc3339(w.now()),
+        "users": world.users_json(),
+        "world": world.to_json(),
+        "assets": assets,
+    })
 }
 
 /// The worlds service of a running sandbox: `sandbox.worlds()`.
@@ -334,6 +398,36 @@ impl Worlds<'_> {
             .with_world(|w| control::add_asset(w, world_id, properties))
     }
 
+    /// Forgets the events a world keeps for replay, as if they were too old: a session
+    /// that rejoins from a sequence number gets a snapshot instead.
+    pub fn forget_events(&self, world_id: &str) -> bool {
+        self.sandbox.shared.with_world(|w| {
+            control::on_world(w, world_id, |_, _, world| world.log.clear()).is_some()
+        })
+    }
+
+    /// Moves object `index` of a world to `position` (an `object.moved` event, told to
+    /// its sessions); `false` if there is no such world or object.
+    pub fn move_object(&self, world_id: &str, index: usize, position: [f64; 3]) -> bool {
+        self.sandbox.shared.with_world(|w| {
+            control::on_world(w, world_id, |w, key, world| {
+                move_object(w, key, world, index, &json!(position), None, None).is_some()
+            })
+            .unwrap_or(false)
+        })
+    }
+
+    /// The events a world keeps for replay (its last 1,000), oldest first, as
+    /// sent.
+    pub fn events(&self, world_id: &str) -> Vec<Value> {
+        self.sandbox.shared.with_world(|w| {
+            control::on_world(w, world_id, |_, _, world| {
+                world.log.iter().cloned().collect()
+            })
+            .unwrap_or_default()
+        })
+    }
+
     /// The ids of the users in a world.
     pub fn users(&self, world_id: &str) -> Vec<String> {
         self.sandbox.shared.with_world(|w| {
@@ -358,6 +452,7 @@ fn seed(w: &mut SandboxWorld) -> Tenant {
                     id: id.to_owned(),
                     display_name: name.to_owned(),
                     joined_at: now,
+                    state: Map::new(),
                 },
             )
         })
@@ -376,6 +471,7 @@ fn seed(w: &mut SandboxWorld) -> Tenant {
         users,
         seq: 0,
         revision: 1,
+        log: VecDeque::new(),
     };
     let mut assets = BTreeMap::new();
     for (name, properties) in [
