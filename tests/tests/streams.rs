@@ -726,3 +726,127 @@ fn a_send_whose_connection_drops_before_the_answer_is_unanswered_and_never_sent_
     thread::sleep(Duration::from_millis(200));
     assert_eq!(sends.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn a_rotated_key_is_read_again_on_each_reconnect_and_a_401_ends_the_stream_at_once() {
+    use std::sync::Mutex;
+    let key = Arc::new(Mutex::new("wk_FIRST".to_owned()));
+    // How many times the key was rotated: each connection ends after the next rotation.
+    let rotated = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let rotated_seen = rotated.clone();
+    let ws = WsServer::start(move |n, peer| {
+        if n == 2 {
+            // The third key is refused: no reconnect after it.
+            if peer.read_head().is_some() {
+                peer.write(
+                    b"HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n\
+                      content-length: 38\r\n\r\n{\"error\":{\"message\":\"key revoked\"}}  ",
+                );
+            }
+            return;
+        }
+        if !peer.accept() || peer.read_text().is_none() {
+            return;
+        }
+        peer.text(&snapshot("5", &["u1"]));
+        while rotated_seen.load(Ordering::SeqCst) <= n {
+            thread::sleep(Duration::from_millis(5));
+        }
+    });
+    let source = key.clone();
+    let client = worlds_client::Client::builder()
+        .base_url("http://127.0.0.1:9")
+        .allow_insecure_http(true)
+        .auth(core_http::Auth::bearer_from(move || {
+            core_http::Secret::new(source.lock().unwrap().clone())
+        }))
+        .build()
+        .unwrap()
+        .with_realtime_url(ws.url());
+    let mut realtime = client.realtime_with(fast).unwrap();
+    realtime.join("w1").unwrap();
+    *key.lock().unwrap() = "wk_SECOND".to_owned();
+    rotated.store(1, Ordering::SeqCst);
+    let seen = read_world(&mut realtime, "reconnected");
+    assert!(seen.contains(&"reconnected".to_owned()), "{seen:?}");
+    *key.lock().unwrap() = "wk_THIRD".to_owned();
+    rotated.store(2, Ordering::SeqCst);
+    let started = Instant::now();
+    let end = loop {
+        match realtime.next_timeout(Duration::from_secs(10)) {
+            Some(Ok(_)) => continue,
+            other => break other,
+        }
+    };
+    assert!(
+        matches!(
+            end,
+            Some(Err(Error::WebSocket(WsError::Unauthorized {
+                status: 401,
+                ..
+            })))
+        ),
+        "{end:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // A clear error, and no storm of attempts after it.
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(ws.connections(), 3);
+    assert!(realtime.is_closed());
+    let heads = ws.heads();
+    let keys: Vec<&str> = heads
+        .iter()
+        .map(|h| {
+            h.lines()
+                .find_map(|l| l.strip_prefix("authorization: Bearer "))
+                .unwrap_or("none")
+        })
+        .collect();
+    assert_eq!(keys, ["wk_FIRST", "wk_SECOND", "wk_THIRD"]);
+}
+
+#[test]
+fn an_oauth_client_authenticates_its_stream_with_its_cached_token() {
+    let sandbox = e2e::sandbox().unwrap();
+    let ws = WsServer::start(|n, peer| {
+        if !peer.accept() || peer.read_text().is_none() {
+            return;
+        }
+        peer.text(&snapshot("5", &["u1"]));
+        if n > 0 {
+            while peer.read_text().is_some() {}
+        }
+    });
+    let client = worlds_client::Client::builder()
+        .base_url("http://127.0.0.1:9")
+        .allow_insecure_http(true)
+        .auth(core_http::Auth::oauth2(core_http::OAuth2Config::new(
+            sandbox.esign().token_url(),
+            sandbox::ESIGN_CLIENT_ID,
+            sandbox::ESIGN_CLIENT_SECRET,
+        )))
+        .build()
+        .unwrap()
+        .with_realtime_url(ws.url());
+    let mut realtime = client.realtime_with(fast).unwrap();
+    realtime.join("w1").unwrap();
+    let seen = read_world(&mut realtime, "reconnected");
+    assert!(seen.contains(&"reconnected".to_owned()), "{seen:?}");
+    let tokens: Vec<String> = ws
+        .heads()
+        .iter()
+        .map(|h| {
+            h.lines()
+                .find_map(|l| l.strip_prefix("authorization: Bearer "))
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    // Both connections carry the token, fetched once and read from the cache again.
+    assert_eq!(tokens.len(), 2);
+    assert!(
+        !tokens[0].is_empty() && tokens[0] == tokens[1],
+        "{tokens:?}"
+    );
+    assert_eq!(sandbox.esign().token_requests(), 1);
+}

@@ -92,6 +92,26 @@ pub enum Auth {
     /// OAuth 2.0 client credentials: a token is fetched from the token URL, cached,
     /// refreshed before it expires, and refreshed once after a 401.
     OAuth2ClientCredentials(OAuth2Config),
+    /// `Authorization: Bearer <key>`, the key read from its source for every request
+    /// and every stream connection: [`Auth::bearer_from`].
+    BearerFrom(KeySource),
+}
+
+/// Where a key that changes is read: [`Auth::bearer_from`]. Its `Debug` shows no key.
+#[derive(Clone)]
+pub struct KeySource(std::sync::Arc<dyn Fn() -> Secret + Send + Sync>);
+
+impl KeySource {
+    /// The key as it is now.
+    pub(crate) fn read(&self) -> Secret {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeySource(***)")
+    }
 }
 
 impl Auth {
@@ -142,6 +162,24 @@ impl Auth {
     /// ```
     pub fn oauth2(config: OAuth2Config) -> Self {
         Auth::OAuth2ClientCredentials(config)
+    }
+
+    /// Bearer authentication with a key that changes (rotation): `read` gives the key
+    /// as it is now, and is called for every request and every stream connection, so a
+    /// rotated key is used from the next call or reconnect without rebuilding the
+    /// client. An empty key fails the call before anything is sent.
+    ///
+    /// ```
+    /// use core_http::{Auth, Secret};
+    /// let auth = Auth::bearer_from(|| {
+    ///     Secret::new(std::fs::read_to_string("/run/secrets/api_key").unwrap_or_default().trim())
+    /// });
+    /// let client = core_http::HttpClient::builder().base_url("https://api.example.com").auth(auth).build()?;
+    /// # let _ = client;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn bearer_from(read: impl Fn() -> Secret + Send + Sync + 'static) -> Self {
+        Auth::BearerFrom(KeySource(std::sync::Arc::new(read)))
     }
 }
 
@@ -389,6 +427,16 @@ impl crate::HttpClient {
             ))),
             Auth::Header { name, value } => {
                 Ok(Some((Cow::Borrowed(name.as_str()), Cow::Borrowed(value))))
+            }
+            Auth::BearerFrom(source) => {
+                let key = source.read();
+                if key.is_empty() {
+                    return Err(crate::Error::config("the key source gave an empty key"));
+                }
+                Ok(Some((
+                    Cow::Borrowed("authorization"),
+                    Cow::Owned(bearer(&key)),
+                )))
             }
             Auth::OAuth2ClientCredentials(oauth) => {
                 let stale = stale.and_then(|h| h.expose().strip_prefix("Bearer "));

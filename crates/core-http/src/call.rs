@@ -143,13 +143,20 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
             None
         };
         call.redact = match &auth {
-            Some((_, token)) if matches!(cfg.auth, Auth::OAuth2ClientCredentials(_)) => base_redact
-                .with(
+            // A credential that changes is kept out of this call's texts as it is now.
+            Some((_, token))
+                if matches!(
+                    cfg.auth,
+                    Auth::OAuth2ClientCredentials(_) | Auth::BearerFrom(_)
+                ) =>
+            {
+                base_redact.with(
                     token
                         .expose()
                         .strip_prefix("Bearer ")
                         .unwrap_or(token.expose()),
-                ),
+                )
+            }
             _ => base_redact.clone(),
         };
         let Failure {

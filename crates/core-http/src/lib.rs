@@ -98,7 +98,7 @@ pub mod __private {
 #[cfg(feature = "http")]
 pub use http;
 
-pub use auth::{Auth, OAuth2Config, Secret};
+pub use auth::{Auth, KeySource, OAuth2Config, Secret};
 pub use backoff::Backoff;
 pub use client::{HttpClient, Raw};
 pub use config::{

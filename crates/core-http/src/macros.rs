@@ -405,8 +405,8 @@ macro_rules! reexports {
         /// per-call options, and the clock and sleeper tests may replace.
         pub mod config {
             pub use $crate::{
-                Auth, Backoff, ClientBuilder, Clock, OAuth2Config, RateLimit, RequestOptions,
-                RetryPolicy, Secret, Sleeper, SystemClock, ThreadSleeper,
+                Auth, Backoff, ClientBuilder, Clock, KeySource, OAuth2Config, RateLimit,
+                RequestOptions, RetryPolicy, Secret, Sleeper, SystemClock, ThreadSleeper,
             };
         }
 

@@ -1302,3 +1302,46 @@ fn a_streamed_body_of_the_wrong_length_is_not_sent_as_is() {
         "{err:?}"
     );
 }
+
+#[test]
+fn a_key_from_a_source_is_read_for_every_request_and_kept_out_of_errors() {
+    let mut server = mockito::Server::new();
+    let first = server
+        .mock("GET", "/v1/me")
+        .match_header("authorization", "Bearer sk_rotating_one")
+        .with_status(200)
+        .with_body("{}")
+        .expect(1)
+        .create();
+    let second = server
+        .mock("GET", "/v1/me")
+        .match_header("authorization", "Bearer sk_rotating_two")
+        .with_status(401)
+        .with_body(r#"{"error":{"message":"sk_rotating_two is revoked"}}"#)
+        .expect(1)
+        .create();
+    let key = Arc::new(Mutex::new("sk_rotating_one".to_owned()));
+    let source = key.clone();
+    let client = HttpClient::builder()
+        .base_url(server.url())
+        .allow_insecure_http(true)
+        .auth(Auth::bearer_from(move || {
+            core_http::Secret::new(source.lock().unwrap().clone())
+        }))
+        .build()
+        .unwrap();
+    client.get("/v1/me").send().unwrap();
+    *key.lock().unwrap() = "sk_rotating_two".to_owned();
+    let err = client.get("/v1/me").send().unwrap_err();
+    first.assert();
+    second.assert();
+    // The key of the moment is redacted wherever the error is shown.
+    for text in [err.to_string(), format!("{err:?}")] {
+        assert!(!text.contains("sk_rotating_two"), "{text}");
+    }
+    // An empty key fails before anything is sent.
+    *key.lock().unwrap() = String::new();
+    let err = client.get("/v1/me").send().unwrap_err();
+    assert!(!err.may_have_been_processed(), "{err}");
+    assert!(format!("{client:?}").contains("***") && !format!("{client:?}").contains("sk_rot"));
+}

@@ -120,7 +120,7 @@ impl Client {
     /// for event in realtime.by_ref().take(10) {
     ///     match event? {
     ///         Event::UserJoined { user, .. } => println!("{} joined", user.id),
-    ///         Event::Resynced { world_id } => println!("{world_id} resynchronised"),
+    ///         Event::Resynced { world_id, recovery, .. } => println!("{world_id}: {recovery:?}"),
     ///         other => println!("{other:?}"),
     ///     }
     /// }

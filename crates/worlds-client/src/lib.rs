@@ -1,8 +1,8 @@
 //! Blocking Rust client for the virtual worlds service: worlds (list, create, get, change
 //! in part, delete), the users in them, assets (read, list, create, and change: `replace`
 //! all their properties or `merge` only some, optionally only from a known revision), and
-//! a realtime channel whose events stay in order and complete across reconnects and lost
-//! messages.
+//! a two-way realtime channel whose events stay in order and complete across reconnects
+//! and lost messages, and which sends custom events, object moves and presence.
 //!
 //! ```no_run
 //! use worlds_client::{Client, Event, NewWorld, WorldObject};
@@ -49,15 +49,27 @@
 //!   `current_revision(&err)` says where the asset is now.
 //! - **Limits.** None documented: a 429's `Retry-After` is honoured, and
 //!   `builder().rate_limit(RateLimit::per_minute(n))` paces calls under a limit of your own.
-//! - **Realtime.** Events carry a per-world sequence number: old and repeated ones are
-//!   dropped, a gap makes the client ask for a snapshot of the world's users. After a
-//!   reconnect the client joins every world again; each snapshot is compared with the
-//!   users it knew, and those who came or went meanwhile are reported (`recovered: true`)
-//!   before `Event::Resynced` and `Event::Reconnected`. Asset, object and world changes of
-//!   a gap cannot be rebuilt: re-read what you need after `Resynced`.
+//! - **Realtime.** Every event carries its world's sequence number and the server's time
+//!   (`event.seq()`, `event.timestamp()`), and a world's events come in order, each once.
+//!   After a reconnect or a gap in the numbers, the client asks for what came after the
+//!   last event it delivered: the events themselves while the world still holds them
+//!   (the sandbox keeps 1,000), each marked `recovered`; otherwise a snapshot of the whole
+//!   world (users, the world and its objects, assets with revisions) is compared with what
+//!   the client had seen and each difference comes as a recovered event. Then
+//!   `Event::Resynced` says which (`Recovery::Replayed` or `Recovery::Compared`), before
+//!   `Event::Reconnected`. `join_from(world, seq)` rejoins from a saved checkpoint
+//!   (`Recovery::Lost` when it is too old to replay). The lossless lane holds 10,000
+//!   events: a reader that stops reading gets `WsError::FellBehind`, then the channel
+//!   reconnects and recovers the rest the same way.
+//! - **Sending.** `realtime.send` (an event of your own), `move_object` and `set_presence`
+//!   return once the service accepted them (`Accepted { seq }`), fail with its code and
+//!   reason when it refuses (`WsError::Rejected`), wait for a reconnect within the send
+//!   timeout (10 s), and are written at most once: `WsError::NotSent` is safe to repeat,
+//!   `WsError::Unanswered` may have been done (`err.may_have_been_processed()`).
 //! - **Configuration.** Bearer by default; `Client::builder().auth(Auth::header("x-api-key",
 //!   key))` sends the key in a header of your choice, on REST calls and on the realtime
-//!   upgrade. `Client::from_env()` reads `WORLDS_BASE_URL` and `WORLDS_API_KEY` (plus
+//!   upgrade; `Auth::bearer_from(|| key)` reads a key that rotates for every call and
+//!   every reconnect. `Client::from_env()` reads `WORLDS_BASE_URL` and `WORLDS_API_KEY` (plus
 //!   `WORLDS_REALTIME_URL`, `WORLDS_MAX_RETRIES`, `WORLDS_TIMEOUT_SECS`). `client.raw()`
 //!   reaches anything else with the same auth, retries and errors.
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an

@@ -137,7 +137,8 @@ pub(super) fn credentials(config: &Config) -> Vec<String> {
         Auth::OAuth2ClientCredentials(oauth) => {
             out.push(oauth.client_secret.expose().to_owned());
         }
-        Auth::None => {}
+        // Read per call: each call keeps the key as it is then out of its texts.
+        Auth::BearerFrom(_) | Auth::None => {}
     }
     for (name, value) in &config.headers {
         if is_sensitive_header(name) {

@@ -1,12 +1,22 @@
 //! A stream's settings: [`StreamConfig`] and its [`ReconnectPolicy`].
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Secret;
 use crate::backoff::Backoff;
 use crate::redact::Redactor;
 use crate::tls::RootCertificates;
+
+/// Where the upgrade's auth header value comes from.
+#[derive(Clone)]
+pub(crate) enum AuthValue {
+    /// Given once.
+    Fixed(Secret),
+    /// Read on every connection attempt.
+    Read(Arc<dyn Fn() -> Result<Secret, String> + Send + Sync>),
+}
 
 /// When and how a stream reconnects.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +50,7 @@ impl Default for ReconnectPolicy {
 pub struct StreamConfig {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
-    pub(crate) auth: Option<(String, Secret)>,
+    pub(crate) auth: Option<(String, AuthValue)>,
     pub(crate) roots: RootCertificates,
     pub(crate) connect_timeout: Duration,
     pub(crate) tick: Duration,
@@ -108,7 +118,20 @@ impl StreamConfig {
 
     /// Authenticates the upgrade with this header. Defaults to none.
     pub fn auth(mut self, name: impl Into<String>, value: Secret) -> Self {
-        self.auth = Some((name.into(), value));
+        self.auth = Some((name.into(), AuthValue::Fixed(value)));
+        self
+    }
+
+    /// Authenticates the upgrade with this header, its value read by `read` on every
+    /// connection attempt: a key that rotates or a token that is refreshed is used as
+    /// it is at each reconnect. An `Err` from `read` is a failed attempt (retried with
+    /// the backoff); its text must hold no secret.
+    pub fn auth_with(
+        mut self,
+        name: impl Into<String>,
+        read: impl Fn() -> Result<Secret, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.auth = Some((name.into(), AuthValue::Read(Arc::new(read))));
         self
     }
 

@@ -402,6 +402,19 @@ fn upgrade(
         }
     }
     if let Some((name, value)) = &config.auth {
+        // Read on every attempt: a rotated key or a refreshed token is used as it is now.
+        let value = match value {
+            super::config::AuthValue::Fixed(value) => std::borrow::Cow::Borrowed(value),
+            super::config::AuthValue::Read(read) => match read() {
+                Ok(value) => std::borrow::Cow::Owned(value),
+                Err(reason) => {
+                    return Err(fail(
+                        WsError::Connect(format!("the credentials could not be read: {reason}")),
+                        Next::Retry,
+                    ));
+                }
+            },
+        };
         if !clean(name) || name.contains(':') || !clean(value.expose()) {
             return Err(fail(
                 WsError::Connect("the auth header's name or value is not valid".into()),

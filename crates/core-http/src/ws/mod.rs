@@ -624,7 +624,31 @@ impl crate::HttpClient {
             crate::Auth::Header { name, value } => {
                 config = config.auth(name.clone(), value.clone())
             }
-            _ => {}
+            // Read again on every connection attempt: a rotated key, a refreshed token.
+            crate::Auth::BearerFrom(source) => {
+                let source = source.clone();
+                config = config.auth_with("authorization", move || {
+                    let key = source.read();
+                    if key.is_empty() {
+                        return Err("the key source gave an empty key".into());
+                    }
+                    Ok(crate::auth::bearer(&key))
+                });
+            }
+            crate::Auth::OAuth2ClientCredentials(_) => {
+                let client = self.clone();
+                let within = config.connect_timeout;
+                config = config.auth_with("authorization", move || {
+                    let deadline =
+                        crate::time::Deadline::after(client.inner.config.clock.now(), within);
+                    match client.auth_header(None, &deadline) {
+                        Ok(Some((_, value))) => Ok(value.into_owned()),
+                        Ok(None) => Err("no token".into()),
+                        Err(e) => Err(format!("the OAuth token could not be fetched: {e}")),
+                    }
+                });
+            }
+            crate::Auth::None => {}
         }
         Ok(config)
     }

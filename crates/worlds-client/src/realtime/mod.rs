@@ -1,30 +1,34 @@
-//! The realtime channel (`/ws/v1/realtime`): join worlds, receive their events, and stay
-//! in step across reconnects and lost events.
+//! The realtime channel (`/ws/v1/realtime`): join worlds, receive their events in order
+//! and complete across reconnects and lost events, and send.
 //!
 //! Every event of a world carries the world's sequence number. The client keeps, per
-//! joined world, the last number it delivered and the users it knows are there:
-//! - an event at or below the last number is old (from before the current join, or a
-//!   repeat) and is dropped;
-//! - an event past the next number means events were lost: the client asks for a
-//!   snapshot of the world's users;
+//! joined world, the last number it delivered (its checkpoint) and what it has seen of
+//! the world (users, the world and its objects, assets):
+//! - an event at or below the checkpoint is old (from before the join, or a repeat) and
+//!   is dropped;
+//! - an event past the next number means events were lost: it is dropped too, and the
+//!   client asks the service for what came after the checkpoint (`resync`);
 //! - an event whose number cannot be read (not a whole number, or past `u64`) is given
-//!   as an error item and the world is resynchronised, never skipped in silence;
-//! - after a reconnect the client joins every world again, and each join answers with a
-//!   snapshot. A snapshot's number is the world's from then on, even when it is lower
-//!   than the last one seen: the server restarted its count, and the events after the
-//!   snapshot are delivered, not dropped as old.
+//!   as an error item and the world is caught up the same way, never skipped in silence;
+//! - after a reconnect the client joins every world again from its checkpoint.
+//!
+//! The service answers a join or a resync from a checkpoint with the events after it
+//! while it still holds them (delivered marked `recovered`), then a snapshot of the
+//! world. A snapshot after the first is compared with what the client had seen: each
+//! difference comes as a recovered event (so an event lost and not replayed is still
+//! reflected, as the world is now), then [`Event::Resynced`] says how
+//! ([`Recovery`]). A snapshot's number is the world's from then on, even when it is
+//! lower than the checkpoint: the server restarted its count.
 //!
 //! Messages of a type this version does not know travel on the stream's lossy lane
 //! (counted in `stats().dropped` if the caller falls far behind); every other event on
 //! the lossless lane, bounded at 10,000 waiting: a caller that stops reading gets
 //! [`core_http::ws::WsError::FellBehind`], then the channel reconnects and every world
-//! is resynchronised.
+//! is caught up from its checkpoint.
 //!
-//! A snapshot (but the first, which comes out as [`Event::Joined`]) is compared with the
-//! users known: those missing come out as [`Event::UserLeft`], those new as
-//! [`Event::UserJoined`], both marked `recovered`, then [`Event::Resynced`]. Other events
-//! of the gap (assets, objects, the world) cannot be rebuilt: re-read what you need
-//! after `Resynced`.
+//! Sends ([`Realtime::send`], [`Realtime::move_object`], [`Realtime::set_presence`])
+//! carry a `ref` the service answers with an `ack` or an `error`, through
+//! [`core_http::ws::Stream::request`]: written at most once.
 
 mod events;
 mod handler;
