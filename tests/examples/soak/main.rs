@@ -1,7 +1,10 @@
 //! The soak: the trading stream and a worlds channel against the sandbox for minutes or
 //! hours, with faults injected at random but reproducibly, while orders fill and users
-//! and assets change; at the end, every fill must have been delivered exactly once and
-//! the world's users seen as the service has them.
+//! and assets change and a second session sends on the world's channel; at the end,
+//! every fill must have been delivered exactly once, the world's users and assets seen
+//! (live or recovered) as the service has them, its events in order, and every send the
+//! service accepted seen exactly once (one never written, never; one unanswered, at most
+//! once).
 //!
 //! `cargo xtask soak --minutes N [--seed S]`, or
 //! `cargo run --release -p e2e --example soak -- --seconds N [--seed S] [--write FILE]`.
@@ -145,7 +148,19 @@ struct Seen {
     world_events: u64,
     world_reconnects: u64,
     resynced: u64,
+    /// Resyncs by how: replayed, compared with a snapshot.
+    replayed: u64,
+    compared: u64,
     assets_updated: u64,
+    /// Events delivered as recovered (replayed or found by comparing).
+    recovered: u64,
+    /// Each asset's revision as the reader last saw it.
+    asset_revisions: HashMap<String, u64>,
+    /// The world's last sequence number delivered, and events that came out of order.
+    last_seq: u64,
+    out_of_order: u64,
+    /// How many times each custom event (by name) was seen.
+    customs: HashMap<String, u32>,
     errors: Vec<String>,
 }
 
@@ -211,6 +226,10 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let worlds_stream_client = worlds_client::Client::new(format!("{via}/worlds"), key)?;
     let mut realtime = worlds_stream_client.realtime_with(fast)?;
     realtime.join(world_id.as_str())?;
+    // A second session sends on the channel, through the same faults.
+    let mut sender = worlds_stream_client.realtime_with(fast)?;
+    sender.join(world_id.as_str())?;
+    sender.set_send_timeout(Duration::from_secs(2));
 
     let seen: Arc<Mutex<Seen>> = Arc::default();
     let readers_stop = Arc::new(AtomicBool::new(false));
@@ -269,12 +288,54 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                 match event {
                     Some(Ok(e)) => {
                         s.world_events += 1;
+                        if e.is_recovered() {
+                            s.recovered += 1;
+                        }
+                        // A world's events come in order, each once (a resync's
+                        // summary repeats the number it stands at).
+                        if let Some(seq) = e.seq()
+                            && !matches!(e, W::Resynced { .. } | W::Joined { .. })
+                        {
+                            // Differences found by comparing a snapshot all carry its
+                            // number; every other event moves it on.
+                            if seq < s.last_seq || (seq == s.last_seq && !e.is_recovered()) {
+                                s.out_of_order += 1;
+                            }
+                            s.last_seq = seq;
+                        }
                         match e {
-                            W::Joined { users, .. } => {
+                            W::Joined {
+                                users, assets, seq, ..
+                            } => {
                                 s.users = users
                                     .into_iter()
                                     .map(|u| u.id.as_str().to_owned())
-                                    .collect()
+                                    .collect();
+                                for a in assets {
+                                    s.asset_revisions
+                                        .insert(a.id.as_str().to_owned(), a.revision.unwrap_or(0));
+                                }
+                                s.last_seq = seq.unwrap_or(0);
+                            }
+                            W::AssetUpdated { asset, .. } => {
+                                s.assets_updated += 1;
+                                s.asset_revisions.insert(
+                                    asset.id.as_str().to_owned(),
+                                    asset.revision.unwrap_or(0),
+                                );
+                            }
+                            W::Custom { name, .. } => {
+                                *s.customs.entry(name).or_default() += 1;
+                            }
+                            W::Resynced { recovery, seq, .. } => {
+                                s.resynced += 1;
+                                match recovery {
+                                    worlds_client::Recovery::Replayed { .. } => s.replayed += 1,
+                                    _ => s.compared += 1,
+                                }
+                                if let Some(seq) = seq {
+                                    s.last_seq = seq;
+                                }
                             }
                             W::UserJoined { user, .. } => {
                                 s.users.insert(user.id.as_str().to_owned());
@@ -282,8 +343,6 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                             W::UserLeft { user, .. } => {
                                 s.users.remove(user.id.as_str());
                             }
-                            W::AssetUpdated { .. } => s.assets_updated += 1,
-                            W::Resynced { .. } => s.resynced += 1,
                             W::Reconnected { .. } => s.world_reconnects += 1,
                             _ => {}
                         }
@@ -309,8 +368,22 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let mut next_fault = Instant::now() + rng.millis(1_000, 4_000);
     let mut held = false;
     let mut assets: Vec<String> = Vec::new();
+    // Sends by outcome: accepted (each must be seen once), never written (never seen),
+    // written and unanswered (seen at most once).
+    let mut sends: Vec<(String, &str)> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(o.seconds);
     while Instant::now() < deadline {
+        // The sender reads nothing of its own: what it receives is let go.
+        while let Some(Ok(_)) = sender.next_timeout(Duration::ZERO) {}
+        if rng.below(3) == 0 {
+            let name = format!("s{}", sends.len());
+            let outcome = match sender.send(world_id.as_str(), &name, &json!(null)) {
+                Ok(_) => "accepted",
+                Err(e) if e.may_have_been_processed() => "unanswered",
+                Err(_) => "not sent",
+            };
+            sends.push((name, outcome));
+        }
         // An order: buy one, then sell it.
         let side = if held { Side::Sell } else { Side::Buy };
         match trader.orders().place(&OrderRequest::market(
@@ -451,6 +524,26 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Every asset as the service has it.
+    let service_assets: HashMap<String, u64> = worlds
+        .assets()
+        .iter(world_id.as_str())
+        .filter_map(Result::ok)
+        .map(|a| (a.id.as_str().to_owned(), a.revision.unwrap_or(0)))
+        .collect();
+    let settle = Instant::now() + Duration::from_secs(30);
+    loop {
+        let done = seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .asset_revisions
+            == service_assets;
+        if done || Instant::now() > settle {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sender.close();
     let (rss_end, rss_peak) = memory();
     let cpu_used = cpu().saturating_sub(cpu_start);
     readers_stop.store(true, Ordering::Relaxed);
@@ -472,6 +565,23 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let missing = expected.difference(&received).count();
     let unknown = received.difference(&expected).count();
     let events = s.trading_events + s.world_events;
+    let count = |outcome: &str| sends.iter().filter(|(_, o)| *o == outcome).count();
+    let send_errors: Vec<String> = sends
+        .iter()
+        .filter_map(|(name, outcome)| {
+            let seen = s.customs.get(name).copied().unwrap_or(0);
+            let fine = match *outcome {
+                "accepted" => seen == 1,
+                "not sent" => seen == 0,
+                _ => seen <= 1,
+            };
+            (!fine).then(|| format!("{name} {outcome}, seen {seen} times"))
+        })
+        .collect();
+    let assets_behind = service_assets
+        .iter()
+        .filter(|(id, rev)| s.asset_revisions.get(*id) != Some(rev))
+        .count();
     let mut fault_list: Vec<String> = faults.iter().map(|(k, n)| format!("{k} {n}")).collect();
     fault_list.sort();
     let report = format!(
@@ -480,12 +590,15 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 | orders placed, fills made | {orders_placed}, {} |\n\
 | fills delivered once / missing / repeated / unknown | {} / {missing} / {repeated} / {unknown} |\n\
 | world users made; users at the end (seen / service) | {users_made}; {} / {} |\n\
-| asset updates made / seen live | {asset_updates} / {} |\n\
+| asset updates made / seen (live or recovered) | {asset_updates} / {} |\n\
+| assets at the service's revision at the end | {} of {} |\n\
+| world events recovered; out of order | {}; {} |\n\
+| sends accepted / not sent / unanswered; wrongly seen | {} / {} / {}; {} |\n\
 | faults | {} |\n\
 | reconnects (trading / worlds); connections through the proxy | {} / {}; {} |\n\
 | longest trading gap | {:?} |\n\
 | reconciliations pending, then retried | {} |\n\
-| world resynchronisations | {} |\n\
+| world resynchronisations (replayed / compared) | {} ({} / {}) |\n\
 | lossy drops (trading / worlds) | {} / {} |\n\
 | events read | {events} |\n\
 | resident memory at start / end / peak | {} / {} / {} KiB |\n\
@@ -498,6 +611,14 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         s.users.len(),
         users_now.len(),
         s.assets_updated,
+        service_assets.len() - assets_behind,
+        service_assets.len(),
+        s.recovered,
+        s.out_of_order,
+        count("accepted"),
+        count("not sent"),
+        count("unanswered"),
+        send_errors.len(),
         fault_list.join(", "),
         ts.reconnects,
         ws.reconnects,
@@ -505,6 +626,8 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         s.max_gap,
         s.recovery_pending,
         s.resynced,
+        s.replayed,
+        s.compared,
         ts.dropped,
         ws.dropped,
         rss_start,
@@ -534,6 +657,17 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
             o.seed
         );
     }
-    println!("soak: every fill delivered exactly once; the world's users as the service has them");
+    if assets_behind > 0 || s.out_of_order > 0 || !send_errors.is_empty() {
+        bail!(
+            "world: {assets_behind} assets not at the service's revision, {} events out of \
+             order, sends wrong: {send_errors:?} (seed {})",
+            s.out_of_order,
+            o.seed
+        );
+    }
+    println!(
+        "soak: every fill delivered exactly once; the world's users and assets as the \
+         service has them, its events in order; every accepted send seen once, none twice"
+    );
     Ok(())
 }
