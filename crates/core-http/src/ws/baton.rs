@@ -29,9 +29,6 @@ pub(crate) struct Baton {
     wanted: AtomicBool,
     /// A command waits: the connection's thread takes the socket at once.
     nudged: AtomicBool,
-    /// The connection's thread sleeps until the caller stops reading (it is woken then,
-    /// once, and watches for the caller being away from there).
-    sleeping: AtomicBool,
     /// How many times the caller stopped reading: the connection's thread takes the
     /// socket when this has not moved for [`AWAY`] while the caller holds it idle (no
     /// clock reading on the caller's path).
@@ -46,7 +43,6 @@ impl Baton {
             state: AtomicU8::new(WORKER),
             wanted: AtomicBool::new(false),
             nudged: AtomicBool::new(false),
-            sleeping: AtomicBool::new(false),
             releases: AtomicU64::new(0),
             worker: Mutex::new(None),
         }
@@ -86,9 +82,6 @@ impl Baton {
     pub(crate) fn caller_release(&self) {
         self.releases.fetch_add(1, Ordering::Release);
         self.state.store(CALLER_IDLE, Ordering::Release);
-        if self.sleeping.load(Ordering::Acquire) && self.sleeping.swap(false, Ordering::AcqRel) {
-            self.unpark();
-        }
     }
 
     /// Gives the socket to the connection's thread now (a connection that ended, which
@@ -146,14 +139,11 @@ impl Baton {
                     // The caller reads and will run the command itself.
                     self.nudged.store(false, Ordering::Release);
                 }
-                // Asleep while the caller reads: its next release wakes this thread
-                // (so a busy caller is never interrupted by it). The tick bounds the
-                // sleep should a wake-up be missed.
-                self.sleeping.store(true, Ordering::Release);
-                if self.state.load(Ordering::Acquire) == CALLER_READING {
-                    std::thread::park_timeout(tick.max(Duration::from_secs(1)));
-                }
-                self.sleeping.store(false, Ordering::Release);
+                // The caller reads: this thread looks again after [`AWAY`]. Nothing on
+                // the caller's path wakes it (a wake per event, a system call and a
+                // thread switch, cost more than the reading itself), and it never
+                // interrupts a busy caller.
+                std::thread::park_timeout(AWAY.min(tick));
                 false
             }
         }

@@ -75,6 +75,9 @@ pub(crate) struct Tcp {
     stream: TcpStream,
     deadline: Option<Instant>,
     abort: Arc<Abort>,
+    /// Reads answer `WouldBlock` at once instead of reaching the socket: a caller
+    /// reading on through what is already buffered, never waiting.
+    no_wait: bool,
 }
 
 impl Tcp {
@@ -102,6 +105,9 @@ impl Tcp {
 
 impl Read for Tcp {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.no_wait {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         if let Some(left) = self.left()? {
             self.stream.set_read_timeout(Some(left))?;
         }
@@ -154,6 +160,12 @@ impl Transport {
                 .set_read_timeout(Some(tick.max(Duration::from_millis(1))));
             let _ = tcp.stream.set_write_timeout(Some(WRITE_TIMEOUT));
         }
+    }
+
+    /// While `on`, reads take only what is already buffered above the socket (a read
+    /// that would reach it answers `WouldBlock`).
+    pub(crate) fn set_no_wait(&mut self, on: bool) {
+        self.tcp_mut().no_wait = on;
     }
 
     /// How long the next read may wait (the caller's time left, when shorter than the
@@ -312,6 +324,7 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
         stream: tcp,
         deadline: Some(deadline),
         abort: abort.clone(),
+        no_wait: false,
     };
 
     let mut transport = if target.tls {

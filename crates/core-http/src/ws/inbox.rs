@@ -379,6 +379,11 @@ impl<E> Taken<E> {
         self.lossless.is_empty() && self.lossy.is_empty()
     }
 
+    /// How many items it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.lossless.len() + self.lossy.len()
+    }
+
     /// The oldest item of either lane.
     pub(crate) fn pop(&mut self) -> Option<Item<E>> {
         let take_lossless = match (self.lossless.front(), self.lossy.front()) {

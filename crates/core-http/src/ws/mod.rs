@@ -269,6 +269,12 @@ pub enum WsError {
 /// Where the connection's thread confirms a subscription (acknowledged or refused).
 type Confirm = mpsc::Sender<std::result::Result<(), WsError>>;
 
+/// How many frames the caller reads on, without waiting, through what is already
+/// buffered when it reads the socket itself: enough to spare the lock, the clock and the
+/// hand-over for most events of a burst, few enough that the first event of a burst
+/// waits only for a few more to be decoded.
+const BATCH: usize = 32;
+
 /// A command from the caller to the connection's thread.
 enum Command<P: Protocol> {
     Subscribe(P::Subscription, Option<Confirm>),
@@ -419,6 +425,13 @@ impl<P: Protocol> Stream<P> {
         self.take(deadline, now)
     }
 
+    /// The next item already in the caller's hands, if any: no wait, no clock, no lock.
+    pub(crate) fn ready(&mut self) -> Option<Result<StreamItem<P::Event>>> {
+        self.taken
+            .pop()
+            .map(|item| item.map_err(crate::Error::WebSocket))
+    }
+
     fn take(
         &mut self,
         deadline: Option<Instant>,
@@ -483,9 +496,13 @@ impl<P: Protocol> Stream<P> {
             return;
         };
         let tick = core.worker.config.tick;
+        // Frames read on without waiting after the first, and how many events the
+        // caller held after the last.
+        let (mut batch, mut before) = (0, 0);
         loop {
             // A read never outlasts the caller's time.
             let short = match deadline {
+                _ if batch > 0 => None,
                 None => None,
                 Some(d) => {
                     let left = d.saturating_duration_since(now.take().unwrap_or_else(Instant::now));
@@ -505,14 +522,36 @@ impl<P: Protocol> Stream<P> {
                 live.socket.get_mut().set_deadline(None, tick);
             }
             if let Some(ended) = ended {
+                if batch > 0 {
+                    live.socket.get_mut().set_no_wait(false);
+                    core.worker.reuse_clock = false;
+                }
                 core.ended = Some(ended);
                 drop(guard);
                 shared.baton.caller_hand_over();
                 return;
             }
-            if !taken.is_empty() || shared.inbox.has_items() {
-                break;
+            let got = taken.len();
+            if got > 0 || shared.inbox.has_items() {
+                // Read on through what is already buffered, without waiting and
+                // without the clock, up to `BATCH` frames: the caller takes the next
+                // events from its hands, with no lock, no clock and no hand-over.
+                if batch == 0 {
+                    live.socket.get_mut().set_no_wait(true);
+                    core.worker.reuse_clock = true;
+                } else if got == before {
+                    break;
+                }
+                batch += 1;
+                before = got;
+                if batch >= BATCH || shared.inbox.has_items() {
+                    break;
+                }
             }
+        }
+        if batch > 0 {
+            live.socket.get_mut().set_no_wait(false);
+            core.worker.reuse_clock = false;
         }
         drop(guard);
         shared.baton.caller_release();

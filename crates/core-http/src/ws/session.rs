@@ -100,6 +100,18 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
     /// The next event, waiting at most `timeout`, the handler's work included; `None`
     /// when none came in time or the stream has ended ([`is_closed`](Self::is_closed)).
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<H::Event>> {
+        if let Some(event) = self.out.pop_front() {
+            return Some(event);
+        }
+        // Items already in hand, when the handler has no work due: no clock needed.
+        if self.handler.due().is_none() {
+            while let Some(item) = self.stream.ready() {
+                self.handler.item(item, &self.stream, &mut self.out);
+                if let Some(event) = self.out.pop_front() {
+                    return Some(event);
+                }
+            }
+        }
         let now = Instant::now();
         self.next_until(Some(now.checked_add(timeout)), Some(now))
     }

@@ -119,6 +119,9 @@ pub(super) struct Worker<P: Protocol> {
     commands_waiting: Arc<AtomicUsize>,
     /// The time of the last turn.
     pub(super) now: Instant,
+    /// The caller reads on through what is buffered, without waiting: its turns take
+    /// the clock of the first (no time passes in a read that cannot block).
+    pub(super) reuse_clock: bool,
 }
 
 impl<P: Protocol> Worker<P> {
@@ -146,6 +149,7 @@ impl<P: Protocol> Worker<P> {
             abort,
             commands_waiting,
             now: Instant::now(),
+            reuse_clock: false,
         }
     }
 
@@ -362,8 +366,13 @@ impl<P: Protocol> Worker<P> {
                 return Some(ended);
             }
             let read = live.socket.read();
-            // One clock reading per turn, for the frame and the timers.
-            let now = Instant::now();
+            // One clock reading per turn, for the frame and the timers (none when the
+            // caller reads on through what was already buffered).
+            let now = if self.reuse_clock {
+                self.now
+            } else {
+                Instant::now()
+            };
             self.now = now;
             match read {
                 Ok(Message::Text(text)) => self.frame(live, text.as_str(), now, direct.take()),
