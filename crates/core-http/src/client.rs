@@ -46,6 +46,8 @@ impl HttpClient {
             .timeout_resolve(Some(time::bounded(config.connect_timeout)))
             .timeout_connect(Some(time::bounded(config.connect_timeout)))
             .tls_config(config.roots.ureq_config())
+            // The proxy the builder resolved (the environment's by default), or none.
+            .proxy(config.proxy.as_ref().map(|p| p.for_ureq()).transpose()?)
             .build();
         let agent = ureq::Agent::with_parts(
             agent_config,

@@ -68,6 +68,7 @@ mod macros;
 mod pagination;
 #[cfg(test)]
 mod properties;
+mod proxy;
 mod random;
 mod rate_limit;
 mod redact;

@@ -227,6 +227,19 @@ pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed
             failed(Error::config(m), Outcome::Final)
         }
         ureq::Error::Http(err) => failed(Error::config(err.to_string()), Outcome::Final),
+        // The proxy did not open the tunnel: the request never left. Credentials it
+        // wants (407) or a host it forbids (403) will not change on a retry.
+        ureq::Error::ConnectProxyFailed(reason) => {
+            let fatal = reason.contains(" 407/") || reason.contains(" 403/");
+            failed(
+                connect(format!("the proxy gave no tunnel to {host}: {reason}")),
+                if fatal {
+                    Outcome::Final
+                } else {
+                    Outcome::NotSent
+                },
+            )
+        }
         ureq::Error::Io(io) => map_io(io, elapsed, host),
         other => failed(
             Error::Io {

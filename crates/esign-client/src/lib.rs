@@ -47,7 +47,12 @@
 //! - **Webhooks.** `webhooks::verify_and_parse` checks a delivery's signature and timestamp
 //!   and returns a typed `Event` (`Sent`, `Viewed`, `Signed`, `Completed`, `Declined`,
 //!   `Voided`, `Expired`, or `Unknown` for types added later).
-//! - **Configuration.** An API key, or OAuth 2.0 client credentials (`Client::with_oauth`):
+//! - **Configuration.** Calls and streams go through the proxy in `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY`
+//!   (upper or lower case; `NO_PROXY` hosts directly), by an HTTP `CONNECT` tunnel;
+//!   `builder().proxy(url, &bypass)` overrides the environment and `builder().no_proxy()`
+//!   turns proxies off; a proxy's credentials (`http://user:pass@host:port`) go only to it
+//!   and are never shown.
+//!   An API key, or OAuth 2.0 client credentials (`Client::with_oauth`):
 //!   one token request shared by every thread and clone, refreshed before expiry and once
 //!   on a 401. `Client::from_env()` reads `ESIGN_BASE_URL` and `ESIGN_API_KEY`, or
 //!   `ESIGN_CLIENT_ID`, `ESIGN_CLIENT_SECRET` and `ESIGN_TOKEN_URL` (plus `ESIGN_SCOPE`,

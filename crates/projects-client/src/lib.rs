@@ -36,7 +36,12 @@
 //!   request id. `delete(id)`: 204 or 200 is success; a 404 is `ErrorKind::NotFound`.
 //! - **Limits.** `Plan::{Free, Pro, Enterprise}` paces calls under the documented 100/min
 //!   (bursts of 150), 1,000/min (1,500) or no limit, so a script meets no 429.
-//! - **Configuration.** `Client::from_env()` reads `PROJECTS_API_KEY`, `PROJECTS_BASE_URL`
+//! - **Configuration.** Calls and streams go through the proxy in `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY`
+//!   (upper or lower case; `NO_PROXY` hosts directly), by an HTTP `CONNECT` tunnel;
+//!   `builder().proxy(url, &bypass)` overrides the environment and `builder().no_proxy()`
+//!   turns proxies off; a proxy's credentials (`http://user:pass@host:port`) go only to it
+//!   and are never shown.
+//!   `Client::from_env()` reads `PROJECTS_API_KEY`, `PROJECTS_BASE_URL`
 //!   and optionally `PROJECTS_PLAN` (`free`, `pro`, `enterprise`), `PROJECTS_MAX_RETRIES`,
 //!   `PROJECTS_TIMEOUT_SECS`.
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an

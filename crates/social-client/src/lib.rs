@@ -43,7 +43,12 @@
 //!   documented 100/1,000/10,000 requests per minute.
 //! - **Webhooks.** `webhooks::verify_and_parse` checks a delivery's signature and timestamp
 //!   and returns a typed `Event` (the `webhooks` feature, on by default).
-//! - **Configuration.** `Client::from_env()` reads `SOCIAL_BASE_URL` and `SOCIAL_API_KEY`
+//! - **Configuration.** Calls and streams go through the proxy in `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY`
+//!   (upper or lower case; `NO_PROXY` hosts directly), by an HTTP `CONNECT` tunnel;
+//!   `builder().proxy(url, &bypass)` overrides the environment and `builder().no_proxy()`
+//!   turns proxies off; a proxy's credentials (`http://user:pass@host:port`) go only to it
+//!   and are never shown.
+//!   `Client::from_env()` reads `SOCIAL_BASE_URL` and `SOCIAL_API_KEY`
 //!   (plus `SOCIAL_PLAN`, `SOCIAL_MAX_RETRIES`, `SOCIAL_TIMEOUT_SECS`).
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin.

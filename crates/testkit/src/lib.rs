@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 use core_http::{Error, ErrorKind};
 
 pub mod arb;
+pub mod connect_proxy;
 pub mod hostile;
 pub mod hostile_ws;
 pub mod logs;

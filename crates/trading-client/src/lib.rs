@@ -77,7 +77,12 @@
 //!   `Event::Reconnected { gap }`; a reconciliation that fails says so
 //!   (`Event::RecoveryPending`) until it succeeds. Quotes, trades and bars are dropped,
 //!   oldest first and counted, only if you fall 10,000 behind; fills never are.
-//! - **Configuration.** Paper by default: `Client::new` and `from_env` trade on paper; live
+//! - **Configuration.** Calls and streams go through the proxy in `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY`
+//!   (upper or lower case; `NO_PROXY` hosts directly), by an HTTP `CONNECT` tunnel;
+//!   `builder().proxy(url, &bypass)` overrides the environment and `builder().no_proxy()`
+//!   turns proxies off; a proxy's credentials (`http://user:pass@host:port`) go only to it
+//!   and are never shown.
+//!   Paper by default: `Client::new` and `from_env` trade on paper; live
 //!   trading is asked for by name (`Client::live`, `TRADING_ENVIRONMENT=live`).
 //!   `Client::from_env()` reads `TRADING_BASE_URL` and `TRADING_API_KEY` (plus
 //!   `TRADING_ENVIRONMENT`, `TRADING_STREAM_URL`, `TRADING_PLAN`, `TRADING_MAX_RETRIES`,

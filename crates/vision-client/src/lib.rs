@@ -39,7 +39,12 @@
 //!   request id. The quota-exhausted 429 is `ErrorKind::QuotaExceeded` and is never retried.
 //! - **Limits.** `client.status()?.usage` shows `calls_used`, `calls_limit` and the
 //!   `period` (a parsed `YYYY-MM`). No rate limit is documented, so the crate has no `Plan`.
-//! - **Configuration.** `Client::from_env()` reads `VISION_API_KEY` and `VISION_BASE_URL`
+//! - **Configuration.** Calls and streams go through the proxy in `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY`
+//!   (upper or lower case; `NO_PROXY` hosts directly), by an HTTP `CONNECT` tunnel;
+//!   `builder().proxy(url, &bypass)` overrides the environment and `builder().no_proxy()`
+//!   turns proxies off; a proxy's credentials (`http://user:pass@host:port`) go only to it
+//!   and are never shown.
+//!   `Client::from_env()` reads `VISION_API_KEY` and `VISION_BASE_URL`
 //!   (plus `VISION_MAX_RETRIES`, `VISION_TIMEOUT_SECS`).
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin.

@@ -66,7 +66,12 @@
 //!   reason when it refuses (`WsError::Rejected`), wait for a reconnect within the send
 //!   timeout (10 s), and are written at most once: `WsError::NotSent` is safe to repeat,
 //!   `WsError::Unanswered` may have been done (`err.may_have_been_processed()`).
-//! - **Configuration.** Bearer by default; `Client::builder().auth(Auth::header("x-api-key",
+//! - **Configuration.** Calls and streams go through the proxy in `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY`
+//!   (upper or lower case; `NO_PROXY` hosts directly), by an HTTP `CONNECT` tunnel;
+//!   `builder().proxy(url, &bypass)` overrides the environment and `builder().no_proxy()`
+//!   turns proxies off; a proxy's credentials (`http://user:pass@host:port`) go only to it
+//!   and are never shown.
+//!   Bearer by default; `Client::builder().auth(Auth::header("x-api-key",
 //!   key))` sends the key in a header of your choice, on REST calls and on the realtime
 //!   upgrade; `Auth::bearer_from(|| key)` reads a key that rotates for every call and
 //!   every reconnect. `Client::from_env()` reads `WORLDS_BASE_URL` and `WORLDS_API_KEY` (plus

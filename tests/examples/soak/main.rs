@@ -18,6 +18,16 @@
 
 mod proxy;
 
+/// Counts the live heap (allocated and not yet freed), which resident memory blurs with
+/// the allocator's own caching.
+#[global_allocator]
+static ALLOCATOR: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+
+/// The live heap now, in KiB.
+fn heap() -> u64 {
+    (ALLOCATOR.allocated() / 1024) as u64
+}
+
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -358,7 +368,11 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     // Warm up, then the starting figures.
     std::thread::sleep(Duration::from_secs(2));
     let (rss_start, _) = memory();
+    let heap_start = heap();
     let cpu_start = cpu();
+    // The live heap at each tenth of the run.
+    let mut heap_by_tenth: Vec<u64> = Vec::new();
+    let started = Instant::now();
 
     // The drivers: orders, world changes, faults.
     let mut orders_placed = 0u64;
@@ -373,6 +387,10 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let mut sends: Vec<(String, &str)> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(o.seconds);
     while Instant::now() < deadline {
+        let tenth = (started.elapsed().as_secs_f64() * 10.0 / o.seconds as f64) as usize;
+        if tenth >= heap_by_tenth.len() {
+            heap_by_tenth.push(heap());
+        }
         // The sender reads nothing of its own: what it receives is let go.
         while let Some(Ok(_)) = sender.next_timeout(Duration::ZERO) {}
         if rng.below(3) == 0 {
@@ -545,6 +563,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     }
     sender.close();
     let (rss_end, rss_peak) = memory();
+    let heap_end = heap();
     let cpu_used = cpu().saturating_sub(cpu_start);
     readers_stop.store(true, Ordering::Relaxed);
     let mut stream = trading_reader
@@ -602,6 +621,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 | lossy drops (trading / worlds) | {} / {} |\n\
 | events read | {events} |\n\
 | resident memory at start / end / peak | {} / {} / {} KiB |\n\
+| live heap at start / end; at each tenth of the run | {heap_start} / {heap_end}; {} KiB |\n\
 | CPU time per event (clients, drivers and proxy) | {:.1} µs |\n\
 | errors reported by the streams | {} |\n",
         o.seconds,
@@ -633,6 +653,11 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         rss_start,
         rss_end,
         rss_peak,
+        heap_by_tenth
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
         cpu_used.as_secs_f64() * 1e6 / events.max(1) as f64,
         s.errors.len(),
     );

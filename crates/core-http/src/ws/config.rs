@@ -51,6 +51,8 @@ pub struct StreamConfig {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) auth: Option<(String, AuthValue)>,
+    /// The proxy to tunnel through, if any (a client's stream config has the client's).
+    pub(crate) proxy: Option<crate::proxy::ProxyRoute>,
     pub(crate) roots: RootCertificates,
     pub(crate) connect_timeout: Duration,
     pub(crate) tick: Duration,
@@ -88,6 +90,7 @@ impl StreamConfig {
             url: url.into(),
             headers: Vec::new(),
             auth: None,
+            proxy: None,
             roots: RootCertificates::default(),
             connect_timeout: Duration::from_secs(10),
             tick: Duration::from_millis(200),

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use log::debug;
 use tungstenite::protocol::{Role, WebSocketConfig};
 
+use super::transport::{Socket, Tcp, Transport};
 use super::{StreamConfig, WsError};
 use crate::url::{Origin, strip_query};
 
@@ -23,8 +24,6 @@ const MAX_HEAD: usize = 16 * 1024;
 const MAX_REFUSAL_BODY: usize = 16 * 1024;
 /// How long a refusal's body is waited for once its head has come.
 const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
-/// How long one write may block on a live connection.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the caller's thread shares with the connection's: a flag that makes every read
 /// and write of the connection fail at once, and the socket, so that the caller can shut
@@ -65,150 +64,9 @@ impl Abort {
     }
 }
 
-fn aborted() -> io::Error {
+pub(super) fn aborted() -> io::Error {
     io::Error::new(io::ErrorKind::ConnectionAborted, "the stream was closed")
 }
-
-/// A TCP socket whose reads and writes can be held to a deadline (for the upgrade and
-/// the close handshake), and which fails at once once aborted.
-pub(crate) struct Tcp {
-    stream: TcpStream,
-    deadline: Option<Instant>,
-    abort: Arc<Abort>,
-    /// Reads answer `WouldBlock` at once instead of reaching the socket: a caller
-    /// reading on through what is already buffered, never waiting.
-    no_wait: bool,
-}
-
-impl Tcp {
-    /// How long the next read or write may block, under the deadline.
-    fn left(&self) -> io::Result<Option<Duration>> {
-        if self.abort.is_aborted() {
-            return Err(aborted());
-        }
-        match self.deadline {
-            None => Ok(None),
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "the deadline passed",
-                    ))
-                } else {
-                    Ok(Some(left))
-                }
-            }
-        }
-    }
-}
-
-impl Read for Tcp {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.no_wait {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        if let Some(left) = self.left()? {
-            self.stream.set_read_timeout(Some(left))?;
-        }
-        self.stream.read(buf)
-    }
-}
-
-impl Write for Tcp {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Some(left) = self.left()? {
-            self.stream.set_write_timeout(Some(left))?;
-        }
-        self.stream.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.stream.flush()
-    }
-}
-
-/// The socket under the WebSocket: plain TCP or TLS over it.
-pub(crate) enum Transport {
-    Plain(Tcp),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, Tcp>>),
-}
-
-impl Transport {
-    fn tcp(&self) -> &Tcp {
-        match self {
-            Transport::Plain(s) => s,
-            Transport::Tls(s) => s.get_ref(),
-        }
-    }
-
-    fn tcp_mut(&mut self) -> &mut Tcp {
-        match self {
-            Transport::Plain(s) => s,
-            Transport::Tls(s) => s.get_mut(),
-        }
-    }
-
-    /// Holds every read and write to `deadline` (`None`: back to the per-operation
-    /// timeouts of a live connection: the read tick and [`WRITE_TIMEOUT`]).
-    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>, tick: Duration) {
-        let tcp = self.tcp_mut();
-        tcp.deadline = deadline;
-        if deadline.is_none() {
-            let _ = tcp
-                .stream
-                .set_read_timeout(Some(tick.max(Duration::from_millis(1))));
-            let _ = tcp.stream.set_write_timeout(Some(WRITE_TIMEOUT));
-        }
-    }
-
-    /// While `on`, reads take only what is already buffered above the socket (a read
-    /// that would reach it answers `WouldBlock`).
-    pub(crate) fn set_no_wait(&mut self, on: bool) {
-        self.tcp_mut().no_wait = on;
-    }
-
-    /// How long the next read may wait (the caller's time left, when shorter than the
-    /// tick); [`set_deadline`](Self::set_deadline) with `None` restores the tick.
-    pub(crate) fn set_read_timeout(&mut self, timeout: Duration) {
-        let _ = self
-            .tcp_mut()
-            .stream
-            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))));
-    }
-
-    /// Closes the socket at once, without a close handshake.
-    pub(crate) fn shutdown(&self) {
-        let _ = self.tcp().stream.shutdown(Shutdown::Both);
-    }
-}
-
-impl Read for Transport {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Transport::Plain(s) => s.read(buf),
-            Transport::Tls(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Transport {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Transport::Plain(s) => s.write(buf),
-            Transport::Tls(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Transport::Plain(s) => s.flush(),
-            Transport::Tls(s) => s.flush(),
-        }
-    }
-}
-
-pub(crate) type Socket = tungstenite::WebSocket<Transport>;
 
 /// What to do after a failed connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,9 +149,15 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
     let deadline = started + config.connect_timeout;
     let shown = strip_query(&config.url).to_owned();
     let target = target(&config.url, &shown)?;
-    let host = &target.host;
+    // Through the proxy, unless the target is one it is not for (NO_PROXY).
+    let via = config.proxy.as_ref().filter(|p| p.applies_to(&target.host));
+    let (host, port) = match via {
+        Some(p) => (p.host().to_owned(), p.port()),
+        None => (target.host.clone(), target.port),
+    };
+    let host = &host;
 
-    let addrs = resolve(host, target.port, deadline)?;
+    let addrs = resolve(host, port, deadline)?;
     let mut last = None;
     let mut tcp = None;
     for addr in addrs {
@@ -320,20 +184,29 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
     })?;
     let _ = tcp.set_nodelay(true);
     abort.register(&tcp).map_err(|e| io_failure(e, &shown))?;
-    let tcp = Tcp {
+    let mut tcp = Tcp {
         stream: tcp,
         deadline: Some(deadline),
         abort: abort.clone(),
         no_wait: false,
     };
+    if let Some(route) = via {
+        super::tunnel::open(&mut tcp, route, &target.host, target.port)?;
+    }
 
     let mut transport = if target.tls {
         let client_config = config
             .roots
             .rustls_config()
             .map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?;
-        let server_name = rustls::pki_types::ServerName::try_from(host.clone())
-            .map_err(|e| fail(WsError::Connect(format!("{host}: {e}")), Next::Stop))?;
+        // TLS to the service, inside the tunnel when there is one.
+        let name = target.host.clone();
+        let server_name = rustls::pki_types::ServerName::try_from(name).map_err(|e| {
+            fail(
+                WsError::Connect(format!("{}: {e}", target.host)),
+                Next::Stop,
+            )
+        })?;
         let session = rustls::ClientConnection::new(client_config, server_name)
             .map_err(|e| fail(WsError::Connect(format!("TLS: {e}")), Next::Stop))?;
         Transport::Tls(Box::new(rustls::StreamOwned::new(session, tcp)))

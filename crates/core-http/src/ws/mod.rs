@@ -41,11 +41,16 @@
 //!   logged only at `trace`.
 
 mod baton;
+mod client;
 mod config;
 mod conn;
+mod ending;
+mod error;
 mod inbox;
 mod request;
 mod session;
+mod transport;
+mod tunnel;
 mod worker;
 
 use std::fmt;
@@ -55,9 +60,10 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::{Result, Secret};
+use crate::Result;
 
 pub use config::{ReconnectPolicy, StreamConfig};
+pub use error::WsError;
 pub use inbox::StreamStats;
 pub use session::{Handler, Session};
 
@@ -174,96 +180,6 @@ pub enum StreamItem<E> {
         /// The reconnection attempts it took.
         attempts: u32,
     },
-}
-
-/// Why a stream failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum WsError {
-    /// The upgrade was refused with 401 or 403: the credentials are wrong or do not allow
-    /// streaming. The stream ends.
-    #[error("the stream was refused with HTTP {status}: {message}")]
-    Unauthorized {
-        /// 401 or 403.
-        status: u16,
-        /// The server's message, when it gave one.
-        message: String,
-    },
-    /// The upgrade was refused with another status.
-    #[error("the stream upgrade was refused with HTTP {status}: {message}")]
-    Refused {
-        /// The HTTP status.
-        status: u16,
-        /// The server's message, when it gave one.
-        message: String,
-    },
-    /// The server closed the stream with a code that is not worth reconnecting after
-    /// (policy or protocol). The stream ends.
-    #[error("the server closed the stream with code {code}: {reason}")]
-    Closed {
-        /// The close code.
-        code: u16,
-        /// The reason the server gave.
-        reason: String,
-    },
-    /// The server refused a subscription or reported an error; the stream goes on.
-    #[error("the server reported: {0}")]
-    Server(String),
-    /// A message was larger than the limit. The stream ends.
-    #[error("a message of {size} bytes exceeds the limit of {limit} bytes")]
-    MessageTooLarge {
-        /// The message's size.
-        size: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// No connection could be made (refused, DNS, TLS).
-    #[error("could not connect the stream: {0}")]
-    Connect(String),
-    /// The connection or the handshake did not complete in time.
-    #[error("the stream timed out: {0}")]
-    Timeout(String),
-    /// The connection failed.
-    #[error("stream I/O error: {0}")]
-    Io(String),
-    /// The server broke the WebSocket protocol. The stream ends.
-    #[error("the server broke the WebSocket protocol: {0}")]
-    Protocol(String),
-    /// The stream was closed by the caller.
-    #[error("the stream is closed")]
-    ClosedByCaller,
-    /// The caller stopped reading and the lossless lane filled up: events after this
-    /// point were lost. The stream drops the connection, waits until the caller has read
-    /// half of what is queued, and reconnects; the service's recovery after the
-    /// reconnect rebuilds what it can (see the service's docs).
-    #[error(
-        "the reader fell behind: {capacity} events were waiting; later events were lost \
-         until the stream reconnects and recovers"
-    )]
-    FellBehind {
-        /// The lossless lane's capacity.
-        capacity: usize,
-    },
-    /// A request ([`Stream::request`]) was never written: the caller's time ran out while
-    /// disconnected, or the stream ended. Safe to send again.
-    #[error("not sent: {0}")]
-    NotSent(String),
-    /// A request was written and no answer came (the time ran out, or the connection
-    /// was lost): the server may have acted on it. The stream never writes it again.
-    #[error("sent, but not answered: {0}; it may have been acted on")]
-    Unanswered(String),
-    /// The server refused a request ([`Stream::request`]), with its code and reason.
-    #[error("the server refused it ({code}): {message}")]
-    Rejected {
-        /// The server's code for the refusal.
-        code: String,
-        /// Its reason.
-        message: String,
-    },
-    /// The server sent a message the service knows but could not read; the stream goes
-    /// on.
-    #[error("the server sent a message that could not be read: {0}")]
-    Undecodable(String),
 }
 
 /// Where the connection's thread confirms a subscription (acknowledged or refused).
@@ -615,80 +531,5 @@ impl<P: Protocol> Iterator for Stream<P> {
 impl<P: Protocol> Drop for Stream<P> {
     fn drop(&mut self) {
         self.close();
-    }
-}
-
-impl crate::HttpClient {
-    /// The URL of a WebSocket endpoint at `path` beside this client's base URL: the base
-    /// with `https` made `wss` (`http` made `ws`) and `path` appended
-    /// (`https://host/x` and `/stream` give `wss://host/x/stream`).
-    pub fn websocket_url(&self, path: &str) -> String {
-        let base = self.base_url().trim_end_matches('/');
-        let ws = if let Some(rest) = base.strip_prefix("https://") {
-            format!("wss://{rest}")
-        } else if let Some(rest) = base.strip_prefix("http://") {
-            format!("ws://{rest}")
-        } else {
-            base.to_owned()
-        };
-        format!("{ws}{path}")
-    }
-
-    /// The settings of a stream at `url` authenticated like this client (its Bearer key
-    /// or custom header), trusting the same roots, with the same `User-Agent`, under
-    /// the same HTTPS rule (`wss://`, or `ws://` to loopback unless insecure HTTP is
-    /// allowed). Connecting and the handshake get the client's connect timeout or its
-    /// whole-call timeout, whichever is shorter.
-    pub fn stream_config(&self, url: &str) -> Result<StreamConfig> {
-        let cfg = &self.inner.config;
-        let as_http = url
-            .replacen("wss://", "https://", 1)
-            .replacen("ws://", "http://", 1);
-        let origin = crate::url::Origin::parse(&as_http)?;
-        origin.check_secure(&as_http, cfg.allow_insecure_http)?;
-        let mut config = StreamConfig::new(url)
-            .header("user-agent", cfg.user_agent.clone())
-            // The connection and its handshake fit in the connect timeout and in the
-            // whole-call timeout, whichever is shorter.
-            .connect_timeout(cfg.connect_timeout.min(cfg.timeout));
-        config.roots = cfg.roots.clone();
-        config.redact = cfg.redactor.clone();
-        match &cfg.auth {
-            crate::Auth::Bearer(key) => {
-                config = config.auth(
-                    "authorization",
-                    Secret::new(format!("Bearer {}", key.expose())),
-                );
-            }
-            crate::Auth::Header { name, value } => {
-                config = config.auth(name.clone(), value.clone())
-            }
-            // Read again on every connection attempt: a rotated key, a refreshed token.
-            crate::Auth::BearerFrom(source) => {
-                let source = source.clone();
-                config = config.auth_with("authorization", move || {
-                    let key = source.read();
-                    if key.is_empty() {
-                        return Err("the key source gave an empty key".into());
-                    }
-                    Ok(crate::auth::bearer(&key))
-                });
-            }
-            crate::Auth::OAuth2ClientCredentials(_) => {
-                let client = self.clone();
-                let within = config.connect_timeout;
-                config = config.auth_with("authorization", move || {
-                    let deadline =
-                        crate::time::Deadline::after(client.inner.config.clock.now(), within);
-                    match client.auth_header(None, &deadline) {
-                        Ok(Some((_, value))) => Ok(value.into_owned()),
-                        Ok(None) => Err("no token".into()),
-                        Err(e) => Err(format!("the OAuth token could not be fetched: {e}")),
-                    }
-                });
-            }
-            crate::Auth::None => {}
-        }
-        Ok(config)
     }
 }

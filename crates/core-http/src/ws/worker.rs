@@ -12,18 +12,19 @@ use std::time::{Duration, Instant};
 
 use log::{debug, trace};
 use tungstenite::Message;
-use tungstenite::protocol::CloseFrame;
 
 use super::baton::Baton;
-use super::conn::{self, Abort, Next, Socket};
+use super::conn::{self, Abort, Next};
+use super::ending::{closed_by_server, lost_or_fatal};
 use super::inbox::{Inbox, Taken};
 use super::request::Requests;
+use super::transport::Socket;
 use super::{Command, Confirm, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
 use crate::url::strip_query;
 
 /// Close codes after which reconnecting is pointless: the server says the client broke
 /// the protocol or a policy.
-const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 1010, 1015];
+pub(super) const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 1010, 1015];
 
 /// The share of the close timeout the close handshake may take; the caller's thread
 /// waits a little longer before it abandons the socket.
@@ -666,43 +667,5 @@ impl<P: Protocol> Worker<P> {
             }
         }
         live.socket.get_ref().shutdown();
-    }
-}
-
-/// What the server's close frame means.
-fn closed_by_server(frame: Option<CloseFrame>) -> Ended {
-    let (code, reason) = match frame {
-        Some(f) => (u16::from(f.code), f.reason.as_str().to_owned()),
-        None => (1005, String::new()),
-    };
-    if FATAL_CLOSE_CODES.contains(&code) {
-        Ended::Fatal(WsError::Closed { code, reason })
-    } else {
-        Ended::Lost(
-            format!("closed by the server with code {code} {reason}"),
-            Next::Retry,
-        )
-    }
-}
-
-/// What a read or write error means.
-fn lost_or_fatal(e: tungstenite::Error) -> Ended {
-    use tungstenite::error::{CapacityError, ProtocolError};
-    match e {
-        tungstenite::Error::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
-            Ended::Fatal(WsError::MessageTooLarge {
-                size,
-                limit: max_size,
-            })
-        }
-        tungstenite::Error::Protocol(ProtocolError::ResetWithoutClosingHandshake)
-        | tungstenite::Error::ConnectionClosed
-        | tungstenite::Error::AlreadyClosed => {
-            Ended::Lost("the connection closed".into(), Next::Retry)
-        }
-        tungstenite::Error::Io(e) => Ended::Lost(format!("I/O: {e}"), Next::Retry),
-        tungstenite::Error::Protocol(p) => Ended::Fatal(WsError::Protocol(p.to_string())),
-        tungstenite::Error::Utf8(m) => Ended::Fatal(WsError::Protocol(m)),
-        other => Ended::Lost(other.to_string(), Next::Retry),
     }
 }

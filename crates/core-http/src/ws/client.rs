@@ -1,0 +1,82 @@
+//! A client's streams: the URL beside its base URL, and the settings that authenticate,
+//! trust and route a stream like the client's calls.
+
+use super::StreamConfig;
+use crate::{Result, Secret};
+
+impl crate::HttpClient {
+    /// The URL of a WebSocket endpoint at `path` beside this client's base URL: the base
+    /// with `https` made `wss` (`http` made `ws`) and `path` appended
+    /// (`https://host/x` and `/stream` give `wss://host/x/stream`).
+    pub fn websocket_url(&self, path: &str) -> String {
+        let base = self.base_url().trim_end_matches('/');
+        let ws = if let Some(rest) = base.strip_prefix("https://") {
+            format!("wss://{rest}")
+        } else if let Some(rest) = base.strip_prefix("http://") {
+            format!("ws://{rest}")
+        } else {
+            base.to_owned()
+        };
+        format!("{ws}{path}")
+    }
+
+    /// The settings of a stream at `url` authenticated like this client (its Bearer key
+    /// or custom header), trusting the same roots, with the same `User-Agent`, under
+    /// the same HTTPS rule (`wss://`, or `ws://` to loopback unless insecure HTTP is
+    /// allowed). Connecting and the handshake get the client's connect timeout or its
+    /// whole-call timeout, whichever is shorter.
+    pub fn stream_config(&self, url: &str) -> Result<StreamConfig> {
+        let cfg = &self.inner.config;
+        let as_http = url
+            .replacen("wss://", "https://", 1)
+            .replacen("ws://", "http://", 1);
+        let origin = crate::url::Origin::parse(&as_http)?;
+        origin.check_secure(&as_http, cfg.allow_insecure_http)?;
+        let mut config = StreamConfig::new(url)
+            .header("user-agent", cfg.user_agent.clone())
+            // The connection and its handshake fit in the connect timeout and in the
+            // whole-call timeout, whichever is shorter.
+            .connect_timeout(cfg.connect_timeout.min(cfg.timeout));
+        config.roots = cfg.roots.clone();
+        config.redact = cfg.redactor.clone();
+        // The client's proxy (the environment's by default), for streams as for calls.
+        config.proxy = cfg.proxy.clone();
+        match &cfg.auth {
+            crate::Auth::Bearer(key) => {
+                config = config.auth(
+                    "authorization",
+                    Secret::new(format!("Bearer {}", key.expose())),
+                );
+            }
+            crate::Auth::Header { name, value } => {
+                config = config.auth(name.clone(), value.clone())
+            }
+            // Read again on every connection attempt: a rotated key, a refreshed token.
+            crate::Auth::BearerFrom(source) => {
+                let source = source.clone();
+                config = config.auth_with("authorization", move || {
+                    let key = source.read();
+                    if key.is_empty() {
+                        return Err("the key source gave an empty key".into());
+                    }
+                    Ok(crate::auth::bearer(&key))
+                });
+            }
+            crate::Auth::OAuth2ClientCredentials(_) => {
+                let client = self.clone();
+                let within = config.connect_timeout;
+                config = config.auth_with("authorization", move || {
+                    let deadline =
+                        crate::time::Deadline::after(client.inner.config.clock.now(), within);
+                    match client.auth_header(None, &deadline) {
+                        Ok(Some((_, value))) => Ok(value.into_owned()),
+                        Ok(None) => Err("no token".into()),
+                        Err(e) => Err(format!("the OAuth token could not be fetched: {e}")),
+                    }
+                });
+            }
+            crate::Auth::None => {}
+        }
+        Ok(config)
+    }
+}

@@ -1,0 +1,46 @@
+//! How a connection ended: what a close frame or an I/O error means for the stream
+//! (retry, or stop with an error).
+
+use tungstenite::protocol::CloseFrame;
+
+use super::WsError;
+use super::conn::Next;
+use super::worker::{Ended, FATAL_CLOSE_CODES};
+
+/// What the server's close frame means.
+pub(super) fn closed_by_server(frame: Option<CloseFrame>) -> Ended {
+    let (code, reason) = match frame {
+        Some(f) => (u16::from(f.code), f.reason.as_str().to_owned()),
+        None => (1005, String::new()),
+    };
+    if FATAL_CLOSE_CODES.contains(&code) {
+        Ended::Fatal(WsError::Closed { code, reason })
+    } else {
+        Ended::Lost(
+            format!("closed by the server with code {code} {reason}"),
+            Next::Retry,
+        )
+    }
+}
+
+/// What a read or write error means.
+pub(super) fn lost_or_fatal(e: tungstenite::Error) -> Ended {
+    use tungstenite::error::{CapacityError, ProtocolError};
+    match e {
+        tungstenite::Error::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
+            Ended::Fatal(WsError::MessageTooLarge {
+                size,
+                limit: max_size,
+            })
+        }
+        tungstenite::Error::Protocol(ProtocolError::ResetWithoutClosingHandshake)
+        | tungstenite::Error::ConnectionClosed
+        | tungstenite::Error::AlreadyClosed => {
+            Ended::Lost("the connection closed".into(), Next::Retry)
+        }
+        tungstenite::Error::Io(e) => Ended::Lost(format!("I/O: {e}"), Next::Retry),
+        tungstenite::Error::Protocol(p) => Ended::Fatal(WsError::Protocol(p.to_string())),
+        tungstenite::Error::Utf8(m) => Ended::Fatal(WsError::Protocol(m)),
+        other => Ended::Lost(other.to_string(), Next::Retry),
+    }
+}
