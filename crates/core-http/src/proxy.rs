@@ -167,6 +167,7 @@ impl ProxyRoute {
     /// Whether a connection to `host` goes through the proxy (`NO_PROXY` rules: `*`
     /// everything, `name` that host and its subdomains, `.name` or `*.name` only its
     /// subdomains).
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn applies_to(&self, host: &str) -> bool {
         let host = host
             .trim_start_matches('[')
@@ -185,16 +186,19 @@ impl ProxyRoute {
     }
 
     /// The proxy's host.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn host(&self) -> &str {
         &self.host
     }
 
     /// The proxy's port.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// The proxy's `host:port`.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn address(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
@@ -250,24 +254,8 @@ impl ProxyRoute {
 
 /// Standard base64 with padding.
 fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(TABLE[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]
