@@ -4,6 +4,7 @@
 
 mod bench;
 mod demo;
+mod publish;
 mod run;
 mod soak;
 mod test;
@@ -28,9 +29,10 @@ commands:
                before midnight; a program outside the workspace that depends on one
                client crate; every benchmark in quick mode; the dependency budget of
                the REST-only clients; a 20-second soak; doc tests; docs -D warnings;
-               fixtures --check
+               fixtures --check; the published crates' metadata and packaging
   bench      release-mode benchmarks; writes docs/benchmarks.md (--quick: every one
                small, on the debug build, in under a minute; figures not written)
+  package    the published crates' metadata, and each packaged as crates.io takes it
   demo       a tour of the clients against the local sandbox (no key, no network)
   fixtures   re-record the fixtures from the sandbox (--check: fail when stale)
   fuzz       the property tests with many more cases, for --secs N seconds (default 60)
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
         Some("fuzz") => fuzz(&args[1..]),
         Some("soak") => soak(&args[1..]),
+        Some("package") => publish::packaging(),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

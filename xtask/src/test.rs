@@ -33,8 +33,11 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         "--",
         "-D",
         "warnings",
+        // The declared rust-version is honest: no std API newer than it.
+        "-D",
+        "clippy::incompatible_msrv",
     ]);
-    step("clippy -D warnings", clippy)?;
+    step("clippy -D warnings (and the rust-version honoured)", clippy)?;
 
     // core-http with no features and with each feature alone: a feature can never break
     // the others unseen (all features together are the workspace run below).
@@ -152,6 +155,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     step("doc -D warnings", doc)?;
 
     fixtures(true)?;
+    crate::publish::packaging()?;
 
     println!(
         "all checks passed in {:.0}s",
