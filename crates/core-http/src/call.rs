@@ -3,6 +3,7 @@
 //! whole call, waits included, on fake time.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use log::debug;
 
@@ -159,16 +160,35 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
             }
             _ => base_redact.clone(),
         };
+        let started = clock.now();
         let Failure {
             error,
             outcome,
             hops,
         } = match attempt::run(&call, auth.as_ref(), retries) {
             Ok(answer) => {
-                match &answer {
-                    Answer::Buffered(r) => client.record_response(r.status(), r.headers()),
-                    Answer::Streaming(r) => client.record_response(r.status(), r.headers()),
-                }
+                let (status, request_id, bytes) = match &answer {
+                    Answer::Buffered(r) => {
+                        client.record_response(r.status(), r.headers());
+                        (r.status(), r.request_id(), Some(r.body().len() as u64))
+                    }
+                    Answer::Streaming(r) => {
+                        client.record_response(r.status(), r.headers());
+                        (r.status(), r.request_id(), None)
+                    }
+                };
+                cfg.observer.attempt(|| {
+                    observed(
+                        &call,
+                        retries,
+                        started,
+                        Some(status),
+                        None,
+                        None,
+                        request_id,
+                        bytes,
+                    )
+                });
                 return Ok(answer);
             }
             Err(failure) => failure,
@@ -195,6 +215,18 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
             );
             refreshed_token = true;
             stale = Some(used.clone().into_owned());
+            cfg.observer.attempt(|| {
+                observed(
+                    &call,
+                    retries,
+                    started,
+                    error.status(),
+                    Some(&error),
+                    Some(Duration::ZERO),
+                    error.request_id(),
+                    None,
+                )
+            });
             continue;
         }
         let decision = policy.decide(retries, &outcome, replay, crate::random::unit_f64());
@@ -204,6 +236,22 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
             }
             d => d,
         };
+        cfg.observer.attempt(|| {
+            let retry_in = match decision {
+                RetryDecision::Retry { delay } => Some(delay),
+                RetryDecision::Stop(_) => None,
+            };
+            observed(
+                &call,
+                retries,
+                started,
+                error.status(),
+                Some(&error),
+                retry_in,
+                error.request_id(),
+                None,
+            )
+        });
         match decision {
             RetryDecision::Retry { delay } => {
                 debug!(
@@ -229,6 +277,42 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
                 return Err(error);
             }
         }
+    }
+}
+
+/// What an observer is told of an attempt.
+#[allow(clippy::too_many_arguments)]
+fn observed(
+    call: &Call<'_>,
+    retries: u32,
+    started: std::time::Instant,
+    status: Option<u16>,
+    error: Option<&Error>,
+    retry_in: Option<Duration>,
+    request_id: Option<&str>,
+    bytes: Option<u64>,
+) -> crate::observe::Attempt {
+    let path = url::strip_query(&call.url);
+    let path = path
+        .split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
+        .unwrap_or("/");
+    crate::observe::Attempt {
+        method: call.method.as_str(),
+        path: path.to_owned(),
+        number: retries + 1,
+        status,
+        failure: error.map(crate::observe::failure_word),
+        retry_in,
+        duration: call
+            .client
+            .inner
+            .config
+            .clock
+            .now()
+            .saturating_duration_since(started),
+        request_id: request_id.map(str::to_owned),
+        bytes,
     }
 }
 

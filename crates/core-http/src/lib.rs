@@ -65,6 +65,7 @@ mod dns;
 mod error;
 mod error_body;
 mod macros;
+mod observe;
 mod pagination;
 #[cfg(test)]
 mod properties;
@@ -106,6 +107,7 @@ pub use config::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_SIZE, DEFAULT_TIMEOUT, ServiceClient,
 };
 pub use error::{ApiError, Delivery, Error, ErrorKind, Result};
+pub use observe::{Attempt, Observer, StreamEvent};
 pub use pagination::{
     DEFAULT_MAX_PAGES, OffsetFetch, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta,
     PageParams, TokenFetch, TokenPage, TokenPages, TokenPaginator, check_page_size,

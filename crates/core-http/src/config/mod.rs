@@ -80,6 +80,8 @@ pub(crate) struct Config {
     /// Which proxy, as the builder was told; and the one it leads to (set by `build`).
     pub(crate) proxy_choice: crate::proxy::ProxyChoice,
     pub(crate) proxy: Option<crate::proxy::ProxyRoute>,
+    /// Who sees every attempt and every stream's connections.
+    pub(crate) observer: crate::observe::Observers,
     /// The credentials to blank out of texts built from answers (set by `build`).
     pub(crate) redactor: Redactor,
 }
@@ -106,6 +108,7 @@ impl fmt::Debug for Config {
             .field("max_body_size", &self.max_body_size)
             .field("roots", &self.roots)
             .field("proxy", &self.proxy)
+            .field("observer", &self.observer)
             .finish_non_exhaustive()
     }
 }
@@ -178,6 +181,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
                 roots: RootCertificates::default(),
                 proxy_choice: crate::proxy::ProxyChoice::default(),
                 proxy: None,
+                observer: crate::observe::Observers(None),
                 redactor: Redactor::default(),
             },
             _client: PhantomData,
@@ -538,6 +542,37 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// ```
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.config.clock = clock;
+        self
+    }
+
+    /// Installs an observer that sees every attempt of every call (method, path without
+    /// query, attempt number, status or failure, retry delay, duration, request id,
+    /// bytes) and every stream's connections, losses and reconnects: how to count
+    /// calls, measure latency or export metrics without parsing logs. It never sees a
+    /// credential.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use core_http::{Attempt, Observer};
+    ///
+    /// #[derive(Default)]
+    /// struct Retries(AtomicU64);
+    /// impl Observer for Retries {
+    ///     fn attempt(&self, attempt: &Attempt) {
+    ///         if attempt.number > 1 {
+    ///             self.0.fetch_add(1, Ordering::Relaxed);
+    ///         }
+    ///     }
+    /// }
+    /// let client = core_http::HttpClient::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .observer(Retries::default())
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn observer(mut self, observer: impl crate::Observer) -> Self {
+        self.config.observer = crate::observe::Observers(Some(Arc::new(observer)));
         self
     }
 

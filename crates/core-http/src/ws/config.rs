@@ -53,6 +53,8 @@ pub struct StreamConfig {
     pub(crate) auth: Option<(String, AuthValue)>,
     /// The proxy to tunnel through, if any (a client's stream config has the client's).
     pub(crate) proxy: Option<crate::proxy::ProxyRoute>,
+    /// Who is told of connections, losses and reconnects (a client's observer).
+    pub(crate) observer: crate::observe::Observers,
     pub(crate) roots: RootCertificates,
     pub(crate) connect_timeout: Duration,
     pub(crate) tick: Duration,
@@ -91,6 +93,7 @@ impl StreamConfig {
             headers: Vec::new(),
             auth: None,
             proxy: None,
+            observer: crate::observe::Observers(None),
             roots: RootCertificates::default(),
             connect_timeout: Duration::from_secs(10),
             tick: Duration::from_millis(200),

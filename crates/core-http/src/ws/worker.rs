@@ -20,6 +20,7 @@ use super::inbox::{Inbox, Taken};
 use super::request::Requests;
 use super::transport::Socket;
 use super::{Command, Confirm, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
+use crate::observe::StreamEvent;
 use crate::url::strip_query;
 
 /// Close codes after which reconnecting is pointless: the server says the client broke
@@ -163,7 +164,14 @@ impl<P: Protocol> Worker<P> {
             let mut guard = shared.lock();
             let core = &mut *guard;
             match core.worker.start(first, None) {
-                Ok(live) => core.live = Some(live),
+                Ok(live) => {
+                    core.live = Some(live);
+                    let url = core.worker.shown.clone();
+                    core.worker
+                        .config
+                        .observer
+                        .stream(StreamEvent::Connected { url });
+                }
                 Err(reason) => core.ended = Some(Ended::Lost(reason, Next::Retry)),
             }
             core.worker.config.tick
@@ -195,6 +203,10 @@ impl<P: Protocol> Worker<P> {
                 }
                 Some(Ended::Lost(reason, next)) => {
                     debug!("stream {}: connection lost: {reason}", core.worker.shown);
+                    core.worker
+                        .config
+                        .observer
+                        .stream(StreamEvent::Lost { reason });
                     if let Some(live) = core.live.take() {
                         live.socket.get_ref().shutdown();
                     }
@@ -211,7 +223,11 @@ impl<P: Protocol> Worker<P> {
                 }
             }
         }
-        shared.lock().worker.requests.ended();
+        {
+            let mut core = shared.lock();
+            core.worker.requests.ended();
+            core.worker.config.observer.stream(StreamEvent::Ended);
+        }
         shared.inbox.finish();
     }
 
@@ -255,7 +271,12 @@ impl<P: Protocol> Worker<P> {
                     self.inbox.reconnected();
                     let gap = down_since.elapsed();
                     match self.start(socket, Some((gap, attempts))) {
-                        Ok(live) => return Some((live, attempts)),
+                        Ok(live) => {
+                            self.config
+                                .observer
+                                .stream(StreamEvent::Reconnected { gap, attempts });
+                            return Some((live, attempts));
+                        }
                         Err(reason) => {
                             debug!("stream {}: lost at once: {reason}", self.shown);
                             next = Next::Retry;
@@ -403,6 +424,9 @@ impl<P: Protocol> Worker<P> {
                 Err(e) => return Some(lost_or_fatal(e)),
             }
             if live.behind {
+                self.config.observer.stream(StreamEvent::FellBehind {
+                    capacity: self.config.lossless_capacity,
+                });
                 return Some(Ended::Lost("the reader fell behind".into(), Next::Retry));
             }
             // The timers, the flush and the commands, every few milliseconds: a busy

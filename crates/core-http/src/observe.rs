@@ -1,0 +1,123 @@
+//! What a client does, for those who count it: an [`Observer`] installed on the builder
+//! sees every attempt of every call and every connection of every stream, with the
+//! figures a metrics system wants and never a credential or a query value.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Error;
+
+/// One attempt of a call, as an [`Observer`] sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// The method (`GET`, `POST`...).
+    pub method: &'static str,
+    /// The path, without the query (values there may be secrets) and without the host.
+    pub path: String,
+    /// 1 for the first attempt of the call, 2 for its first retry...
+    pub number: u32,
+    /// The status the server answered, when it answered.
+    pub status: Option<u16>,
+    /// What went wrong, when something did: `"status"` (an error status), `"timeout"`,
+    /// `"connect"`, `"io"`, `"decode"`, `"too_large"`, `"redirect"` or `"other"`.
+    pub failure: Option<&'static str>,
+    /// `Some(delay)` when the client tries again after this delay; `None` when this was
+    /// the call's last attempt.
+    pub retry_in: Option<Duration>,
+    /// How long the attempt took, from sending to the answer's head (or the failure).
+    pub duration: Duration,
+    /// The request id the server gave, if any.
+    pub request_id: Option<String>,
+    /// The answer's body size when it was read into memory.
+    pub bytes: Option<u64>,
+}
+
+/// Something that happened to a stream, as an [`Observer`] sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamEvent {
+    /// The first connection is up.
+    Connected {
+        /// The stream's URL without its query.
+        url: String,
+    },
+    /// The connection was lost (it is being made again).
+    Lost {
+        /// Why, as the stream's logs say it.
+        reason: String,
+    },
+    /// The connection is back, its subscriptions replayed.
+    Reconnected {
+        /// How long the stream was down.
+        gap: Duration,
+        /// The attempts it took.
+        attempts: u32,
+    },
+    /// The caller stopped reading and the lossless lane filled: events were lost until
+    /// the reconnect that follows, whose recovery rebuilds them where the service can.
+    FellBehind {
+        /// The lane's capacity.
+        capacity: usize,
+    },
+    /// The stream ended for good (an error, or the caller closed it).
+    Ended,
+}
+
+/// Sees what a client does: [`ClientBuilder::observer`](crate::ClientBuilder::observer).
+/// Both methods have empty defaults; implement those you need. They are called on the
+/// thread that makes the call (or the stream's own thread), so keep them quick: count,
+/// record a duration, send to a channel.
+pub trait Observer: Send + Sync + 'static {
+    /// After every attempt of every call.
+    fn attempt(&self, attempt: &Attempt) {
+        let _ = attempt;
+    }
+
+    /// When a stream connects, loses its connection, reconnects, falls behind or ends.
+    fn stream(&self, event: &StreamEvent) {
+        let _ = event;
+    }
+}
+
+/// The observer a client was given, shared by its clones and its streams.
+#[derive(Clone)]
+pub(crate) struct Observers(pub(crate) Option<Arc<dyn Observer>>);
+
+impl fmt::Debug for Observers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
+}
+
+impl Observers {
+    pub(crate) fn attempt(&self, attempt: impl FnOnce() -> Attempt) {
+        if let Some(o) = &self.0 {
+            o.attempt(&attempt());
+        }
+    }
+
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    pub(crate) fn stream(&self, event: StreamEvent) {
+        if let Some(o) = &self.0 {
+            o.stream(&event);
+        }
+    }
+}
+
+/// The word an [`Attempt`] uses for an error.
+pub(crate) fn failure_word(error: &Error) -> &'static str {
+    match error {
+        Error::Api(_) => "status",
+        Error::Timeout { .. } => "timeout",
+        Error::Connect { .. } => "connect",
+        Error::Io { .. } => "io",
+        Error::Decode { .. } | Error::UndecodableSuccess { .. } | Error::UnexpectedBody { .. } => {
+            "decode"
+        }
+        Error::ResponseTooLarge { .. } => "too_large",
+        Error::Redirect { .. } => "redirect",
+        _ => "other",
+    }
+}
