@@ -107,6 +107,9 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
             Deadline::after(clock.now(), timeout)
         }
     };
+    // A span per call (`tracing` feature), around every attempt and wait.
+    #[cfg(feature = "tracing")]
+    let _span = crate::observe::call_span(rb.method.as_str(), crate::observe::path_of(&target));
     let base_redact = cfg.redactor.clone();
     let mut call = Call {
         client,
@@ -292,11 +295,7 @@ fn observed(
     request_id: Option<&str>,
     bytes: Option<u64>,
 ) -> crate::observe::Attempt {
-    let path = url::strip_query(&call.url);
-    let path = path
-        .split_once("://")
-        .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
-        .unwrap_or("/");
+    let path = crate::observe::path_of(&call.url);
     crate::observe::Attempt {
         method: call.method.as_str(),
         path: path.to_owned(),

@@ -92,7 +92,18 @@ impl fmt::Debug for Observers {
 }
 
 impl Observers {
+    /// Tells the observer (and, with the `tracing` feature, emits an event); the attempt
+    /// is built only when someone looks.
     pub(crate) fn attempt(&self, attempt: impl FnOnce() -> Attempt) {
+        #[cfg(feature = "tracing")]
+        {
+            let a = attempt();
+            trace_attempt(&a);
+            if let Some(o) = &self.0 {
+                o.attempt(&a);
+            }
+        }
+        #[cfg(not(feature = "tracing"))]
         if let Some(o) = &self.0 {
             o.attempt(&attempt());
         }
@@ -100,10 +111,44 @@ impl Observers {
 
     #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn stream(&self, event: StreamEvent) {
+        #[cfg(feature = "tracing")]
+        tracing::info!(target: "core_http::stream", event = ?event, "stream");
         if let Some(o) = &self.0 {
             o.stream(&event);
         }
     }
+}
+
+/// The span a call runs in (`tracing` feature): `call`, with its method and path.
+#[cfg(feature = "tracing")]
+pub(crate) fn call_span(method: &'static str, path: &str) -> tracing::span::EnteredSpan {
+    tracing::info_span!(target: "core_http::call", "call", method, path).entered()
+}
+
+/// One event per attempt (`tracing` feature), with the fields an observer gets.
+#[cfg(feature = "tracing")]
+fn trace_attempt(a: &Attempt) {
+    tracing::info!(
+        target: "core_http::call",
+        method = a.method,
+        path = a.path.as_str(),
+        attempt = a.number,
+        status = a.status,
+        failure = a.failure,
+        retry_in_ms = a.retry_in.map(|d| d.as_millis() as u64),
+        duration_ms = a.duration.as_secs_f64() * 1e3,
+        request_id = a.request_id.as_deref(),
+        bytes = a.bytes,
+        "attempt"
+    );
+}
+
+/// The path of a URL, without its scheme, host and query.
+pub(crate) fn path_of(url: &str) -> &str {
+    let url = crate::url::strip_query(url);
+    url.split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
+        .unwrap_or("/")
 }
 
 /// The word an [`Attempt`] uses for an error.
