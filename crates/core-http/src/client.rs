@@ -45,7 +45,7 @@ impl HttpClient {
             .max_idle_connections_per_host(16)
             .timeout_resolve(Some(time::bounded(config.connect_timeout)))
             .timeout_connect(Some(time::bounded(config.connect_timeout)))
-            .tls_config(config.roots.ureq_config())
+            .tls_config(config.roots.ureq_config(config.identity.as_ref()))
             // The proxy the builder resolved (the environment's by default), or none.
             .proxy(config.proxy.as_ref().map(|p| p.for_ureq()).transpose()?)
             .build();

@@ -60,14 +60,49 @@ fn leaf(
 /// A TLS server answering `{}` to every request; returns its `https://127.0.0.1:port`
 /// URL and the count of requests it read.
 fn serve(cert: CertificateDer<'static>, key: PrivateKeyDer<'static>) -> (String, Arc<AtomicUsize>) {
+    serve_with(server_config(cert, key, None))
+}
+
+/// A server's TLS settings; with `clients`, it asks every client for a certificate
+/// from that authority (mutual TLS).
+fn server_config(
+    cert: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
+    clients: Option<&Authority>,
+) -> Arc<rustls::ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert], key)
         .unwrap();
-    let config = Arc::new(config);
+    let builder = match clients {
+        None => builder.with_no_client_auth(),
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(ca.cert.der().clone()).unwrap();
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .unwrap();
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    Arc::new(builder.with_single_cert(vec![cert], key).unwrap())
+}
+
+/// A client certificate from `ca`, as PEM: (chain, key).
+fn client_identity(ca: &Authority) -> (String, String) {
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "script on a company machine");
+    let key = KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, &ca.cert, &ca.key).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+fn serve_with(config: Arc<rustls::ServerConfig>) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
         "https://127.0.0.1:{}",
@@ -186,4 +221,121 @@ fn a_root_pem_that_holds_no_certificate_is_a_config_error() {
             .unwrap_err();
         assert!(matches!(err, Error::Config(_)), "{err:?}");
     }
+}
+
+#[test]
+fn a_gateway_that_asks_for_a_client_certificate_gets_it() {
+    let ca = authority();
+    let clients = authority();
+    let (cert, key) = leaf(Some(&ca), &["127.0.0.1"], (-1, 1));
+    let (url, requests) = serve_with(server_config(cert, key, Some(&clients)));
+    let (chain, key_pem) = client_identity(&clients);
+    let client = HttpClient::builder()
+        .base_url(&url)
+        .root_certificates_pem(ca.cert.pem().as_bytes())
+        .unwrap()
+        .client_certificate_pem(chain.as_bytes(), key_pem.as_bytes())
+        .unwrap()
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let value: serde_json::Value = client.get("/x").send_json().unwrap();
+    assert_eq!(value, serde_json::json!({}));
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    // The key never shows.
+    let shown = format!("{client:?}");
+    let key_body = key_pem.lines().nth(1).unwrap();
+    assert!(!shown.contains(key_body), "{shown}");
+
+    // Without a certificate, or with one from another authority: refused in the
+    // handshake, nothing read by the server, not retried.
+    let without = client_trusting(&url, &ca);
+    let err = without.get("/x").send().unwrap_err();
+    assert!(!err.may_have_been_processed(), "{err:?}");
+    let stranger = authority();
+    let (chain, key_pem) = client_identity(&stranger);
+    let wrong = HttpClient::builder()
+        .base_url(&url)
+        .root_certificates_pem(ca.cert.pem().as_bytes())
+        .unwrap()
+        .client_certificate_pem(chain.as_bytes(), key_pem.as_bytes())
+        .unwrap()
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let err = wrong.get("/x").send().unwrap_err();
+    assert!(!err.to_string().contains(key_body), "{err}");
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_client_certificate_that_is_not_pem_is_a_config_error_that_shows_no_key() {
+    let ca = authority();
+    let (chain, key_pem) = client_identity(&ca);
+    for (certs, key) in [
+        ("not pem", key_pem.as_str()),
+        (
+            chain.as_str(),
+            "-----BEGIN PRIVATE KEY-----\nnot base64 at all!\n-----END PRIVATE KEY-----\n",
+        ),
+        (chain.as_str(), ""),
+    ] {
+        let err = HttpClient::builder()
+            .client_certificate_pem(certs.as_bytes(), key.as_bytes())
+            .unwrap_err();
+        assert!(matches!(err, Error::Config(_)), "{err:?}");
+        assert!(!err.to_string().contains("not base64"), "{err}");
+    }
+}
+
+/// The system store read with `SSL_CERT_FILE` pointing at a test root: run in a child
+/// process (the variable is the process's), this test binary again with the helper
+/// below, so that nothing else in this process sees it.
+#[cfg(feature = "system-roots")]
+#[test]
+fn the_system_store_is_trusted_when_asked() {
+    let ca = authority();
+    let (cert, key) = leaf(Some(&ca), &["127.0.0.1"], (-1, 1));
+    let (url, requests) = serve(cert, key);
+    let file = std::env::temp_dir().join(format!("core-http-roots-{}.pem", std::process::id()));
+    std::fs::write(&file, ca.cert.pem()).unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "system_roots_in_a_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("SSL_CERT_FILE", &file)
+        .env("CORE_HTTP_TEST_URL", &url)
+        .status()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(status.success(), "the child's checks failed");
+    // The child's client with the system store reached the server once; its client
+    // with Mozilla's roots did not.
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+}
+
+/// The child of the test above (ignored on its own).
+#[cfg(feature = "system-roots")]
+#[test]
+#[ignore = "run by the_system_store_is_trusted_when_asked, in a child process"]
+fn system_roots_in_a_child() {
+    let url = std::env::var("CORE_HTTP_TEST_URL").expect("run by its parent test");
+    let system = HttpClient::builder()
+        .base_url(&url)
+        .system_roots()
+        .unwrap()
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let value: serde_json::Value = system.get("/x").send_json().unwrap();
+    assert_eq!(value, serde_json::json!({}));
+    let mozilla = HttpClient::builder()
+        .base_url(&url)
+        .max_retries(0)
+        .build()
+        .unwrap();
+    assert!(mozilla.get("/x").send().is_err());
 }

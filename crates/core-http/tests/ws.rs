@@ -662,3 +662,111 @@ fn the_stream_config_follows_the_https_rule_and_hides_the_key() {
     assert!(!format!("{config:?}").contains("very_secret"));
     assert!(client.stream_config("ws://127.0.0.1:9/stream").is_ok());
 }
+
+#[test]
+fn wss_presents_the_client_certificate_to_a_gateway_that_asks() {
+    use rcgen::{CertificateParams, DnType, IsCa, KeyPair, SanType};
+    let authority = |name: &str| {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        let key = KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        (cert, key)
+    };
+    let (ca, ca_key) = authority("servers");
+    let (clients, clients_key) = authority("clients");
+    let mut leaf_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    leaf_params.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().unwrap())];
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = leaf_params.signed_by(&leaf_key, &ca, &ca_key).unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let client_cert = CertificateParams::new(Vec::<String>::new())
+        .unwrap()
+        .signed_by(&client_key, &clients, &clients_key)
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(clients.der().clone()).unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .unwrap();
+    let tls = Arc::new(
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(
+                vec![leaf.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+            )
+            .unwrap(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "wss://127.0.0.1:{}/stream",
+        listener.local_addr().unwrap().port()
+    );
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let tls = tls.clone();
+            thread::spawn(move || {
+                let conn = rustls::ServerConnection::new(tls).unwrap();
+                let stream = rustls::StreamOwned::new(conn, stream);
+                let Ok(mut ws) = tungstenite::accept(stream) else {
+                    return;
+                };
+                while let Ok(m) = ws.read() {
+                    if m.is_text() {
+                        let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
+                        let _ = ws.send(Message::text(r#"{"type":"fill","n":7}"#));
+                    }
+                }
+            });
+        }
+    });
+    let builder = || {
+        core_http::HttpClient::builder()
+            .base_url("https://127.0.0.1")
+            .root_certificates_pem(ca.pem().as_bytes())
+            .unwrap()
+    };
+    let client = builder()
+        .client_certificate_pem(
+            client_cert.pem().as_bytes(),
+            client_key.serialize_pem().as_bytes(),
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let config = client
+        .stream_config(&url)
+        .unwrap()
+        .tick(Duration::from_millis(20));
+    let mut stream = Stream::connect(config, subscribed(&["fills"])).unwrap();
+    assert_eq!(next(&mut stream), StreamItem::Event(Event::Fill(7)));
+    stream.close();
+
+    // Without the certificate the gateway ends the handshake: no event ever comes.
+    let without = builder().build().unwrap();
+    let config = without
+        .stream_config(&url)
+        .unwrap()
+        .tick(Duration::from_millis(20))
+        .reconnect({
+            let mut p = core_http::ws::ReconnectPolicy::default();
+            p.max_attempts = Some(1);
+            p
+        });
+    match Stream::connect(config, subscribed(&["fills"])) {
+        Err(_) => {}
+        Ok(mut stream) => {
+            let item = stream.next_timeout(Duration::from_secs(5));
+            assert!(!matches!(item, Some(Ok(StreamItem::Event(_)))), "{item:?}");
+        }
+    }
+}

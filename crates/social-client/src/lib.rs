@@ -47,7 +47,11 @@
 //!   (upper or lower case; `NO_PROXY` hosts directly), by an HTTP `CONNECT` tunnel;
 //!   `builder().proxy(url, &bypass)` overrides the environment and `builder().no_proxy()`
 //!   turns proxies off; a proxy's credentials (`http://user:pass@host:port`) go only to it
-//!   and are never shown.
+//!   and are never shown. A company's root: `builder().root_certificates_pem(pem)`, or the
+//!   system's store with `builder().system_roots()` (feature `system-roots`); a gateway
+//!   that asks for a client certificate: `builder().client_certificate_pem(chain, key)`;
+//!   calls and streams alike. Feature `tracing`: a span per call, an event per attempt;
+//!   `builder().observer(..)` sees every attempt without `tracing`.
 //!   `Client::from_env()` reads `SOCIAL_BASE_URL` and `SOCIAL_API_KEY`
 //!   (plus `SOCIAL_PLAN`, `SOCIAL_MAX_RETRIES`, `SOCIAL_TIMEOUT_SECS`).
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an

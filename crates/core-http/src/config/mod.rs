@@ -77,6 +77,8 @@ pub(crate) struct Config {
     pub(crate) sleeper: Arc<dyn Sleeper>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) roots: RootCertificates,
+    /// The client's certificate, for mutual TLS.
+    pub(crate) identity: Option<crate::tls::Identity>,
     /// Which proxy, as the builder was told; and the one it leads to (set by `build`).
     pub(crate) proxy_choice: crate::proxy::ProxyChoice,
     pub(crate) proxy: Option<crate::proxy::ProxyRoute>,
@@ -107,6 +109,7 @@ impl fmt::Debug for Config {
             .field("honours_idempotency_keys", &self.honours_idempotency_keys)
             .field("max_body_size", &self.max_body_size)
             .field("roots", &self.roots)
+            .field("identity", &self.identity)
             .field("proxy", &self.proxy)
             .field("observer", &self.observer)
             .finish_non_exhaustive()
@@ -179,6 +182,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
                 sleeper: Arc::new(ThreadSleeper),
                 clock: Arc::new(SystemClock),
                 roots: RootCertificates::default(),
+                identity: None,
                 proxy_choice: crate::proxy::ProxyChoice::default(),
                 proxy: None,
                 observer: crate::observe::Observers(None),

@@ -88,4 +88,44 @@ impl<C: ServiceClient> ClientBuilder<C> {
         self.config.proxy_choice = crate::proxy::ProxyChoice::Off;
         self
     }
+
+    /// Presents this client certificate (mutual TLS) to services that ask for one, on
+    /// calls and streams alike: `certs_pem` holds the chain (the client's certificate
+    /// first), `key_pem` its private key (PKCS#8, PKCS#1 or SEC1, unencrypted). The key
+    /// is never shown in `Debug` or an error.
+    ///
+    /// ```no_run
+    /// let client = core_http::HttpClient::builder()
+    ///     .base_url("https://gateway.corp.example")
+    ///     .client_certificate_pem(
+    ///         &std::fs::read("client.pem")?,
+    ///         &std::fs::read("client.key")?,
+    ///     )?
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn client_certificate_pem(mut self, certs_pem: &[u8], key_pem: &[u8]) -> Result<Self> {
+        self.config.identity = Some(crate::tls::Identity::from_pem(certs_pem, key_pem)?);
+        Ok(self)
+    }
+
+    /// Trusts the operating system's certificate store instead of Mozilla's roots (feature
+    /// `system-roots`): where a company installs its own root, on calls and streams
+    /// alike. Read once, now; `SSL_CERT_FILE` and `SSL_CERT_DIR` point elsewhere when
+    /// set. An error when the store holds no certificate.
+    ///
+    /// ```no_run
+    /// let client = core_http::HttpClient::builder()
+    ///     .base_url("https://api.corp.example")
+    ///     .system_roots()?
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    #[cfg(feature = "system-roots")]
+    pub fn system_roots(mut self) -> Result<Self> {
+        self.config.roots = RootCertificates::system()?;
+        Ok(self)
+    }
 }

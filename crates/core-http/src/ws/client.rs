@@ -41,6 +41,7 @@ impl crate::HttpClient {
         config.redact = cfg.redactor.clone();
         // The client's proxy (the environment's by default), for streams as for calls.
         config.proxy = cfg.proxy.clone();
+        config.identity = cfg.identity.clone();
         config.observer = cfg.observer.clone();
         match &cfg.auth {
             crate::Auth::Bearer(key) => {

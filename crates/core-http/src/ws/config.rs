@@ -53,6 +53,8 @@ pub struct StreamConfig {
     pub(crate) auth: Option<(String, AuthValue)>,
     /// The proxy to tunnel through, if any (a client's stream config has the client's).
     pub(crate) proxy: Option<crate::proxy::ProxyRoute>,
+    /// The client's certificate, for mutual TLS.
+    pub(crate) identity: Option<crate::tls::Identity>,
     /// Who is told of connections, losses and reconnects (a client's observer).
     pub(crate) observer: crate::observe::Observers,
     pub(crate) roots: RootCertificates,
@@ -93,6 +95,7 @@ impl StreamConfig {
             headers: Vec::new(),
             auth: None,
             proxy: None,
+            identity: None,
             observer: crate::observe::Observers(None),
             roots: RootCertificates::default(),
             connect_timeout: Duration::from_secs(10),

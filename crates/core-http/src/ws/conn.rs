@@ -197,7 +197,7 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
     let mut transport = if target.tls {
         let client_config = config
             .roots
-            .rustls_config()
+            .rustls_config(config.identity.as_ref())
             .map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?;
         // TLS to the service, inside the tunnel when there is one.
         let name = target.host.clone();
@@ -444,7 +444,10 @@ pub(crate) fn io_failure(io: io::Error, shown: &str) -> Failure {
 impl crate::tls::RootCertificates {
     /// A rustls client configuration trusting these roots, built with the ring provider
     /// explicitly (no process-wide default provider is needed or set).
-    pub(crate) fn rustls_config(&self) -> crate::Result<Arc<rustls::ClientConfig>> {
+    pub(crate) fn rustls_config(
+        &self,
+        identity: Option<&crate::tls::Identity>,
+    ) -> crate::Result<Arc<rustls::ClientConfig>> {
         let mut roots = rustls::RootCertStore::empty();
         match self {
             crate::tls::RootCertificates::Mozilla => {
@@ -462,8 +465,16 @@ impl crate::tls::RootCertificates {
         let config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| crate::Error::config(format!("TLS: {e}")))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+            .with_root_certificates(roots);
+        let config = match identity {
+            None => config.with_no_client_auth(),
+            Some(identity) => {
+                let (chain, key) = identity.rustls_parts();
+                config.with_client_auth_cert(chain, key).map_err(|_| {
+                    crate::Error::config("the client certificate and key do not go together")
+                })?
+            }
+        };
         Ok(Arc::new(config))
     }
 }
