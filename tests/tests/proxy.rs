@@ -133,3 +133,51 @@ fn a_proxy_that_refuses_is_a_clear_error_in_time_that_shows_no_secret() {
     assert!(client.worlds().users(plaza.as_str()).is_err());
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// The environment's proxy, for calls and streams: run in a child process (the
+/// variables are the process's), this test binary again with the helper below.
+#[test]
+fn https_proxy_and_no_proxy_from_the_environment_are_honoured() {
+    let sandbox = e2e::sandbox().unwrap();
+    let proxy = ConnectProxy::start(None);
+    let run = |no_proxy: &str| {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "env_proxy_in_a_child",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("HTTPS_PROXY", proxy.url())
+            .env("NO_PROXY", no_proxy)
+            .env("E2E_WORLDS_URL", sandbox.worlds().url())
+            .env("E2E_WORLDS_KEY", sandbox.api_key())
+            .env(
+                "E2E_WORLDS_PLAZA",
+                sandbox.worlds().plaza(sandbox.api_key()),
+            )
+            .status()
+            .unwrap()
+    };
+    // NO_PROXY names the sandbox's host: nothing goes through the proxy.
+    assert!(run("example.com, 127.0.0.1").success());
+    assert!(proxy.asked().is_empty(), "{:?}", proxy.asked());
+    // Otherwise a call and a stream both do.
+    assert!(run("example.com").success());
+    let asked = proxy.asked();
+    assert!(asked.len() >= 2, "{asked:?}");
+    assert!(asked.iter().all(|a| a.target == sandbox_host(&sandbox)));
+}
+
+/// The child of the test above (ignored on its own): a client built with no proxy
+/// setting makes a call and opens a stream.
+#[test]
+#[ignore = "run by https_proxy_and_no_proxy_from_the_environment_are_honoured"]
+fn env_proxy_in_a_child() {
+    let var = |k: &str| std::env::var(k).expect("run by its parent test");
+    let client = Client::new(var("E2E_WORLDS_URL"), var("E2E_WORLDS_KEY")).unwrap();
+    let plaza = var("E2E_WORLDS_PLAZA");
+    client.worlds().users(plaza.as_str()).unwrap();
+    let mut realtime = client.realtime().unwrap();
+    realtime.join(plaza.as_str()).unwrap();
+}
