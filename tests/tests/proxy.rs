@@ -120,6 +120,40 @@ fn a_proxy_that_refuses_is_a_clear_error_in_time_that_shows_no_secret() {
             other => panic!("{other:?}"),
         }
     }
+    // A proxy that closes the connection without answering: a clear error, in time.
+    let closing = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closing_url = format!("http://{}", closing.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for conn in closing.incoming() {
+            drop(conn);
+        }
+    });
+    let client = Client::builder()
+        .base_url(sandbox.worlds().url())
+        .api_key(sandbox.api_key())
+        .proxy(closing_url.as_str(), &[])
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = client.worlds().users(plaza.as_str()).unwrap_err();
+    // The proxy's name is in the error; whether the request left is not known to the
+    // client here (a broken pipe), so it says it may have been processed.
+    assert!(err.to_string().contains("proxy"), "{err}");
+    match client.realtime().unwrap_err() {
+        core_http::Error::WebSocket(WsError::ProxyRefused {
+            status: None,
+            message,
+        }) => {
+            assert!(message.contains("closed"), "{message}");
+        }
+        core_http::Error::WebSocket(WsError::Connect(message)) => {
+            assert!(message.contains("proxy"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+
     // A proxy that is not there: an error naming it, within the connect timeout.
     let client = Client::builder()
         .base_url(sandbox.worlds().url())

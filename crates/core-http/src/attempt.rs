@@ -287,7 +287,22 @@ fn send(
         }
     };
     sent.map_err(|e| {
-        let failed = wire::map_error(e, call.elapsed(), &origin.host);
+        let mut failed = wire::map_error(e, call.elapsed(), &origin.host);
+        // Through a proxy, an I/O failure names it: the proxy may be what closed.
+        if let (Error::Io { source, .. }, Some(proxy)) = (
+            &mut failed.error,
+            call.client
+                .inner
+                .config
+                .proxy
+                .as_ref()
+                .filter(|p| p.applies_to(&origin.host)),
+        ) {
+            *source = std::io::Error::new(
+                source.kind(),
+                format!("{source} (through the proxy {})", proxy.address()),
+            );
+        }
         fail(failed.error, failed.outcome, hop.count)
     })
 }

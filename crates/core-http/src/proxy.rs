@@ -167,7 +167,6 @@ impl ProxyRoute {
     /// Whether a connection to `host` goes through the proxy (`NO_PROXY` rules: `*`
     /// everything, `name` that host and its subdomains, `.name` or `*.name` only its
     /// subdomains).
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn applies_to(&self, host: &str) -> bool {
         let host = host
             .trim_start_matches('[')
@@ -198,7 +197,6 @@ impl ProxyRoute {
     }
 
     /// The proxy's `host:port`.
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn address(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
