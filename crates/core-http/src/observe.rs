@@ -61,6 +61,14 @@ pub enum StreamEvent {
         /// The lane's capacity.
         capacity: usize,
     },
+    /// Events of the lossy lane (quotes, unknown message types) were dropped because
+    /// the caller fell behind on it: `count` since the last report, `total` so far.
+    Dropped {
+        /// Dropped since the last report.
+        count: u64,
+        /// Dropped since the stream started.
+        total: u64,
+    },
     /// The stream ended for good (an error, or the caller closed it).
     Ended,
 }
@@ -92,6 +100,12 @@ impl fmt::Debug for Observers {
 }
 
 impl Observers {
+    /// Whether anyone looks (to spare work that only an observer needs).
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.is_some() || cfg!(feature = "tracing")
+    }
+
     /// Tells the observer (and, with the `tracing` feature, emits an event); the attempt
     /// is built only when someone looks.
     pub(crate) fn attempt(&self, attempt: impl FnOnce() -> Attempt) {

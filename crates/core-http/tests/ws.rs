@@ -506,8 +506,11 @@ fn a_slow_caller_loses_quotes_counted_but_never_a_fill() {
         }
         while read(ws, log).is_some() {}
     });
+    let drops = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut stream = Stream::connect(
-        config(&server.url).lossy_capacity(50),
+        config(&server.url)
+            .lossy_capacity(50)
+            .observer(Drops(drops.clone())),
         subscribed(&["quotes", "fills"]),
     )
     .unwrap();
@@ -537,6 +540,21 @@ fn a_slow_caller_loses_quotes_counted_but_never_a_fill() {
         "the newest quotes are kept"
     );
     assert_eq!(stream.stats().dropped, 450);
+    // An observer was told of every drop: the counts add up, the last total is all.
+    let told = drops.lock().unwrap().clone();
+    assert_eq!(told.iter().map(|(c, _)| c).sum::<u64>(), 450, "{told:?}");
+    assert_eq!(told.last().map(|(_, t)| *t), Some(450));
+}
+
+/// Records the drops a stream reports.
+struct Drops(Arc<std::sync::Mutex<Vec<(u64, u64)>>>);
+
+impl core_http::Observer for Drops {
+    fn stream(&self, event: &core_http::StreamEvent) {
+        if let core_http::StreamEvent::Dropped { count, total } = event {
+            self.0.lock().unwrap().push((*count, *total));
+        }
+    }
 }
 
 #[test]

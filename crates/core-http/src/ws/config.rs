@@ -125,6 +125,13 @@ impl StreamConfig {
         self
     }
 
+    /// Tells `observer` of the stream's connections, losses, reconnects and drops (a
+    /// client's [`stream_config`](crate::HttpClient::stream_config) has the client's).
+    pub fn observer(mut self, observer: impl crate::Observer) -> Self {
+        self.observer = crate::observe::Observers(Some(Arc::new(observer)));
+        self
+    }
+
     /// Authenticates the upgrade with this header. Defaults to none.
     pub fn auth(mut self, name: impl Into<String>, value: Secret) -> Self {
         self.auth = Some((name.into(), AuthValue::Fixed(value)));

@@ -254,6 +254,11 @@ impl<E> Inbox<E> {
         state.lossless.is_empty() && state.lossy.is_empty()
     }
 
+    /// Lossy events dropped so far.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.lock().dropped
+    }
+
     pub(crate) fn stats(&self) -> StreamStats {
         let state = self.lock();
         StreamStats {

@@ -121,6 +121,8 @@ pub(super) struct Worker<P: Protocol> {
     commands_waiting: Arc<AtomicUsize>,
     /// The time of the last turn.
     pub(super) now: Instant,
+    /// Lossy events dropped, as last told to the observer.
+    reported_drops: u64,
     /// The caller reads on through what is buffered, without waiting: its turns take
     /// the clock of the first (no time passes in a read that cannot block).
     pub(super) reuse_clock: bool,
@@ -152,6 +154,7 @@ impl<P: Protocol> Worker<P> {
             commands_waiting,
             now: Instant::now(),
             reuse_clock: false,
+            reported_drops: 0,
         }
     }
 
@@ -435,6 +438,16 @@ impl<P: Protocol> Worker<P> {
                 return None;
             }
             live.next_check = now + CHECK_EVERY;
+            if self.config.observer.is_set() {
+                let total = self.inbox.dropped();
+                if total > self.reported_drops {
+                    let count = total - self.reported_drops;
+                    self.reported_drops = total;
+                    self.config
+                        .observer
+                        .stream(StreamEvent::Dropped { count, total });
+                }
+            }
             if let Some(ended) = self.commands_while_connected(live) {
                 return Some(ended);
             }
