@@ -1,11 +1,16 @@
-//! How a connection ended: what a close frame or an I/O error means for the stream
-//! (retry, or stop with an error).
+//! How a connection ends: the close handshake, and what a close frame or an I/O error
+//! means for the stream (retry, or stop with an error).
 
+use std::io;
+use std::time::Instant;
+
+use tungstenite::Message;
 use tungstenite::protocol::CloseFrame;
 
+use super::Protocol;
 use super::WsError;
 use super::conn::Next;
-use super::worker::{Ended, FATAL_CLOSE_CODES};
+use super::worker::{Ended, FATAL_CLOSE_CODES, GRACEFUL, Live, Worker};
 
 /// What the server's close frame means.
 pub(super) fn closed_by_server(frame: Option<CloseFrame>) -> Ended {
@@ -42,5 +47,37 @@ pub(super) fn lost_or_fatal(e: tungstenite::Error) -> Ended {
         tungstenite::Error::Protocol(p) => Ended::Fatal(WsError::Protocol(p.to_string())),
         tungstenite::Error::Utf8(m) => Ended::Fatal(WsError::Protocol(m)),
         other => Ended::Lost(other.to_string(), Next::Retry),
+    }
+}
+
+impl<P: Protocol> Worker<P> {
+    /// Sends a close frame and waits for the server's, every read and write held to
+    /// [`GRACEFUL`] of the close timeout (a peer that does not read cannot hold the
+    /// write).
+    pub(super) fn close_handshake(&self, live: &mut Live) {
+        let deadline = Instant::now() + self.config.close_timeout.mul_f64(GRACEFUL);
+        live.socket
+            .get_mut()
+            .set_deadline(Some(deadline), self.config.tick);
+        if live.socket.close(None).is_err() {
+            live.socket.get_ref().shutdown();
+            return;
+        }
+        while Instant::now() < deadline {
+            match live.socket.read() {
+                Ok(Message::Close(_)) => {}
+                Ok(_) => continue,
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
+                Err(_) => break,
+            }
+        }
+        live.socket.get_ref().shutdown();
     }
 }

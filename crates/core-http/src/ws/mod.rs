@@ -42,6 +42,7 @@
 
 mod baton;
 mod client;
+mod commands;
 mod config;
 mod conn;
 mod ending;

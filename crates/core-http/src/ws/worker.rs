@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -29,7 +29,7 @@ pub(super) const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 101
 
 /// The share of the close timeout the close handshake may take; the caller's thread
 /// waits a little longer before it abandons the socket.
-const GRACEFUL: f64 = 0.6;
+pub(super) const GRACEFUL: f64 = 0.6;
 
 /// How often a busy connection looks at its timers, flushes, and reads the caller's
 /// commands (a waiting command is read at once, before the next read).
@@ -48,18 +48,18 @@ pub(super) enum Ended {
 /// One live connection.
 pub(super) struct Live {
     pub(super) socket: Socket,
-    since: Instant,
-    last_in: Instant,
-    last_out: Instant,
+    pub(super) since: Instant,
+    pub(super) last_in: Instant,
+    pub(super) last_out: Instant,
     /// Subscription messages sent and not yet acknowledged, and by when they must be.
-    outstanding: usize,
-    ack_deadline: Option<Instant>,
+    pub(super) outstanding: usize,
+    pub(super) ack_deadline: Option<Instant>,
     /// After a reconnect: the `Reconnected` item to give once the replay is acknowledged.
-    announce: Option<(Duration, u32)>,
+    pub(super) announce: Option<(Duration, u32)>,
     /// The caller fell behind on the lossless lane: the connection is to be dropped.
-    behind: bool,
+    pub(super) behind: bool,
     /// When the timers are next looked at.
-    next_check: Instant,
+    pub(super) next_check: Instant,
 }
 
 /// The connection's state, behind one lock: held by whichever thread reads the socket.
@@ -100,29 +100,29 @@ impl<P: Protocol> Shared<P> {
 
 pub(super) struct Worker<P: Protocol> {
     pub(super) config: StreamConfig,
-    protocol: P,
-    inbox: Arc<Inbox<P::Event>>,
-    commands: mpsc::Receiver<Command<P>>,
+    pub(super) protocol: P,
+    pub(super) inbox: Arc<Inbox<P::Event>>,
+    pub(super) commands: mpsc::Receiver<Command<P>>,
     /// Messages the caller sent while disconnected.
-    pending: VecDeque<String>,
+    pub(super) pending: VecDeque<String>,
     /// Requests waiting for a connection or for their answer.
-    requests: Requests,
+    pub(super) requests: Requests,
     /// When each channel last had an event, for the staleness timers.
-    last_seen: HashMap<&'static str, Instant>,
+    pub(super) last_seen: HashMap<&'static str, Instant>,
     /// Callers waiting for their subscription's acknowledgement: how many acks each
     /// still needs (0: settled by the next replay's acknowledgement).
-    confirmations: VecDeque<(usize, Confirm)>,
-    shown: String,
+    pub(super) confirmations: VecDeque<(usize, Confirm)>,
+    pub(super) shown: String,
     /// Buffers reused for every frame: what it decoded to, what goes to the inbox.
-    decoded: Vec<Inbound<P::Event>>,
-    events: Vec<(Lane, super::inbox::Item<P::Event>)>,
-    abort: Arc<Abort>,
+    pub(super) decoded: Vec<Inbound<P::Event>>,
+    pub(super) events: Vec<(Lane, super::inbox::Item<P::Event>)>,
+    pub(super) abort: Arc<Abort>,
     /// Commands sent and not yet read (counted by the sender before it sends).
-    commands_waiting: Arc<AtomicUsize>,
+    pub(super) commands_waiting: Arc<AtomicUsize>,
     /// The time of the last turn.
     pub(super) now: Instant,
     /// Lossy events dropped, as last told to the observer.
-    reported_drops: u64,
+    pub(super) reported_drops: u64,
     /// The caller reads on through what is buffered, without waiting: its turns take
     /// the clock of the first (no time passes in a read that cannot block).
     pub(super) reuse_clock: bool,
@@ -499,107 +499,7 @@ impl<P: Protocol> Worker<P> {
         None
     }
 
-    /// Runs the caller's queued commands on a live connection.
-    fn commands_while_connected(&mut self, live: &mut Live) -> Option<Ended> {
-        loop {
-            let command = match self.commands.try_recv() {
-                Ok(command) => {
-                    self.commands_waiting.fetch_sub(1, Ordering::AcqRel);
-                    command
-                }
-                Err(TryRecvError::Empty) => return None,
-                Err(TryRecvError::Disconnected) => {
-                    self.close_handshake(live);
-                    return Some(Ended::Closed);
-                }
-            };
-            let result = match command {
-                Command::Subscribe(s, confirm) => {
-                    let messages = self.protocol.subscribe(&s);
-                    let count = messages.len();
-                    let mut result = Ok(());
-                    for message in messages {
-                        result = self.write(live, message);
-                        if result.is_err() {
-                            break;
-                        }
-                        live.outstanding += 1;
-                        live.ack_deadline
-                            .get_or_insert(Instant::now() + self.config.ack_timeout);
-                    }
-                    if let Some(confirm) = confirm {
-                        if count == 0 {
-                            let _ = confirm.send(Ok(()));
-                        } else {
-                            // Settled by its own acks (or by the replay if the
-                            // connection is lost first).
-                            self.confirmations.push_back((count, confirm));
-                        }
-                    }
-                    result
-                }
-                Command::Unsubscribe(s) => {
-                    let mut result = Ok(());
-                    for message in self.protocol.unsubscribe(&s) {
-                        result = self.write(live, message);
-                        if result.is_err() {
-                            break;
-                        }
-                    }
-                    result
-                }
-                Command::Send(message) => self.write(live, message),
-                Command::Request(request) => match self.requests.send_now(request) {
-                    Some(message) => self.write(live, message),
-                    None => Ok(()),
-                },
-                Command::Close => {
-                    self.close_handshake(live);
-                    return Some(Ended::Closed);
-                }
-            };
-            if let Err(e) = result {
-                return Some(lost_or_fatal(e));
-            }
-        }
-    }
-
-    /// Waits `delay` while disconnected, still taking the caller's commands; `false`
-    /// when the caller closed the stream.
-    fn wait(&mut self, delay: Duration) -> bool {
-        let until = Instant::now().checked_add(delay);
-        loop {
-            let left = until.map_or(Duration::from_secs(3600), |u| {
-                u.saturating_duration_since(Instant::now())
-            });
-            if left.is_zero() {
-                return true;
-            }
-            let received = self.commands.recv_timeout(left);
-            if received.is_ok() {
-                self.commands_waiting.fetch_sub(1, Ordering::AcqRel);
-            }
-            match received {
-                Ok(Command::Subscribe(s, confirm)) => {
-                    // Recorded now, sent with the replay on the next connection, whose
-                    // acknowledgement confirms it.
-                    let _ = self.protocol.subscribe(&s);
-                    if let Some(confirm) = confirm {
-                        self.confirmations.push_back((0, confirm));
-                    }
-                }
-                Ok(Command::Unsubscribe(s)) => {
-                    let _ = self.protocol.unsubscribe(&s);
-                }
-                Ok(Command::Send(message)) => self.pending.push_back(message),
-                Ok(Command::Request(request)) => self.requests.queue(request),
-                Ok(Command::Close) | Err(RecvTimeoutError::Disconnected) => return false,
-                Err(RecvTimeoutError::Timeout) => return true,
-            }
-        }
-    }
-
-    fn write(&self, live: &mut Live, message: String) -> Result<(), tungstenite::Error> {
+    pub(super) fn write(&self, live: &mut Live, message: String) -> Result<(), tungstenite::Error> {
         trace!("stream {} -> {message}", self.shown);
         live.socket.send(Message::text(message))?;
         live.last_out = Instant::now();
@@ -674,35 +574,5 @@ impl<P: Protocol> Worker<P> {
         }
         self.decoded = decoded;
         self.events = events;
-    }
-
-    /// Sends a close frame and waits for the server's, every read and write held to
-    /// [`GRACEFUL`] of the close timeout (a peer that does not read cannot hold the
-    /// write).
-    fn close_handshake(&self, live: &mut Live) {
-        let deadline = Instant::now() + self.config.close_timeout.mul_f64(GRACEFUL);
-        live.socket
-            .get_mut()
-            .set_deadline(Some(deadline), self.config.tick);
-        if live.socket.close(None).is_err() {
-            live.socket.get_ref().shutdown();
-            return;
-        }
-        while Instant::now() < deadline {
-            match live.socket.read() {
-                Ok(Message::Close(_)) => {}
-                Ok(_) => continue,
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    continue;
-                }
-                Err(_) => break,
-            }
-        }
-        live.socket.get_ref().shutdown();
     }
 }
