@@ -68,7 +68,7 @@ pub enum WsError {
         /// The lossless lane's capacity.
         capacity: usize,
     },
-    /// A request ([`Stream::request`]) was never written: the caller's time ran out while
+    /// A request ([`Stream::request`](super::Stream::request)) was never written: the caller's time ran out while
     /// disconnected, or the stream ended. Safe to send again.
     #[error("not sent: {0}")]
     NotSent(String),
@@ -86,7 +86,7 @@ pub enum WsError {
         /// What happened, naming the proxy (never its credentials).
         message: String,
     },
-    /// The server refused a request ([`Stream::request`]), with its code and reason.
+    /// The server refused a request ([`Stream::request`](super::Stream::request)), with its code and reason.
     #[error("the server refused it ({code}): {message}")]
     Rejected {
         /// The server's code for the refusal.
