@@ -575,6 +575,11 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let (ts, ws) = (stream.stats(), realtime.stats());
     stream.close();
     realtime.close();
+    // What the streams held at the end (their lanes, the fill ids they de-duplicate
+    // against, the world as they know it): the heap they give back when dropped. The
+    // rest of the end's live heap is the soak's own records, kept for the checks below.
+    drop((stream, realtime, sender));
+    let heap_streams = heap_end.saturating_sub(heap());
 
     let s = seen
         .lock()
@@ -622,6 +627,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 | events read | {events} |\n\
 | resident memory at start / end / peak | {} / {} / {} KiB |\n\
 | live heap at start / end; at each tenth of the run | {heap_start} / {heap_end}; {} KiB |\n\
+| of the end's live heap, held by the three streams (the rest: the soak's records) | {heap_streams} KiB |\n\
 | CPU time per event (clients, drivers and proxy) | {:.1} µs |\n\
 | errors reported by the streams | {} |\n",
         o.seconds,
