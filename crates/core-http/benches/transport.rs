@@ -10,7 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RawServer, Reply};
+use common::hostile::{Act, Hostile};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -67,15 +67,15 @@ fn main() {
     };
 
     let body = body();
-    let server = RawServer::start(vec![Reply::json(200, &body)]);
-    let url = format!("{}/v1/posts", server.url);
+    let server = Hostile::scripted(vec![Act::json(200, &body)]);
+    let url = format!("{}/v1/posts", server.url());
 
     let ours = |n: usize, out: &mut Vec<Duration>| {
         // A fresh client (so a fresh connection and server thread) per round: on a small
         // machine the placement of the server thread dominates latency, and fresh
         // connections give both sides the same mix of placements.
         let client = core_http::HttpClient::builder()
-            .base_url(&server.url)
+            .base_url(server.url())
             .api_key("sk_bench")
             .build()
             .unwrap();
@@ -131,9 +131,9 @@ fn main() {
     let ratio_p99 = op.as_secs_f64() / rp.as_secs_f64();
 
     // Connections for 1,000 sequential calls on a fresh server and client.
-    let fresh = RawServer::start(vec![Reply::json(200, &body)]);
+    let fresh = Hostile::scripted(vec![Act::json(200, &body)]);
     let c = core_http::HttpClient::builder()
-        .base_url(&fresh.url)
+        .base_url(fresh.url())
         .build()
         .unwrap();
     for _ in 0..1000 {
@@ -141,9 +141,9 @@ fn main() {
     }
     let connections = fresh.connections();
     // And 1,000 calls from 8 threads sharing one client.
-    let shared = RawServer::start(vec![Reply::json(200, &body)]);
+    let shared = Hostile::scripted(vec![Act::json(200, &body)]);
     let c = core_http::HttpClient::builder()
-        .base_url(&shared.url)
+        .base_url(shared.url())
         .build()
         .unwrap();
     std::thread::scope(|scope| {

@@ -10,7 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{RawServer, Reply};
+use common::hostile::{Act, Hostile};
 use core_http::{HttpClient, RequestOptions};
 use serde_json::{Value, json};
 
@@ -21,42 +21,40 @@ fn client(url: &str) -> anyhow::Result<HttpClient> {
         .build()?)
 }
 
-fn attempts(server: &RawServer) -> usize {
+fn attempts(server: &Hostile) -> usize {
     server.requests().len()
 }
 
 fn main() -> anyhow::Result<()> {
     println!("core-http tour: every call goes over a real socket to a local server.\n");
 
-    let server = RawServer::start(vec![
-        Reply::json(503, r#"{"error":{"code":"unavailable","message":"busy"}}"#),
-        Reply::json(503, r#"{"error":{"code":"unavailable","message":"busy"}}"#),
-        Reply::json(200, r#"{"data":[{"id":"post_1"}],"meta":{"total":1}}"#),
+    let server = Hostile::scripted(vec![
+        Act::json(503, r#"{"error":{"code":"unavailable","message":"busy"}}"#),
+        Act::json(503, r#"{"error":{"code":"unavailable","message":"busy"}}"#),
+        Act::json(200, r#"{"data":[{"id":"post_1"}],"meta":{"total":1}}"#),
     ]);
     let t = Instant::now();
-    let v: Value = client(&server.url)?.get("/v1/posts").send_json()?;
+    let v: Value = client(server.url())?.get("/v1/posts").send_json()?;
     println!(
         "1. GET /v1/posts: the server answered 503 twice, then 200.\n   -> {} attempts, {:.1}s of backoff, result {v}\n",
         attempts(&server),
         t.elapsed().as_secs_f64()
     );
 
-    let server = RawServer::start(vec![
-        Reply::Raw(
-            "HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n".into(),
-        ),
-        Reply::json(200, r#"{"ok":true}"#),
+    let server = Hostile::scripted(vec![
+        Act::answer(429, &[("retry-after", "1")], ""),
+        Act::json(200, r#"{"ok":true}"#),
     ]);
     let t = Instant::now();
-    client(&server.url)?.get("/v1/analytics/overview").send()?;
+    client(server.url())?.get("/v1/analytics/overview").send()?;
     println!(
         "2. GET with a 429 and Retry-After: 1 -> waited {:.1}s as asked, then succeeded ({} attempts)\n",
         t.elapsed().as_secs_f64(),
         attempts(&server)
     );
 
-    let server = RawServer::start(vec![Reply::json(500, r#"{"message":"database hiccup"}"#)]);
-    let err = client(&server.url)?
+    let server = Hostile::scripted(vec![Act::json(500, r#"{"message":"database hiccup"}"#)]);
+    let err = client(server.url())?
         .post("/v1/orders")
         .json(&json!({"symbol": "AAPL", "qty": 1}))
         .send()
@@ -67,11 +65,11 @@ fn main() -> anyhow::Result<()> {
         err.may_have_been_processed()
     );
 
-    let server = RawServer::start(vec![
-        Reply::json(500, r#"{"message":"database hiccup"}"#),
-        Reply::json(201, r#"{"id":"ord_1"}"#),
+    let server = Hostile::scripted(vec![
+        Act::json(500, r#"{"message":"database hiccup"}"#),
+        Act::json(201, r#"{"id":"ord_1"}"#),
     ]);
-    let v: Value = client(&server.url)?
+    let v: Value = client(server.url())?
         .with_options(&RequestOptions::new().idempotency_key("order-2026-11-22-001"))
         .post("/v1/orders")
         .json(&json!({"symbol": "AAPL", "qty": 1}))
@@ -89,11 +87,15 @@ fn main() -> anyhow::Result<()> {
         "4. The same POST with an Idempotency-Key: retried safely -> {v}\n   -> keys sent: {keys:?}\n"
     );
 
-    let server = RawServer::start(vec![Reply::Raw(
-        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/problem+json\r\nx-request-id: req_42\r\ncontent-length: 72\r\n\r\n{\"type\":\"about:blank\",\"title\":\"Invalid\",\"detail\":\"limit must be <= 100\"}"
-            .into(),
+    let server = Hostile::scripted(vec![Act::answer(
+        400,
+        &[
+            ("content-type", "application/problem+json"),
+            ("x-request-id", "req_42"),
+        ],
+        r#"{"type":"about:blank","title":"Invalid","detail":"limit must be <= 100"}"#,
     )]);
-    let err = client(&server.url)?
+    let err = client(server.url())?
         .get("/v1/projects")
         .query("limit", 101)
         .send()
@@ -105,9 +107,9 @@ fn main() -> anyhow::Result<()> {
         err.request_id()
     );
 
-    let server = RawServer::start(vec![Reply::Stall(Duration::from_secs(5))]);
+    let server = Hostile::scripted(vec![Act::stall(Duration::from_secs(5))]);
     let t = Instant::now();
-    let err = client(&server.url)?
+    let err = client(server.url())?
         .with_options(&RequestOptions::new().timeout(Duration::from_millis(500)))
         .get("/v1/slow")
         .send()
@@ -117,7 +119,7 @@ fn main() -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
 
-    let c = client(&server.url)?;
+    let c = client(server.url())?;
     println!("7. The client's Debug output never shows the key:\n   {c:?}\n");
     println!("The local sandbox with all six services arrives with the service clients.");
     Ok(())

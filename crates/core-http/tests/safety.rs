@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{ManualClock, RawServer, RecordingSleeper, Reply, closed_port_url};
+use common::hostile::{Act, Hostile, refused_url};
+use common::{ManualClock, RecordingSleeper};
 use core_http::{
     Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPage, OffsetPaginator, RateLimit,
     RequestOptions, RetryPolicy,
@@ -27,7 +28,7 @@ fn client(url: &str, sleeper: &Arc<RecordingSleeper>) -> HttpClient {
         .unwrap()
 }
 
-fn count(server: &RawServer, line_start: &str) -> usize {
+fn count(server: &Hostile, line_start: &str) -> usize {
     server
         .lines()
         .iter()
@@ -52,12 +53,12 @@ fn within(started: Instant, budget: Duration) {
 
 #[test]
 fn a_post_answered_by_303_then_503_reaches_the_server_once() {
-    let server = RawServer::start(vec![
-        Reply::redirect(303, "/v1/orders/o1"),
-        Reply::json(503, r#"{"message":"busy"}"#),
+    let server = Hostile::scripted(vec![
+        Act::redirect(303, "/v1/orders/o1"),
+        Act::json(503, r#"{"message":"busy"}"#),
     ]);
     let sleeper = RecordingSleeper::new();
-    let err = client(&server.url, &sleeper)
+    let err = client(server.url(), &sleeper)
         .post("/v1/orders")
         .json(&json!({"qty": 1}))
         .send()
@@ -71,12 +72,12 @@ fn a_post_answered_by_303_then_503_reaches_the_server_once() {
 
 #[test]
 fn a_post_answered_by_303_to_a_refused_connection_reaches_the_server_once() {
-    let server = RawServer::start(vec![Reply::redirect(
+    let server = Hostile::scripted(vec![Act::redirect(
         303,
-        &format!("{}/status", closed_port_url()),
+        &format!("{}/status", refused_url()),
     )]);
     let sleeper = RecordingSleeper::new();
-    let err = client(&server.url, &sleeper)
+    let err = client(server.url(), &sleeper)
         .post("/v1/orders")
         .json(&json!({"qty": 1}))
         .send()
@@ -93,16 +94,16 @@ fn a_post_answered_by_303_to_a_refused_connection_reaches_the_server_once() {
 
 #[test]
 fn an_oauth_401_after_a_redirect_does_not_replay_the_post() {
-    let api = RawServer::start(vec![
-        Reply::redirect(303, "/v1/orders/o1"),
-        Reply::json(401, r#"{"error":"invalid_token"}"#),
+    let api = Hostile::scripted(vec![
+        Act::redirect(303, "/v1/orders/o1"),
+        Act::json(401, r#"{"error":"invalid_token"}"#),
     ]);
-    let tokens = RawServer::start(vec![Reply::json(200, &token_json("tok_abcdefgh1"))]);
+    let tokens = Hostile::scripted(vec![Act::json(200, &token_json("tok_abcdefgh1"))]);
     let sleeper = RecordingSleeper::new();
     let c = HttpClient::builder()
-        .base_url(&api.url)
+        .base_url(api.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_secret_value",
         )))
@@ -121,18 +122,18 @@ fn an_oauth_401_after_a_redirect_does_not_replay_the_post() {
 
 #[test]
 fn an_oauth_401_on_the_original_request_refreshes_and_repeats_it_once() {
-    let api = RawServer::start(vec![
-        Reply::json(401, r#"{"error":"invalid_token"}"#),
-        Reply::json(201, r#"{"id":"o1"}"#),
+    let api = Hostile::scripted(vec![
+        Act::json(401, r#"{"error":"invalid_token"}"#),
+        Act::json(201, r#"{"id":"o1"}"#),
     ]);
-    let tokens = RawServer::start(vec![
-        Reply::json(200, &token_json("tok_old_abcdef")),
-        Reply::json(200, &token_json("tok_new_abcdef")),
+    let tokens = Hostile::scripted(vec![
+        Act::json(200, &token_json("tok_old_abcdef")),
+        Act::json(200, &token_json("tok_new_abcdef")),
     ]);
     let c = HttpClient::builder()
-        .base_url(&api.url)
+        .base_url(api.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_secret_value",
         )))
@@ -149,9 +150,9 @@ fn an_oauth_401_on_the_original_request_refreshes_and_repeats_it_once() {
 #[test]
 fn a_201_over_the_body_cap_says_it_may_have_been_processed() {
     let big = "x".repeat(5000);
-    let server = RawServer::start(vec![Reply::json(201, &format!("\"{big}\""))]);
+    let server = Hostile::scripted(vec![Act::json(201, &format!("\"{big}\""))]);
     let c = HttpClient::builder()
-        .base_url(&server.url)
+        .base_url(server.url())
         .max_body_size(1024)
         .build()
         .unwrap();
@@ -172,9 +173,9 @@ fn a_201_over_the_body_cap_says_it_may_have_been_processed() {
 
 #[test]
 fn a_redirect_to_plain_http_is_refused_and_says_the_post_arrived() {
-    let server = RawServer::start(vec![Reply::redirect(307, "http://api.example.com/v1/x")]);
+    let server = Hostile::scripted(vec![Act::redirect(307, "http://api.example.com/v1/x")]);
     let sleeper = RecordingSleeper::new();
-    let err = client(&server.url, &sleeper)
+    let err = client(server.url(), &sleeper)
         .post("/v1/posts")
         .json(&json!({}))
         .send()
@@ -190,9 +191,9 @@ fn a_redirect_to_plain_http_is_refused_and_says_the_post_arrived() {
 
 #[test]
 fn redirect_loops_and_chains_end_with_a_typed_error() {
-    let server = RawServer::start(vec![Reply::redirect(302, "/a"), Reply::redirect(302, "/b")]);
+    let server = Hostile::scripted(vec![Act::redirect(302, "/a"), Act::redirect(302, "/b")]);
     let sleeper = RecordingSleeper::new();
-    let err = client(&server.url, &sleeper)
+    let err = client(server.url(), &sleeper)
         .with_options(&RequestOptions::new().max_retries(0))
         .get("/a")
         .send()
@@ -225,9 +226,9 @@ fn a_created_record_that_does_not_decode_is_a_success_not_to_repeat() {
         #[allow(dead_code)]
         id: String,
     }
-    let server = RawServer::start(vec![Reply::json(201, r#"{"identifier":"p1"}"#)]);
+    let server = Hostile::scripted(vec![Act::json(201, r#"{"identifier":"p1"}"#)]);
     let sleeper = RecordingSleeper::new();
-    let err = client(&server.url, &sleeper)
+    let err = client(server.url(), &sleeper)
         .post("/v1/posts")
         .json(&json!({}))
         .send_json::<Created>()
@@ -249,13 +250,13 @@ fn a_created_record_that_does_not_decode_is_a_success_not_to_repeat() {
 
 #[test]
 fn a_token_endpoint_redirecting_elsewhere_never_receives_the_secret_there() {
-    let elsewhere = RawServer::start(vec![Reply::json(200, &token_json("tok_stolen_123"))]);
-    let tokens = RawServer::start(vec![Reply::redirect(307, &format!("{}/t", elsewhere.url))]);
-    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let elsewhere = Hostile::scripted(vec![Act::json(200, &token_json("tok_stolen_123"))]);
+    let tokens = Hostile::scripted(vec![Act::redirect(307, &format!("{}/t", elsewhere.url()))]);
+    let api = Hostile::scripted(vec![Act::json(200, "{}")]);
     let c = HttpClient::builder()
-        .base_url(&api.url)
+        .base_url(api.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_client_secret_value",
         )))
@@ -279,11 +280,11 @@ fn a_token_answer_that_does_not_decode_never_shows_the_token() {
         r#"{"token":"tok_SECRET_ACCESS_1"}"#,
         r#"<html>tok_SECRET_ACCESS_1</html>"#,
     ] {
-        let tokens = RawServer::start(vec![Reply::json(200, body)]);
+        let tokens = Hostile::scripted(vec![Act::json(200, body)]);
         let c = HttpClient::builder()
-            .base_url(&tokens.url)
+            .base_url(tokens.url())
             .auth(Auth::oauth2(OAuth2Config::new(
-                format!("{}/token", tokens.url),
+                format!("{}/token", tokens.url()),
                 "id",
                 "cs_secret_value",
             )))
@@ -298,15 +299,15 @@ fn a_token_answer_that_does_not_decode_never_shows_the_token() {
 
 #[test]
 fn a_numeric_string_expires_in_is_accepted() {
-    let tokens = RawServer::start(vec![Reply::json(
+    let tokens = Hostile::scripted(vec![Act::json(
         200,
         r#"{"access_token":"tok_abcdefgh","expires_in":"3599"}"#,
     )]);
-    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let api = Hostile::scripted(vec![Act::json(200, "{}")]);
     let c = HttpClient::builder()
-        .base_url(&api.url)
+        .base_url(api.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_secret_value",
         )))
@@ -320,28 +321,28 @@ fn a_numeric_string_expires_in_is_accepted() {
 
 #[test]
 fn credential_headers_never_leave_the_configured_origin() {
-    let other = RawServer::start(vec![Reply::json(200, "{}")]);
-    let origin = RawServer::start(vec![Reply::redirect(
+    let other = Hostile::scripted(vec![Act::json(200, "{}")]);
+    let origin = Hostile::scripted(vec![Act::redirect(
         302,
-        &format!("{}/landing", other.url),
+        &format!("{}/landing", other.url()),
     )]);
-    let tokens = RawServer::start(vec![Reply::json(200, &token_json("tok_abcdefgh2"))]);
+    let tokens = Hostile::scripted(vec![Act::json(200, &token_json("tok_abcdefgh2"))]);
     let bearer = HttpClient::builder()
-        .base_url(&origin.url)
+        .base_url(origin.url())
         .api_key(KEY)
         .header("X-Api-Key", "hdr_secret_value")
         .header("X-Tenant", "t1")
         .build()
         .unwrap();
     let custom = HttpClient::builder()
-        .base_url(&origin.url)
+        .base_url(origin.url())
         .auth(Auth::header("X-Service-Key", "custom_secret_value"))
         .build()
         .unwrap();
     let oauth = HttpClient::builder()
-        .base_url(&origin.url)
+        .base_url(origin.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_secret_value",
         )))
@@ -350,7 +351,7 @@ fn credential_headers_never_leave_the_configured_origin() {
     // An absolute URL to another origin, and a redirect to it.
     for c in [&bearer, &custom, &oauth] {
         c.raw()
-            .get::<Value>(&format!("{}/direct", other.url), &[])
+            .get::<Value>(&format!("{}/direct", other.url()), &[])
             .unwrap();
         c.get("/start").send().unwrap();
     }
@@ -381,14 +382,14 @@ fn credential_headers_never_leave_the_configured_origin() {
 
 #[test]
 fn a_token_request_is_built_clean() {
-    let tokens = RawServer::start(vec![Reply::json(200, &token_json("tok_abcdefgh3"))]);
-    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let tokens = Hostile::scripted(vec![Act::json(200, &token_json("tok_abcdefgh3"))]);
+    let api = Hostile::scripted(vec![Act::json(200, "{}")]);
     let sleeper = RecordingSleeper::new();
     let clock = ManualClock::new();
     let c = HttpClient::builder()
-        .base_url(&api.url)
+        .base_url(api.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_secret_value",
         )))
@@ -428,12 +429,12 @@ fn a_token_request_is_built_clean() {
 
 #[test]
 fn an_error_body_echoing_the_key_is_shown_redacted() {
-    let server = RawServer::start(vec![Reply::json(
+    let server = Hostile::scripted(vec![Act::json(
         401,
         &format!(r#"{{"error":{{"code":"bad_key","message":"key {KEY} is revoked"}}}}"#),
     )]);
     let sleeper = RecordingSleeper::new();
-    let err = client(&server.url, &sleeper).get("/x").send().unwrap_err();
+    let err = client(server.url(), &sleeper).get("/x").send().unwrap_err();
     let shown = format!("{err} {err:?}");
     assert!(!shown.contains(KEY), "{shown}");
     assert!(shown.contains("key *** is revoked"), "{shown}");
@@ -443,11 +444,11 @@ fn an_error_body_echoing_the_key_is_shown_redacted() {
 
 #[test]
 fn a_slow_redirect_hop_fits_in_the_call_budget() {
-    let slow = RawServer::start(vec![Reply::Stall(Duration::from_secs(10))]);
-    let origin = RawServer::start(vec![Reply::redirect(302, &format!("{}/x", slow.url))]);
+    let slow = Hostile::scripted(vec![Act::stall(Duration::from_secs(10))]);
+    let origin = Hostile::scripted(vec![Act::redirect(302, &format!("{}/x", slow.url()))]);
     let budget = Duration::from_millis(800);
     let c = HttpClient::builder()
-        .base_url(&origin.url)
+        .base_url(origin.url())
         .timeout(budget)
         .build()
         .unwrap();
@@ -459,7 +460,7 @@ fn a_slow_redirect_hop_fits_in_the_call_budget() {
 
 #[test]
 fn a_trickling_error_body_of_a_download_fits_in_the_call_budget() {
-    let server = RawServer::start(vec![Reply::Trickle {
+    let server = Hostile::scripted(vec![Act::Trickle {
         head: "HTTP/1.1 500 X\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n"
             .into(),
         body: vec![b' '; 200],
@@ -467,7 +468,7 @@ fn a_trickling_error_body_of_a_download_fits_in_the_call_budget() {
     }]);
     let budget = Duration::from_millis(800);
     let c = HttpClient::builder()
-        .base_url(&server.url)
+        .base_url(server.url())
         .timeout(budget)
         .max_retries(0)
         .build()
@@ -480,13 +481,13 @@ fn a_trickling_error_body_of_a_download_fits_in_the_call_budget() {
 
 #[test]
 fn a_stalled_token_endpoint_fits_in_the_call_budget() {
-    let tokens = RawServer::start(vec![Reply::Stall(Duration::from_secs(10))]);
-    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let tokens = Hostile::scripted(vec![Act::stall(Duration::from_secs(10))]);
+    let api = Hostile::scripted(vec![Act::json(200, "{}")]);
     let budget = Duration::from_millis(800);
     let c = HttpClient::builder()
-        .base_url(&api.url)
+        .base_url(api.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_secret_value",
         )))
@@ -502,16 +503,16 @@ fn a_stalled_token_endpoint_fits_in_the_call_budget() {
 
 #[test]
 fn the_refresh_after_a_401_shares_the_call_budget() {
-    let tokens = RawServer::start(vec![
-        Reply::json(200, &token_json("tok_first_abcd")),
-        Reply::Stall(Duration::from_secs(10)),
+    let tokens = Hostile::scripted(vec![
+        Act::json(200, &token_json("tok_first_abcd")),
+        Act::stall(Duration::from_secs(10)),
     ]);
-    let api = RawServer::start(vec![Reply::json(401, r#"{"error":"invalid_token"}"#)]);
+    let api = Hostile::scripted(vec![Act::json(401, r#"{"error":"invalid_token"}"#)]);
     let budget = Duration::from_millis(900);
     let c = HttpClient::builder()
-        .base_url(&api.url)
+        .base_url(api.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_secret_value",
         )))
@@ -526,12 +527,12 @@ fn the_refresh_after_a_401_shares_the_call_budget() {
 
 #[test]
 fn waiting_for_another_threads_token_fetch_fits_in_the_call_budget() {
-    let tokens = RawServer::start(vec![Reply::Stall(Duration::from_secs(2))]);
-    let api = RawServer::start(vec![Reply::json(200, "{}")]);
+    let tokens = Hostile::scripted(vec![Act::stall(Duration::from_secs(2))]);
+    let api = Hostile::scripted(vec![Act::json(200, "{}")]);
     let c = HttpClient::builder()
-        .base_url(&api.url)
+        .base_url(api.url())
         .auth(Auth::oauth2(OAuth2Config::new(
-            format!("{}/token", tokens.url),
+            format!("{}/token", tokens.url()),
             "id",
             "cs_secret_value",
         )))
@@ -561,11 +562,11 @@ fn a_whole_call_runs_on_fake_time() {
     // Two 503s asking for 20 s each, a 30 s budget: the first wait fits, the second
     // would outlast the deadline, so the call stops after two attempts, having slept
     // 20 s of fake time and no real time.
-    let server = RawServer::start(vec![Reply::json_with(503, &["retry-after: 20"], "{}")]);
+    let server = Hostile::scripted(vec![Act::json_with(503, &[("retry-after", "20")], "{}")]);
     let clock = ManualClock::new();
     let sleeper = RecordingSleeper::with_clock(clock.clone());
     let c = HttpClient::builder()
-        .base_url(&server.url)
+        .base_url(server.url())
         .timeout(Duration::from_secs(30))
         .max_retries(5)
         .clock(clock)
@@ -584,13 +585,13 @@ fn a_whole_call_runs_on_fake_time() {
 
 #[test]
 fn absurd_timeouts_and_waits_never_panic() {
-    let server = RawServer::start(vec![
-        Reply::json_with(429, &["retry-after: 1e19"], "{}"),
-        Reply::json(200, "{}"),
+    let server = Hostile::scripted(vec![
+        Act::json_with(429, &[("retry-after", "1e19")], "{}"),
+        Act::json(200, "{}"),
     ]);
     let sleeper = RecordingSleeper::new();
     let c = HttpClient::builder()
-        .base_url(&server.url)
+        .base_url(server.url())
         .timeout(Duration::MAX)
         .connect_timeout(Duration::MAX)
         .retry_policy(RetryPolicy::default().with_max_retry_after(Duration::MAX))
@@ -609,11 +610,11 @@ fn absurd_timeouts_and_waits_never_panic() {
 #[test]
 fn a_server_that_ignores_offset_does_not_loop() {
     // Every page is the same full page, and `total` is huge.
-    let server = RawServer::start(vec![Reply::json(
+    let server = Hostile::scripted(vec![Act::json(
         200,
         r#"{"data":[1,2],"meta":{"total":1000000000}}"#,
     )]);
-    let c = HttpClient::builder().base_url(&server.url).build().unwrap();
+    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
     let items: Vec<u32> = OffsetPaginator::new(2, |offset, limit| {
         let page: core_http::Page<u32> = c
             .get("/items")
@@ -649,12 +650,12 @@ fn an_endless_list_stops_at_the_page_cap_with_an_error() {
 
 #[test]
 fn a_query_only_location_keeps_the_path() {
-    let server = RawServer::start(vec![
-        Reply::redirect(302, "?page=2"),
-        Reply::json(200, r#"{"page":2}"#),
+    let server = Hostile::scripted(vec![
+        Act::redirect(302, "?page=2"),
+        Act::json(200, r#"{"page":2}"#),
     ]);
     let sleeper = RecordingSleeper::new();
-    let v: Value = client(&server.url, &sleeper)
+    let v: Value = client(server.url(), &sleeper)
         .get("/v1/projects")
         .query("page", 1)
         .send_json()
@@ -681,13 +682,13 @@ fn every_failure_says_whether_the_server_acted_in_one_word() {
             .unwrap_err()
     };
     // Never reached the server.
-    let refused = post(&closed_port_url());
+    let refused = post(&refused_url());
     assert_eq!(refused.delivery(), Delivery::NotSent, "{refused:?}");
     assert!(!refused.may_have_been_processed());
     // Reached it, no answer says what happened.
     for status in [500, 502, 503, 408] {
-        let server = RawServer::start(vec![Reply::json(status, r#"{"message":"x"}"#)]);
-        let err = post(&server.url);
+        let server = Hostile::scripted(vec![Act::json(status, r#"{"message":"x"}"#)]);
+        let err = post(server.url());
         assert_eq!(
             err.delivery(),
             Delivery::MayHaveBeenProcessed,
@@ -695,13 +696,13 @@ fn every_failure_says_whether_the_server_acted_in_one_word() {
         );
         assert_eq!(count(&server, "POST"), 1);
     }
-    let truncated = RawServer::start(vec![Reply::truncated(100, r#"{"id":"#)]);
-    let err = post(&truncated.url);
+    let truncated = Hostile::scripted(vec![Act::truncated(100, r#"{"id":"#)]);
+    let err = post(truncated.url());
     assert_eq!(err.delivery(), Delivery::MayHaveBeenProcessed, "{err:?}");
     // The server answered with its outcome.
     for status in [400, 409, 422] {
-        let server = RawServer::start(vec![Reply::json(status, r#"{"message":"no"}"#)]);
-        let err = post(&server.url);
+        let server = Hostile::scripted(vec![Act::json(status, r#"{"message":"no"}"#)]);
+        let err = post(server.url());
         assert_eq!(err.delivery(), Delivery::Processed, "{status}: {err:?}");
         assert!(err.may_have_been_processed());
     }
@@ -712,13 +713,13 @@ fn a_retry_after_date_is_read_on_the_clients_clock() {
     let clock = ManualClock::new();
     let sleeper = RecordingSleeper::with_clock(clock.clone());
     let at = std::time::SystemTime::now() + Duration::from_secs(60);
-    let server = RawServer::start(vec![Reply::json_with(
+    let server = Hostile::scripted(vec![Act::json_with(
         429,
-        &[&format!("retry-after: {}", httpdate::fmt_http_date(at))],
+        &[("retry-after", &httpdate::fmt_http_date(at))],
         r#"{"message":"slow down"}"#,
     )]);
     let c = HttpClient::builder()
-        .base_url(&server.url)
+        .base_url(server.url())
         .api_key(KEY)
         .clock(clock.clone())
         .sleeper(sleeper)

@@ -7,7 +7,8 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{ManualClock, RawServer, RecordingSleeper, Reply, closed_port_url};
+use common::hostile::{Act, Hostile, refused_url};
+use common::{ManualClock, RecordingSleeper};
 use core_http::{
     Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPage, OffsetPaginator, RateLimit,
     RequestOptions, TokenPage, TokenPaginator,
@@ -295,14 +296,14 @@ fn post_with_key_is_retried_with_the_identical_key() {
 
 #[test]
 fn automatic_idempotency_keys_are_stable_across_attempts() {
-    let server = RawServer::start(vec![
-        Reply::json(500, "{}"),
-        Reply::json(502, "{}"),
-        Reply::json(201, r#"{"id":"p1"}"#),
+    let server = Hostile::scripted(vec![
+        Act::json(500, "{}"),
+        Act::json(502, "{}"),
+        Act::json(201, r#"{"id":"p1"}"#),
     ]);
     let sleeper = RecordingSleeper::new();
     let client = HttpClient::builder()
-        .base_url(&server.url)
+        .base_url(server.url())
         .api_key("k")
         .idempotency_keys(true)
         .sleeper(sleeper.clone())
@@ -333,9 +334,9 @@ fn a_key_on_a_service_that_does_not_honour_keys_is_sent_but_changes_no_retry() {
     // The same call through a per-call option, as a user would write it: the key goes
     // out, but the POST is not repeated after a dropped connection, because nothing
     // says this server would discard the repeat.
-    let server = RawServer::start(vec![Reply::Drop, Reply::json(201, r#"{"id":"p1"}"#)]);
+    let server = Hostile::scripted(vec![Act::CloseAfterRead, Act::json(201, r#"{"id":"p1"}"#)]);
     let sleeper = RecordingSleeper::new();
-    let err = client(&server.url, &sleeper)
+    let err = client(server.url(), &sleeper)
         .with_options(&RequestOptions::new().idempotency_key("k-1"))
         .post("/v1/posts")
         .json(&json!({"content": "hi"}))
@@ -381,25 +382,25 @@ fn post_503_and_429_are_retried_even_without_key() {
 
 #[test]
 fn dropped_connection_on_post_is_not_repeated_but_get_is() {
-    let server = RawServer::start(vec![Reply::Drop, Reply::json(200, "{}")]);
+    let server = Hostile::scripted(vec![Act::CloseAfterRead, Act::json(200, "{}")]);
     let sleeper = RecordingSleeper::new();
-    let c = client(&server.url, &sleeper);
+    let c = client(server.url(), &sleeper);
     let err = c.post("/p").json(&json!({})).send().unwrap_err();
     assert!(err.may_have_been_processed(), "{err:?}");
     assert_eq!(server.requests().len(), 1);
 
-    let server = RawServer::start(vec![Reply::Drop, Reply::json(200, "{}")]);
-    let c = client(&server.url, &sleeper);
+    let server = Hostile::scripted(vec![Act::CloseAfterRead, Act::json(200, "{}")]);
+    let c = client(server.url(), &sleeper);
     c.get("/g").send().unwrap();
     assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
 fn stalled_server_times_out_within_the_budget() {
-    let server = RawServer::start(vec![Reply::Stall(Duration::from_secs(5))]);
+    let server = Hostile::scripted(vec![Act::stall(Duration::from_secs(5))]);
     let sleeper = RecordingSleeper::new();
     let c = HttpClient::builder()
-        .base_url(&server.url)
+        .base_url(server.url())
         .timeout(Duration::from_millis(400))
         .sleeper(sleeper.clone())
         .build()
@@ -415,8 +416,8 @@ fn stalled_server_times_out_within_the_budget() {
 
 #[test]
 fn per_call_timeout_override() {
-    let server = RawServer::start(vec![Reply::Stall(Duration::from_secs(5))]);
-    let c = HttpClient::builder().base_url(&server.url).build().unwrap();
+    let server = Hostile::scripted(vec![Act::stall(Duration::from_secs(5))]);
+    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
     let started = Instant::now();
     let err = c
         .with_options(
@@ -444,7 +445,7 @@ fn per_call_timeout_override() {
 #[test]
 fn connection_refused_is_a_connect_error_retried_safely() {
     let sleeper = RecordingSleeper::new();
-    let err = client(&closed_port_url(), &sleeper)
+    let err = client(&refused_url(), &sleeper)
         .post("/p")
         .json(&json!({}))
         .send()
@@ -585,17 +586,17 @@ fn html_where_json_was_expected_is_a_decode_error() {
 
 #[test]
 fn truncated_body_is_an_error_and_get_is_retried() {
-    let server = RawServer::start(vec![
-        Reply::truncated(100, r#"{"partial":"#),
-        Reply::json(200, r#"{"whole":true}"#),
+    let server = Hostile::scripted(vec![
+        Act::truncated(100, r#"{"partial":"#),
+        Act::json(200, r#"{"whole":true}"#),
     ]);
     let sleeper = RecordingSleeper::new();
-    let v: Value = client(&server.url, &sleeper).get("/x").send_json().unwrap();
+    let v: Value = client(server.url(), &sleeper).get("/x").send_json().unwrap();
     assert_eq!(v, json!({"whole": true}));
     assert_eq!(server.requests().len(), 2);
 
-    let server = RawServer::start(vec![Reply::truncated(100, r#"{"partial":"#)]);
-    let err = client(&server.url, &sleeper)
+    let server = Hostile::scripted(vec![Act::truncated(100, r#"{"partial":"#)]);
+    let err = client(server.url(), &sleeper)
         .post("/x")
         .json(&json!({}))
         .send()
@@ -1165,11 +1166,11 @@ fn raw_escape_hatch_uses_auth_and_errors() {
 
 #[test]
 fn streaming_download_detects_a_short_body() {
-    let server = RawServer::start(vec![Reply::Raw(
+    let server = Hostile::scripted(vec![Act::Send(
         "HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 1000\r\nconnection: close\r\n\r\n%PDF-1.7 only part"
             .into(),
     )]);
-    let c = HttpClient::builder().base_url(&server.url).build().unwrap();
+    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
     let mut resp = c.get("/doc").send_streaming().unwrap();
     assert_eq!(resp.content_length(), Some(1000));
     let mut sink = Vec::new();
@@ -1209,8 +1210,8 @@ fn streaming_download_reports_progress() {
 
 #[test]
 fn keep_alive_reuses_one_connection() {
-    let server = RawServer::start(vec![Reply::json(200, "{}")]);
-    let c = HttpClient::builder().base_url(&server.url).build().unwrap();
+    let server = Hostile::scripted(vec![Act::json(200, "{}")]);
+    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
     for _ in 0..20 {
         c.get("/x").send().unwrap();
     }
@@ -1220,8 +1221,8 @@ fn keep_alive_reuses_one_connection() {
 
 #[test]
 fn eight_threads_sharing_a_client_open_at_most_eight_connections() {
-    let server = RawServer::start(vec![Reply::json(200, "{}")]);
-    let c = HttpClient::builder().base_url(&server.url).build().unwrap();
+    let server = Hostile::scripted(vec![Act::json(200, "{}")]);
+    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
     std::thread::scope(|scope| {
         for _ in 0..8 {
             let c = c.clone();

@@ -6,6 +6,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -68,6 +69,37 @@ impl Act {
         Act::answer(status, &[("location", location)], "")
     }
 
+    /// A complete JSON answer.
+    pub fn json(status: u16, body: &str) -> Act {
+        Act::json_with(status, &[], body)
+    }
+
+    /// A complete JSON answer with more headers.
+    pub fn json_with(status: u16, headers: &[(&str, &str)], body: &str) -> Act {
+        let mut all = vec![("content-type", "application/json")];
+        all.extend_from_slice(headers);
+        Act::answer(status, &all, body)
+    }
+
+    /// A 200 that announces `announced` bytes of JSON, sends only `body`, then closes.
+    pub fn truncated(announced: usize, body: &str) -> Act {
+        let announced = announced.to_string();
+        Act::answer(
+            200,
+            &[
+                ("content-type", "application/json"),
+                ("content-length", &announced),
+                ("connection", "close"),
+            ],
+            body,
+        )
+    }
+
+    /// Read the request, then answer nothing for `pause`, then close.
+    pub fn stall(pause: Duration) -> Act {
+        Act::SendThenStall(Vec::new(), pause)
+    }
+
     fn may_have_acted(&self) -> bool {
         let status = match self {
             Act::Send(bytes) | Act::SendThenStall(bytes, _) => status_of(bytes),
@@ -116,6 +148,7 @@ type Script = dyn Fn(&Request) -> Act + Send + Sync;
 pub struct Hostile {
     url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
+    connections: Arc<AtomicUsize>,
 }
 
 impl Hostile {
@@ -130,16 +163,31 @@ impl Hostile {
             Err(e) => panic!("no address: {e}"),
         };
         let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+        let connections: Arc<AtomicUsize> = Arc::default();
         let script: Arc<Script> = Arc::new(script);
-        let log = seen.clone();
+        let (log, count) = (seen.clone(), connections.clone());
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
+                count.fetch_add(1, Ordering::SeqCst);
                 let (log, script) = (log.clone(), script.clone());
                 thread::spawn(move || serve(stream, &*script, &log));
             }
         });
-        Hostile { url, seen }
+        Hostile {
+            url,
+            seen,
+            connections,
+        }
+    }
+
+    /// Starts a server that answers its n-th request (counted over every connection)
+    /// with `acts[n]`; the last one repeats.
+    pub fn scripted(acts: Vec<Act>) -> Hostile {
+        Hostile::start(move |r| match acts.get(r.index).or(acts.last()) {
+            Some(act) => act.clone(),
+            None => Act::CloseAfterRead,
+        })
     }
 
     /// Its base URL (`http://127.0.0.1:port`).
@@ -155,6 +203,27 @@ impl Hostile {
     /// How many requests with this method it read.
     pub fn count(&self, method: &str) -> usize {
         self.seen().iter().filter(|s| s.method == method).count()
+    }
+
+    /// Every request it read, head and body as one text.
+    pub fn requests(&self) -> Vec<String> {
+        self.seen()
+            .into_iter()
+            .map(|s| s.head + &s.body)
+            .collect()
+    }
+
+    /// The request lines (`POST /x HTTP/1.1`) it read.
+    pub fn lines(&self) -> Vec<String> {
+        self.seen()
+            .iter()
+            .map(|s| s.head.lines().next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// How many TCP connections it accepted.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
     }
 }
 
@@ -210,7 +279,7 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
         match act {
             Act::CloseBeforeRead | Act::CloseAfterRead => return,
             Act::Send(bytes) => {
-                if stream.write_all(&bytes).is_err() {
+                if stream.write_all(&bytes).is_err() || says_close(&bytes) {
                     return;
                 }
             }
@@ -249,6 +318,17 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
             }
         }
     }
+}
+
+/// Whether an answer's head says `connection: close` (the server then closes).
+fn says_close(answer: &[u8]) -> bool {
+    let end = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(answer.len());
+    String::from_utf8_lossy(&answer[..end])
+        .to_ascii_lowercase()
+        .contains("\r\nconnection: close")
 }
 
 const KEEP: usize = 1024;

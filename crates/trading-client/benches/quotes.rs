@@ -291,23 +291,10 @@ fn frame(i: usize) -> String {
 
 /// Every frame, WebSocket-encoded once (unmasked Text frames, as a server sends them).
 fn encode(frames: &[String]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for f in frames {
-        out.push(0x81);
-        match f.len() {
-            n if n < 126 => out.push(n as u8),
-            n if n <= u16::MAX as usize => {
-                out.push(126);
-                out.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            n => {
-                out.push(127);
-                out.extend_from_slice(&(n as u64).to_be_bytes());
-            }
-        }
-        out.extend_from_slice(f.as_bytes());
-    }
-    out
+    frames
+        .iter()
+        .flat_map(|f| testkit::hostile_ws::frame(1, true, f.as_bytes()))
+        .collect()
 }
 
 /// A server for one connection: reads the subscription, acknowledges it, then writes

@@ -105,24 +105,9 @@ fn frame(i: usize) -> String {
 
 /// Every frame, WebSocket-encoded once (unmasked Text frames, as a server sends them).
 fn encode(events: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    for i in 0..events {
-        let f = frame(i);
-        out.push(0x81);
-        match f.len() {
-            n if n < 126 => out.push(n as u8),
-            n if n <= u16::MAX as usize => {
-                out.push(126);
-                out.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            n => {
-                out.push(127);
-                out.extend_from_slice(&(n as u64).to_be_bytes());
-            }
-        }
-        out.extend_from_slice(f.as_bytes());
-    }
-    out
+    (0..events)
+        .flat_map(|i| testkit::hostile_ws::frame(1, true, frame(i).as_bytes()))
+        .collect()
 }
 
 /// A server for one connection at `<base>/ws/v1/realtime`: answers the join with the
