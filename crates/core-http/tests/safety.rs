@@ -614,7 +614,10 @@ fn a_server_that_ignores_offset_does_not_loop() {
         200,
         r#"{"data":[1,2],"meta":{"total":1000000000}}"#,
     )]);
-    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
+    let c = HttpClient::builder()
+        .base_url(server.url())
+        .build()
+        .unwrap();
     let items: Vec<u32> = OffsetPaginator::new(2, |offset, limit| {
         let page: core_http::Page<u32> = c
             .get("/items")

@@ -417,7 +417,10 @@ fn stalled_server_times_out_within_the_budget() {
 #[test]
 fn per_call_timeout_override() {
     let server = Hostile::scripted(vec![Act::stall(Duration::from_secs(5))]);
-    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
+    let c = HttpClient::builder()
+        .base_url(server.url())
+        .build()
+        .unwrap();
     let started = Instant::now();
     let err = c
         .with_options(
@@ -591,7 +594,10 @@ fn truncated_body_is_an_error_and_get_is_retried() {
         Act::json(200, r#"{"whole":true}"#),
     ]);
     let sleeper = RecordingSleeper::new();
-    let v: Value = client(server.url(), &sleeper).get("/x").send_json().unwrap();
+    let v: Value = client(server.url(), &sleeper)
+        .get("/x")
+        .send_json()
+        .unwrap();
     assert_eq!(v, json!({"whole": true}));
     assert_eq!(server.requests().len(), 2);
 
@@ -1170,7 +1176,10 @@ fn streaming_download_detects_a_short_body() {
         "HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 1000\r\nconnection: close\r\n\r\n%PDF-1.7 only part"
             .into(),
     )]);
-    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
+    let c = HttpClient::builder()
+        .base_url(server.url())
+        .build()
+        .unwrap();
     let mut resp = c.get("/doc").send_streaming().unwrap();
     assert_eq!(resp.content_length(), Some(1000));
     let mut sink = Vec::new();
@@ -1211,7 +1220,10 @@ fn streaming_download_reports_progress() {
 #[test]
 fn keep_alive_reuses_one_connection() {
     let server = Hostile::scripted(vec![Act::json(200, "{}")]);
-    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
+    let c = HttpClient::builder()
+        .base_url(server.url())
+        .build()
+        .unwrap();
     for _ in 0..20 {
         c.get("/x").send().unwrap();
     }
@@ -1222,7 +1234,10 @@ fn keep_alive_reuses_one_connection() {
 #[test]
 fn eight_threads_sharing_a_client_open_at_most_eight_connections() {
     let server = Hostile::scripted(vec![Act::json(200, "{}")]);
-    let c = HttpClient::builder().base_url(server.url()).build().unwrap();
+    let c = HttpClient::builder()
+        .base_url(server.url())
+        .build()
+        .unwrap();
     std::thread::scope(|scope| {
         for _ in 0..8 {
             let c = c.clone();

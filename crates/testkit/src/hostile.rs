@@ -207,10 +207,7 @@ impl Hostile {
 
     /// Every request it read, head and body as one text.
     pub fn requests(&self) -> Vec<String> {
-        self.seen()
-            .into_iter()
-            .map(|s| s.head + &s.body)
-            .collect()
+        self.seen().into_iter().map(|s| s.head + &s.body).collect()
     }
 
     /// The request lines (`POST /x HTTP/1.1`) it read.
