@@ -111,16 +111,26 @@ same `Quote` (exact `Decimal` prices, an `OffsetDateTime`), or into `f64` prices
 Throughput ratio client / raw into the same `Quote`: **{ratio:.3}** (target at least \
 {TARGET_RATIO}: {verdict}); against `f64`s, which skips exact decimals: {f64_ratio:.3}.\n\n\
 How the client got here (callgrind, 20,000 quotes, and wall time side by side): \
-reading and decoding cost both sides the same, about 7,050 instructions a quote; the \
-client adds about 1,490 (the event moved through the caller's hands and the session's \
-queue, the frame's bookkeeping, the session and the handler). Instructions were never \
-the main cost: with the connection's thread reading and the caller taking, the ratio \
-was 0.42 (a hand-over per event); with the caller reading the socket itself, 0.69; \
-the rest was a wake-up of the connection's thread on every event (a system call and a \
-thread switch, invisible to callgrind), now gone (that thread looks every 20 ms \
-instead), and a lock, a clock reading and a hand-back per event, now once per burst: \
-the caller reads on through what is already buffered (up to 32 frames, never waiting), \
-and `next_timeout` reads no clock while events are in hand.\n",
+with the connection's thread reading and the caller taking, the ratio was 0.42 (a \
+hand-over per event); with the caller reading the socket itself, 0.69; then the \
+connection's thread stopped being woken on every event (a system call and a thread \
+switch) and the lock, the clock and the hand-back went to once per burst (the caller \
+reads on through what is already buffered, up to 32 frames, never waiting).\n\n\
+What stands between this and 0.9 (profiled on this machine, 2026-11-25): both sides \
+spend about 6,700 instructions a quote reading the frame and decoding it; the client \
+spends about 1,460 more, and 17-20 % more CPU time (`perf stat`: 1.66-1.69 s against \
+1.35-1.39 s for 800,000 quotes). `perf record` puts 9 % of the client's samples in \
+`memmove`: the 176-byte event is moved about ten times between the decoder and the \
+caller (the frame's buffer, the lane, the caller's hands, the handler's queue), 4 % \
+of it in the hand-off from the frame to the lanes; the rest is spread over the \
+layers that keep the promises (sequence numbers ordering the two lanes, the received \
+count and last-message time for `stats()`, the fill de-duplication), none above 2 %. \
+Tried and measured, without a gain: frames of events only going to the lanes without \
+the second buffer (36 instructions a quote fewer, no change in wall time), the lanes \
+reset to the start of their buffers when emptied, and the caller taking the socket \
+back whenever it takes queued events. Reaching 0.9 needs the event decoded straight \
+into the caller's hands with no lane in between, which is a different hand-off design \
+for the lossless lane's bound and the lanes' order.\n",
         ours_t.as_secs_f64(),
         rate(ours_t),
         typed_t.as_secs_f64(),
