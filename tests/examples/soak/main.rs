@@ -132,6 +132,17 @@ fn memory() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
+/// This process's threads now (Linux; zero elsewhere): the streams' own, the
+/// readers', the proxy's two per open connection.
+fn threads() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// CPU time of this process so far (Linux; zero elsewhere).
 fn cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
@@ -146,10 +157,26 @@ fn cpu() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// A fill's execution id as a number: the soak keeps one per fill made, so its own
+/// records stay small beside what the streams hold (a collision would show as a fill
+/// repeated, never hide one).
+fn fill_key(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+/// The users the soak's world draws from, and the most assets it makes: the world
+/// stays the same size however long the soak runs, so what the streams hold of it must
+/// stay flat too.
+const USER_POOL: u64 = 100;
+const MAX_ASSETS: usize = 100;
+
 /// What the readers saw.
 #[derive(Default)]
 struct Seen {
-    fills: HashMap<String, u32>,
+    fills: HashMap<u64, u32>,
     trading_events: u64,
     trading_reconnects: u64,
     recovery_pending: u64,
@@ -170,7 +197,7 @@ struct Seen {
     last_seq: u64,
     out_of_order: u64,
     /// How many times each custom event (by name) was seen.
-    customs: HashMap<String, u32>,
+    customs: HashMap<u32, u32>,
     errors: Vec<String>,
 }
 
@@ -264,7 +291,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                 match event {
                     Some(Ok(trading_client::Event::Fill(f))) => {
                         s.trading_events += 1;
-                        *s.fills.entry(f.execution_id).or_default() += 1;
+                        *s.fills.entry(fill_key(&f.execution_id)).or_default() += 1;
                     }
                     Some(Ok(trading_client::Event::Reconnected { gap })) => {
                         s.trading_reconnects += 1;
@@ -335,7 +362,10 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                                 );
                             }
                             W::Custom { name, .. } => {
-                                *s.customs.entry(name).or_default() += 1;
+                                if let Some(n) = name.strip_prefix('s').and_then(|n| n.parse().ok())
+                                {
+                                    *s.customs.entry(n).or_default() += 1;
+                                }
                             }
                             W::Resynced { recovery, seq, .. } => {
                                 s.resynced += 1;
@@ -369,9 +399,11 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     std::thread::sleep(Duration::from_secs(2));
     let (rss_start, _) = memory();
     let heap_start = heap();
+    let threads_start = threads();
     let cpu_start = cpu();
-    // The live heap at each tenth of the run.
+    // The live heap and resident memory at each tenth of the run.
     let mut heap_by_tenth: Vec<u64> = Vec::new();
+    let mut rss_by_tenth: Vec<u64> = Vec::new();
     let started = Instant::now();
 
     // The drivers: orders, world changes, faults.
@@ -384,12 +416,13 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let mut assets: Vec<String> = Vec::new();
     // Sends by outcome: accepted (each must be seen once), never written (never seen),
     // written and unanswered (seen at most once).
-    let mut sends: Vec<(String, &str)> = Vec::new();
+    let mut sends: Vec<&str> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(o.seconds);
     while Instant::now() < deadline {
         let tenth = (started.elapsed().as_secs_f64() * 10.0 / o.seconds as f64) as usize;
         if tenth >= heap_by_tenth.len() {
             heap_by_tenth.push(heap());
+            rss_by_tenth.push(memory().0);
         }
         // The sender reads nothing of its own: what it receives is let go.
         while let Some(Ok(_)) = sender.next_timeout(Duration::ZERO) {}
@@ -400,7 +433,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                 Err(e) if e.may_have_been_processed() => "unanswered",
                 Err(_) => "not sent",
             };
-            sends.push((name, outcome));
+            sends.push(outcome);
         }
         // An order: buy one, then sell it.
         let side = if held { Side::Sell } else { Side::Buy };
@@ -423,7 +456,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         match rng.below(4) {
             0 => {
                 users_made += 1;
-                let id = format!("u{users_made}");
+                let id = format!("u{}", 1 + rng.below(USER_POOL));
                 control(
                     "POST",
                     &format!("/worlds/worlds/{world_id}/users"),
@@ -431,7 +464,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                 )?;
             }
             1 if users_made > 0 => {
-                let id = format!("u{}", 1 + rng.below(users_made));
+                let id = format!("u{}", 1 + rng.below(USER_POOL));
                 let announce = if rng.below(4) == 0 {
                     "?announce=false"
                 } else {
@@ -443,7 +476,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                     None,
                 );
             }
-            2 => {
+            2 if assets.len() < MAX_ASSETS => {
                 let made = control(
                     "POST",
                     &format!("/worlds/worlds/{world_id}/assets"),
@@ -564,6 +597,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     sender.close();
     let (rss_end, rss_peak) = memory();
     let heap_end = heap();
+    let threads_end = threads();
     let cpu_used = cpu().saturating_sub(cpu_start);
     readers_stop.store(true, Ordering::Relaxed);
     let mut stream = trading_reader
@@ -584,16 +618,19 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let s = seen
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let received: BTreeSet<String> = s.fills.keys().cloned().collect();
+    let expected: BTreeSet<u64> = expected.iter().map(|id| fill_key(id)).collect();
+    let received: BTreeSet<u64> = s.fills.keys().copied().collect();
     let repeated = s.fills.values().filter(|n| **n > 1).count();
     let missing = expected.difference(&received).count();
     let unknown = received.difference(&expected).count();
     let events = s.trading_events + s.world_events;
-    let count = |outcome: &str| sends.iter().filter(|(_, o)| *o == outcome).count();
+    let count = |outcome: &str| sends.iter().filter(|o| **o == outcome).count();
     let send_errors: Vec<String> = sends
         .iter()
-        .filter_map(|(name, outcome)| {
-            let seen = s.customs.get(name).copied().unwrap_or(0);
+        .enumerate()
+        .filter_map(|(n, outcome)| {
+            let name = format!("s{n}");
+            let seen = s.customs.get(&(n as u32)).copied().unwrap_or(0);
             let fine = match *outcome {
                 "accepted" => seen == 1,
                 "not sent" => seen == 0,
@@ -613,7 +650,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 | figure | value |\n|---|---|\n\
 | orders placed, fills made | {orders_placed}, {} |\n\
 | fills delivered once / missing / repeated / unknown | {} / {missing} / {repeated} / {unknown} |\n\
-| world users made; users at the end (seen / service) | {users_made}; {} / {} |\n\
+| users joining (from a pool of {USER_POOL}); users at the end (seen / service) | {users_made}; {} / {} |\n\
 | asset updates made / seen (live or recovered) | {asset_updates} / {} |\n\
 | assets at the service's revision at the end | {} of {} |\n\
 | world events recovered; out of order | {}; {} |\n\
@@ -626,7 +663,9 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 | lossy drops (trading / worlds) | {} / {} |\n\
 | events read | {events} |\n\
 | resident memory at start / end / peak | {} / {} / {} KiB |\n\
+| resident memory at each tenth of the run | {} KiB |\n\
 | live heap at start / end; at each tenth of the run | {heap_start} / {heap_end}; {} KiB |\n\
+| threads at start / end | {threads_start} / {threads_end} |\n\
 | of the end's live heap, held by the three streams (the rest: the soak's records) | {heap_streams} KiB |\n\
 | CPU time per event (clients, drivers and proxy) | {:.1} µs |\n\
 | errors reported by the streams | {} |\n",
@@ -659,6 +698,11 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         rss_start,
         rss_end,
         rss_peak,
+        rss_by_tenth
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
         heap_by_tenth
             .iter()
             .map(u64::to_string)
