@@ -541,6 +541,13 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         std::thread::sleep(rng.millis(50, 250));
     }
 
+    // The memory at the end of the run, before the checks below read every order and
+    // asset of the service (their answers are the soak's, not the clients').
+    let (rss_end, rss_peak) = memory();
+    let heap_end = heap();
+    let threads_end = threads();
+    let cpu_used = cpu().saturating_sub(cpu_start);
+
     // The end: faults off, one last reconnect so the world is compared with its
     // snapshot, then time for the stream to catch up.
     let _ = control("DELETE", "/faults", None);
@@ -595,10 +602,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(100));
     }
     sender.close();
-    let (rss_end, rss_peak) = memory();
-    let heap_end = heap();
-    let threads_end = threads();
-    let cpu_used = cpu().saturating_sub(cpu_start);
+    let heap_checked = heap();
     readers_stop.store(true, Ordering::Relaxed);
     let mut stream = trading_reader
         .join()
@@ -613,7 +617,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     // against, the world as they know it): the heap they give back when dropped. The
     // rest of the end's live heap is the soak's own records, kept for the checks below.
     drop((stream, realtime, sender));
-    let heap_streams = heap_end.saturating_sub(heap());
+    let heap_streams = heap_checked.saturating_sub(heap());
 
     let s = seen
         .lock()
@@ -662,11 +666,11 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 | world resynchronisations (replayed / compared) | {} ({} / {}) |\n\
 | lossy drops (trading / worlds) | {} / {} |\n\
 | events read | {events} |\n\
-| resident memory at start / end / peak | {} / {} / {} KiB |\n\
+| resident memory at start / end / peak (before the final checks) | {} / {} / {} KiB |\n\
 | resident memory at each tenth of the run | {} KiB |\n\
 | live heap at start / end; at each tenth of the run | {heap_start} / {heap_end}; {} KiB |\n\
 | threads at start / end | {threads_start} / {threads_end} |\n\
-| of the end's live heap, held by the three streams (the rest: the soak's records) | {heap_streams} KiB |\n\
+| live heap held by the three streams after the final checks (the rest: the soak's records) | {heap_streams} KiB |\n\
 | CPU time per event (clients, drivers and proxy) | {:.1} µs |\n\
 | errors reported by the streams | {} |\n",
         o.seconds,
