@@ -408,7 +408,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 
     // The drivers: orders, world changes, faults.
     let mut orders_placed = 0u64;
-    let mut users_made = 0u64;
+    let mut joins = 0u64;
     let mut asset_updates = 0u64;
     let mut faults: HashMap<&str, u64> = HashMap::new();
     let mut next_fault = Instant::now() + rng.millis(1_000, 4_000);
@@ -455,7 +455,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         // A change to the world.
         match rng.below(4) {
             0 => {
-                users_made += 1;
+                joins += 1;
                 let id = format!("u{}", 1 + rng.below(USER_POOL));
                 control(
                     "POST",
@@ -463,7 +463,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                     Some(json!({"id": id, "announce": rng.below(4) != 0})),
                 )?;
             }
-            1 if users_made > 0 => {
+            1 => {
                 let id = format!("u{}", 1 + rng.below(USER_POOL));
                 let announce = if rng.below(4) == 0 {
                     "?announce=false"
@@ -547,9 +547,16 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let heap_end = heap();
     let threads_end = threads();
     let cpu_used = cpu().saturating_sub(cpu_start);
+    // The events read by then, for the CPU time per event over the same span.
+    let events_in_run = {
+        let s = seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        s.trading_events + s.world_events
+    };
 
-    // The end: faults off, one last reconnect so the world is compared with its
-    // snapshot, then time for the stream to catch up.
+    // The end: faults off, one last reconnect so every world is caught up once more
+    // after the last fault, then time for the streams to catch up.
     let _ = control("DELETE", "/faults", None);
     std::thread::sleep(Duration::from_secs(4));
     proxy.cut();
@@ -654,7 +661,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 | figure | value |\n|---|---|\n\
 | orders placed, fills made | {orders_placed}, {} |\n\
 | fills delivered once / missing / repeated / unknown | {} / {missing} / {repeated} / {unknown} |\n\
-| users joining (from a pool of {USER_POOL}); users at the end (seen / service) | {users_made}; {} / {} |\n\
+| users joining (from a pool of {USER_POOL}); users at the end (seen / service) | {joins}; {} / {} |\n\
 | asset updates made / seen (live or recovered) | {asset_updates} / {} |\n\
 | assets at the service's revision at the end | {} of {} |\n\
 | world events recovered; out of order | {}; {} |\n\
@@ -712,7 +719,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
             .map(u64::to_string)
             .collect::<Vec<_>>()
             .join(", "),
-        cpu_used.as_secs_f64() * 1e6 / events.max(1) as f64,
+        cpu_used.as_secs_f64() * 1e6 / events_in_run.max(1) as f64,
         s.errors.len(),
     );
     println!("\n{report}");
