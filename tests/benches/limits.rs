@@ -42,7 +42,7 @@ fn main() {
             .list(&projects_client::ListParams::new().limit(1))
         {
             Ok(_) => {}
-            Err(e) if e.kind() == Some(ErrorKind::RateLimited) => refused += 1,
+            Err(e) if e.kind() == ErrorKind::RateLimited => refused += 1,
             Err(e) => panic!("{e}"),
         }
     }
@@ -78,8 +78,7 @@ fn main() {
     );
 
     let paced = refused == 0 && ratio <= TARGET_RATIO;
-    let exact =
-        succeeded == quota && refusal.kind() == Some(ErrorKind::QuotaExceeded) && retries == 0;
+    let exact = succeeded == quota && refusal.kind() == ErrorKind::QuotaExceeded && retries == 0;
     let verdict = |met: bool| if met { "met" } else { "**missed**" };
     let section = format!(
         "\n## Limits: pacing and quotas\n\n\
@@ -92,7 +91,7 @@ none); {elapsed:.2} s against the plan's theoretical minimum of {minimum:.1} s \
 succeeded of a monthly quota of {quota}; the next was refused as `{:?}` after {retries} \
 retries (target: exactly the quota, `QuotaExceeded`, no retry: {}).\n",
         verdict(paced),
-        refusal.kind().unwrap_or(ErrorKind::Other),
+        refusal.kind(),
         verdict(exact),
     );
     if let Some(path) = testkit::bench::option("--write") {

@@ -83,10 +83,7 @@ fn main() -> anyhow::Result<()> {
 /// An error's kind in words ("not found"), or "no error".
 fn kind<E: std::borrow::Borrow<core_http::Error>>(e: Option<E>) -> String {
     match e {
-        Some(e) => e
-            .borrow()
-            .kind()
-            .map_or_else(|| e.borrow().to_string(), |k| k.to_string()),
+        Some(e) => e.borrow().kind().to_string(),
         None => "no error".into(),
     }
 }

@@ -282,7 +282,7 @@ fn a_download_before_completion_is_409_and_leaves_no_file() {
         .documents()
         .download_to_path(&document.id, &path)
         .unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::Conflict), "{err:?}");
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err:?}");
     assert_eq!(err.status(), Some(409));
     assert_eq!(
         err.api().and_then(|e| e.code.as_deref()),
@@ -513,7 +513,7 @@ fn credentials_never_show() {
     assert!(!shown.contains("wrong_secret_value"), "{shown}");
     let keyed = Client::new(sandbox.esign().url(), "sk_test_secret_value_42").unwrap();
     let err = keyed.documents().get("doc_1").unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::Unauthorized));
+    assert_eq!(err.kind(), ErrorKind::Unauthorized);
     let shown = format!("{err} {err:?} {keyed:?}");
     assert!(!shown.contains("sk_test_secret_value_42"), "{shown}");
 }

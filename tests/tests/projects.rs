@@ -86,7 +86,7 @@ fn create_250_iterate_delete_some_iterate_again() {
 
     // Deleting again: NotFound, which a clean-up treats as done.
     let err = client.projects().delete(&deleted[0]).unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::NotFound), "{err}");
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     assert_eq!(err.status(), Some(404));
 }
 
@@ -135,7 +135,7 @@ fn free_key_bursts_150_then_is_limited() {
             .unwrap_or_else(|e| panic!("request {i} of the burst: {e}"));
     }
     let err = client.projects().list(&ListParams::new()).unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::RateLimited), "{err}");
+    assert_eq!(err.kind(), ErrorKind::RateLimited, "{err}");
     let api = err.api().unwrap();
     assert_eq!(api.retry_after, Some(std::time::Duration::from_secs(1)));
     assert_eq!(api.code.as_deref(), Some("rate_limited"));
@@ -203,7 +203,7 @@ fn server_validation_comes_back_typed() {
         .projects()
         .create(&NewProject::new("qa").environment(Environment::from("qa")))
         .unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::BadRequest));
+    assert_eq!(err.kind(), ErrorKind::BadRequest);
     let api = err.api().unwrap();
     assert_eq!(api.code.as_deref(), Some("invalid_environment"));
     assert!(api.message.contains("development"), "{}", api.message);
@@ -214,7 +214,7 @@ fn server_validation_comes_back_typed() {
         .projects()
         .list(&ListParams::new())
         .unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::Unauthorized));
+    assert_eq!(err.kind(), ErrorKind::Unauthorized);
     assert!(!err.to_string().contains("sk_test_wrong"));
 }
 

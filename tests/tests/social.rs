@@ -106,13 +106,13 @@ fn full_workflow() {
     let remaining = client.accounts().list().unwrap();
     assert_eq!(remaining.len(), accounts.len() - 1);
     let again = client.accounts().disconnect(&x.id).unwrap_err();
-    assert_eq!(again.kind(), Some(ErrorKind::NotFound));
+    assert_eq!(again.kind(), ErrorKind::NotFound);
     // Posting to the disconnected platform is refused with the server's reason.
     let refused = client
         .posts()
         .create(&NewPost::new("hi", [Platform::X]))
         .unwrap_err();
-    assert_eq!(refused.kind(), Some(ErrorKind::BadRequest));
+    assert_eq!(refused.kind(), ErrorKind::BadRequest);
     assert_eq!(
         refused.api().and_then(|e| e.code.as_deref()),
         Some("platform_not_connected")
@@ -200,7 +200,7 @@ fn the_service_validates_input_with_clear_errors() {
     );
     let wrong_key = Client::new(sandbox.social().url(), "sk_test_nope").unwrap();
     let err = wrong_key.accounts().list().unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::Unauthorized));
+    assert_eq!(err.kind(), ErrorKind::Unauthorized);
     assert!(!format!("{err:?}{err}").contains("sk_test_nope"));
 }
 
@@ -331,7 +331,7 @@ fn a_starter_key_hits_its_limit_and_the_client_waits_it_out() {
     let limited = (0..200)
         .find_map(|_| no_retry.accounts().list().err())
         .unwrap();
-    assert_eq!(limited.kind(), Some(ErrorKind::RateLimited));
+    assert_eq!(limited.kind(), ErrorKind::RateLimited);
     assert_eq!(
         limited.api().unwrap().retry_after,
         Some(Duration::from_secs(1))
@@ -367,7 +367,7 @@ fn an_injected_503_is_retried() {
         .posts()
         .create(&NewPost::new("after 500", [Platform::X]))
         .unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::Server));
+    assert_eq!(err.kind(), ErrorKind::Server);
     assert_eq!(sleeper.slept().len(), 3);
 }
 

@@ -625,11 +625,7 @@ fn orders_are_listed_page_by_page_and_a_filled_order_cannot_be_canceled() {
         .unwrap();
     let err = client.orders().cancel(filled.id.clone()).unwrap_err();
     assert_eq!(err.status(), Some(409), "{err:?}");
-    assert_eq!(
-        err.kind(),
-        Some(trading_client::ErrorKind::Conflict),
-        "{err:?}"
-    );
+    assert_eq!(err.kind(), trading_client::ErrorKind::Conflict, "{err:?}");
     assert!(err.to_string().contains("filled"), "{err}");
     assert_eq!(
         client.orders().get(filled.id).unwrap().status,
@@ -762,11 +758,7 @@ fn positions_close_in_part_and_in_whole_once_and_open_orders_cancel_at_once() {
     assert_eq!(closing.len(), 2);
     assert!(client.positions().list().unwrap().is_empty());
     let gone = client.positions().get("AAPL").unwrap_err();
-    assert_eq!(
-        gone.kind(),
-        Some(trading_client::ErrorKind::NotFound),
-        "{gone:?}"
-    );
+    assert_eq!(gone.kind(), trading_client::ErrorKind::NotFound, "{gone:?}");
 
     // Cancel all: the resting orders, once.
     let price = sandbox.trading().price("AAPL");
@@ -870,11 +862,7 @@ fn an_order_is_replaced_in_one_step_once_and_a_filled_one_is_a_conflict() {
         .orders()
         .replace(filled.id, &ReplaceOrder::new().qty(d("2")))
         .unwrap_err();
-    assert_eq!(
-        err.kind(),
-        Some(trading_client::ErrorKind::Conflict),
-        "{err:?}"
-    );
+    assert_eq!(err.kind(), trading_client::ErrorKind::Conflict, "{err:?}");
 }
 
 #[test]

@@ -174,7 +174,7 @@ fn the_quota_is_reached_reported_and_reset_next_month() {
     assert_eq!(usage.remaining(), 0);
 
     let err = client.detect(&DetectRequest::new(IMAGE)).unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::QuotaExceeded), "{err}");
+    assert_eq!(err.kind(), ErrorKind::QuotaExceeded, "{err}");
     assert_eq!(err.status(), Some(429));
     assert_eq!(err.api().unwrap().retry_after, None);
     assert!(

@@ -91,7 +91,7 @@ fn worlds_are_created_listed_paged_and_read() {
     let names: Vec<String> = client.worlds().iter().map(|w| w.unwrap().name).collect();
     assert_eq!(names, ["Sandbox Plaza", "Harbour", "w0", "w1", "w2", "w3"]);
     let err = client.worlds().get("world_missing").unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::NotFound));
+    assert_eq!(err.kind(), ErrorKind::NotFound);
     // Refused before sending.
     let err = client
         .worlds()
@@ -137,14 +137,14 @@ fn users_and_assets() {
         .assets()
         .replace_if(asset.as_str(), &props(json!({"colour": "elm"})), 2)
         .unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::Conflict), "{err:?}");
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err:?}");
     assert_eq!(err.status(), Some(412));
     assert_eq!(current_revision(&err), Some(3));
     let err = client
         .assets()
         .replace("asset_missing", &Map::new())
         .unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::NotFound));
+    assert_eq!(err.kind(), ErrorKind::NotFound);
 }
 
 #[test]

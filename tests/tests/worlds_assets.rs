@@ -72,12 +72,12 @@ fn assets_are_created_read_and_listed_page_by_page() {
     assert_eq!(all, ids);
 
     let missing = client.assets().get("asset_nope").unwrap_err();
-    assert_eq!(missing.kind(), Some(ErrorKind::NotFound));
+    assert_eq!(missing.kind(), ErrorKind::NotFound);
     let no_world = client
         .assets()
         .list("world_nope", &ListAssets::new())
         .unwrap_err();
-    assert_eq!(no_world.kind(), Some(ErrorKind::NotFound));
+    assert_eq!(no_world.kind(), ErrorKind::NotFound);
 }
 
 #[test]
@@ -117,7 +117,7 @@ fn merge_changes_only_what_it_is_given_and_replace_everything() {
         .assets()
         .merge_if(id, &props(json!({"colour": "ash"})), 1)
         .unwrap_err();
-    assert_eq!(stale.kind(), Some(ErrorKind::Conflict));
+    assert_eq!(stale.kind(), ErrorKind::Conflict);
     assert_eq!(current_revision(&stale), Some(2));
     assert_eq!(
         client.assets().get(id).unwrap().properties,
@@ -222,7 +222,7 @@ fn a_world_changes_conditionally_and_is_deleted_with_its_assets() {
         .worlds()
         .update_if(world.id.as_str(), &UpdateWorld::new().name("Port"), 1)
         .unwrap_err();
-    assert_eq!(stale.kind(), Some(ErrorKind::Conflict));
+    assert_eq!(stale.kind(), ErrorKind::Conflict);
     assert_eq!(current_revision(&stale), Some(2));
     let named = client
         .worlds()
@@ -251,11 +251,11 @@ fn a_world_changes_conditionally_and_is_deleted_with_its_assets() {
     client.worlds().delete(world.id.as_str()).unwrap();
     assert_eq!(
         client.worlds().get(world.id.as_str()).unwrap_err().kind(),
-        Some(ErrorKind::NotFound)
+        ErrorKind::NotFound
     );
     assert_eq!(
         client.assets().get(asset.id.as_str()).unwrap_err().kind(),
-        Some(ErrorKind::NotFound)
+        ErrorKind::NotFound
     );
     assert_eq!(
         client
@@ -263,7 +263,7 @@ fn a_world_changes_conditionally_and_is_deleted_with_its_assets() {
             .delete(world.id.as_str())
             .unwrap_err()
             .kind(),
-        Some(ErrorKind::NotFound)
+        ErrorKind::NotFound
     );
     // The session saw both changes, then the deletion.
     let mut seen = Vec::new();

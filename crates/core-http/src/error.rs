@@ -45,6 +45,20 @@ pub enum Error {
         delivery: Delivery,
     },
 
+    /// The proxy the client goes through ([`ClientBuilder::proxy`](crate::ClientBuilder::proxy),
+    /// or `HTTPS_PROXY` and its kin) could not be reached, refused the tunnel, or did not
+    /// answer in time. The request never reached the service. A proxy's 401, 403 and 407
+    /// are never retried (a proxy may lock an account after failed logins).
+    #[error("{message}")]
+    Proxy {
+        /// The proxy's `host:port` (never its credentials).
+        proxy: String,
+        /// The status the proxy answered, when it answered one.
+        status: Option<u16>,
+        /// What happened, naming the proxy, with a hint.
+        message: String,
+    },
+
     /// The connection failed after it was established (reset, closed early, truncated body).
     #[error("I/O error: {source}{}", processed_note(*delivery))]
     Io {
@@ -134,12 +148,29 @@ pub enum Error {
         source: Box<Error>,
     },
 
-    /// An iterator stopped after the most pages it is allowed to fetch in one iteration
-    /// (a guard against servers that never stop paging); raise it with `max_pages`.
-    #[error("stopped after {pages} pages, the most one iteration may fetch")]
-    TooManyPages {
+    /// A list stopped short of its end: the items before this error were all delivered,
+    /// those after it were not. `reason` says why (the page cap, or a server that handed
+    /// back a page token or a page it had already given, which would loop forever).
+    #[error("the list was cut short after {pages} pages: {reason}")]
+    ListCutShort {
         /// How many pages were fetched.
         pages: u64,
+        /// Why the list ended before its last page.
+        reason: CutShort,
+    },
+
+    /// An action was answered with a record that is not the one asked for: the service
+    /// already had a record under the caller's idempotency id (a trading
+    /// `client_order_id`) for different work, and answered that one. Nothing new was
+    /// done. [`ErrorKind::Conflict`].
+    #[error("{id_name} {id:?} already names different work ({differs}); nothing new was done")]
+    IdConflict {
+        /// What the id is (`client_order_id`).
+        id_name: &'static str,
+        /// The id.
+        id: String,
+        /// How the record found differs from the one asked for.
+        differs: String,
     },
 
     /// The request was refused before anything was sent, because an input broke a
@@ -191,6 +222,37 @@ pub enum Delivery {
     Processed,
 }
 
+/// Why a list ended before its last page ([`Error::ListCutShort`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CutShort {
+    /// The iteration fetched the most pages it may (`max_pages`, 10,000 by default).
+    PageCap,
+    /// The server handed back a page token it had already given: following it would
+    /// loop.
+    RepeatedToken,
+    /// The server sent the same page again (it ignored the offset): going on would loop.
+    RepeatedPage,
+}
+
+impl fmt::Display for CutShort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CutShort::PageCap => {
+                "it reached the most pages one iteration may fetch (raise it with max_pages)"
+            }
+            CutShort::RepeatedToken => {
+                "the server handed back a page token it had already given, so the pages \
+                 after it cannot be reached"
+            }
+            CutShort::RepeatedPage => {
+                "the server sent the same page again (it ignored the offset), so the items \
+                 after it cannot be reached"
+            }
+        })
+    }
+}
+
 /// A specialized `Result` for service calls.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -208,11 +270,39 @@ impl Error {
         }
     }
 
-    /// The [`ErrorKind`] of an API error, `None` for transport and local errors.
-    pub fn kind(&self) -> Option<ErrorKind> {
+    /// What kind of failure this is: every error has one, so a caller can match on kinds
+    /// alone. An error status gives the kind of its status and code
+    /// ([`ErrorKind::from_status`]); everything else has a kind of its own
+    /// ([`ErrorKind::InvalidInput`] for a refusal before sending, [`ErrorKind::Timeout`],
+    /// [`ErrorKind::Connection`], [`ErrorKind::Proxy`], [`ErrorKind::Decode`],
+    /// [`ErrorKind::Incomplete`], ...). A stream's error has the kind of what happened to
+    /// it (a 401 on its upgrade is [`ErrorKind::Unauthorized`]).
+    ///
+    /// ```
+    /// use core_http::{Error, ErrorKind};
+    /// let refused = Error::InvalidRequest("limit must be from 1 to 100, got 500".into());
+    /// assert_eq!(refused.kind(), ErrorKind::InvalidInput);
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Api(e) => Some(e.kind),
-            _ => None,
+            Error::Api(e) => e.kind,
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::Connect { .. } | Error::Io { .. } => ErrorKind::Connection,
+            Error::Proxy { .. } => ErrorKind::Proxy,
+            Error::Decode { .. }
+            | Error::UndecodableSuccess { .. }
+            | Error::UnexpectedBody { .. }
+            | Error::ResponseTooLarge { .. } => ErrorKind::Decode,
+            Error::Redirect { .. } => ErrorKind::Redirect,
+            Error::NotProcessed { .. } => ErrorKind::NotProcessed,
+            Error::ListCutShort { .. } => ErrorKind::Incomplete,
+            Error::IdConflict { .. } => ErrorKind::Conflict,
+            Error::InvalidRequest(_) => ErrorKind::InvalidInput,
+            Error::Config(_) => ErrorKind::Config,
+            #[cfg(feature = "ws")]
+            Error::WebSocket(e) => e.kind(),
+            #[cfg(feature = "webhook")]
+            Error::Webhook(e) => e.kind(),
         }
     }
 
@@ -258,9 +348,11 @@ impl Error {
             Error::Api(_)
             | Error::Decode { .. }
             | Error::UndecodableSuccess { .. }
-            | Error::UnexpectedBody { .. } => Delivery::Processed,
+            | Error::UnexpectedBody { .. }
+            | Error::IdConflict { .. } => Delivery::Processed,
             Error::NotProcessed { .. }
-            | Error::TooManyPages { .. }
+            | Error::ListCutShort { .. }
+            | Error::Proxy { .. }
             | Error::InvalidRequest(_)
             | Error::Config(_) => Delivery::NotSent,
             #[cfg(feature = "ws")]
@@ -307,7 +399,8 @@ impl Error {
     }
 }
 
-/// The broad class of an API error, derived from the status and the server's code.
+/// What kind of failure an [`Error`] is ([`Error::kind`]): for an error status, the class
+/// of the status and the server's code; for everything else, what went wrong on the way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -320,7 +413,8 @@ pub enum ErrorKind {
     /// 404: no such resource.
     NotFound,
     /// 409 or 412: the resource is not in a state that allows this (412: a condition such
-    /// as `If-Match` no longer holds).
+    /// as `If-Match` no longer holds); also an idempotency id that already names
+    /// different work ([`Error::IdConflict`]).
     Conflict,
     /// 429: too many requests; slow down and try again.
     RateLimited,
@@ -331,6 +425,36 @@ pub enum ErrorKind {
     Server,
     /// Any other status.
     Other,
+    /// Refused before anything was sent: an input broke a documented rule
+    /// ([`Error::InvalidRequest`]).
+    InvalidInput,
+    /// The client is misconfigured ([`Error::Config`]).
+    Config,
+    /// The call's (or the stream's) time ran out.
+    Timeout,
+    /// No connection could be made, or it failed on the way (refused, DNS, TLS, reset).
+    Connection,
+    /// The proxy between the client and the service failed or refused
+    /// ([`Error::Proxy`]).
+    Proxy,
+    /// The answer could not be read: not the expected shape, too large, or not what the
+    /// call asked for.
+    Decode,
+    /// A redirect the client refused to follow.
+    Redirect,
+    /// The client looked the action up after a failure and the service had not carried
+    /// it out ([`Error::NotProcessed`]): safe to send again.
+    NotProcessed,
+    /// A list, a bulk action or a stream stopped short: some of what was asked for is
+    /// missing ([`Error::ListCutShort`], a stream's reader that fell behind).
+    Incomplete,
+    /// The service refused a request on a stream (a subscription), or reported an error
+    /// there.
+    Rejected,
+    /// The stream was closed (by the server, for good, or by the caller).
+    Closed,
+    /// A webhook delivery failed verification.
+    Webhook,
 }
 
 impl ErrorKind {
@@ -366,6 +490,18 @@ impl fmt::Display for ErrorKind {
             ErrorKind::QuotaExceeded => "quota exceeded",
             ErrorKind::Server => "server error",
             ErrorKind::Other => "error",
+            ErrorKind::InvalidInput => "invalid input",
+            ErrorKind::Config => "configuration error",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Connection => "connection failed",
+            ErrorKind::Proxy => "proxy error",
+            ErrorKind::Decode => "undecodable answer",
+            ErrorKind::Redirect => "refused redirect",
+            ErrorKind::NotProcessed => "not processed",
+            ErrorKind::Incomplete => "incomplete",
+            ErrorKind::Rejected => "rejected",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Webhook => "webhook verification failed",
         };
         f.write_str(s)
     }

@@ -106,7 +106,7 @@ pub use client::{HttpClient, Raw};
 pub use config::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_SIZE, DEFAULT_TIMEOUT, ServiceClient,
 };
-pub use error::{ApiError, Delivery, Error, ErrorKind, Result};
+pub use error::{ApiError, CutShort, Delivery, Error, ErrorKind, Result};
 pub use observe::{Attempt, Observer, StreamEvent};
 pub use pagination::{
     DEFAULT_MAX_PAGES, OffsetFetch, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta,

@@ -69,6 +69,20 @@ pub enum WebhookError {
     InvalidPayload(#[from] serde_json::Error),
 }
 
+impl WebhookError {
+    /// What kind of failure this is: [`ErrorKind::Webhook`](crate::ErrorKind::Webhook)
+    /// for a delivery that failed verification, [`ErrorKind::Config`](crate::ErrorKind::Config)
+    /// for an unusable secret, [`ErrorKind::Decode`](crate::ErrorKind::Decode) for a
+    /// signed body that is not an event.
+    pub fn kind(&self) -> crate::ErrorKind {
+        match self {
+            WebhookError::InvalidSecret(_) => crate::ErrorKind::Config,
+            WebhookError::InvalidPayload(_) => crate::ErrorKind::Decode,
+            _ => crate::ErrorKind::Webhook,
+        }
+    }
+}
+
 /// Where the webhook headers come from: implemented for slices, vectors and maps of
 /// string pairs, looked up case-insensitively. Implement it for your server's header type.
 pub trait WebhookHeaders {

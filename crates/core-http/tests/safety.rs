@@ -599,7 +599,7 @@ fn absurd_timeouts_and_waits_never_panic() {
         .build()
         .unwrap();
     let err = c.get("/x").send().unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::RateLimited));
+    assert_eq!(err.kind(), ErrorKind::RateLimited);
     assert!(
         sleeper.slept().is_empty(),
         "a 300-billion-year wait is not slept"
@@ -608,7 +608,7 @@ fn absurd_timeouts_and_waits_never_panic() {
 }
 
 #[test]
-fn a_server_that_ignores_offset_does_not_loop() {
+fn a_server_that_ignores_offset_does_not_loop_and_says_the_list_was_cut_short() {
     // Every page is the same full page, and `total` is huge.
     let server = Hostile::scripted(vec![Act::json(
         200,
@@ -618,7 +618,7 @@ fn a_server_that_ignores_offset_does_not_loop() {
         .base_url(server.url())
         .build()
         .unwrap();
-    let items: Vec<u32> = OffsetPaginator::new(2, |offset, limit| {
+    let items: Vec<Result<u32, Error>> = OffsetPaginator::new(2, |offset, limit| {
         let page: core_http::Page<u32> = c
             .get("/items")
             .query("offset", offset)
@@ -626,9 +626,24 @@ fn a_server_that_ignores_offset_does_not_loop() {
             .send_json()?;
         Ok(OffsetPage::from(page))
     })
-    .collect::<Result<_, _>>()
-    .unwrap();
-    assert_eq!(items, vec![1, 2]);
+    .collect();
+    assert_eq!(items.len(), 3, "{items:?}");
+    assert_eq!(*items[0].as_ref().unwrap(), 1);
+    assert_eq!(*items[1].as_ref().unwrap(), 2);
+    // The repeat is not taken as the end of the list: the caller is told.
+    let cut = items[2].as_ref().unwrap_err();
+    assert!(
+        matches!(
+            cut,
+            Error::ListCutShort {
+                reason: core_http::CutShort::RepeatedPage,
+                ..
+            }
+        ),
+        "{cut:?}"
+    );
+    assert_eq!(cut.kind(), ErrorKind::Incomplete);
+    assert!(cut.to_string().contains("cut short"), "{cut}");
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -647,7 +662,10 @@ fn an_endless_list_stops_at_the_page_cap_with_an_error() {
     assert_eq!(results.len(), 11);
     assert!(matches!(
         results.last(),
-        Some(Err(Error::TooManyPages { pages: 5 }))
+        Some(Err(Error::ListCutShort {
+            pages: 5,
+            reason: core_http::CutShort::PageCap
+        }))
     ));
 }
 

@@ -105,7 +105,7 @@ fn client_errors_and_501_are_not_retried() {
             .unwrap_err();
         m.assert();
         assert_eq!(err.status(), Some(status as u16));
-        assert_eq!(err.kind(), Some(kind), "{status}");
+        assert_eq!(err.kind(), kind, "{status}");
         assert!(sleeper.slept().is_empty(), "{status} slept");
     }
 }
@@ -218,7 +218,7 @@ fn quota_429_is_not_retried() {
         .send()
         .unwrap_err();
     m.assert();
-    assert_eq!(err.kind(), Some(ErrorKind::QuotaExceeded));
+    assert_eq!(err.kind(), ErrorKind::QuotaExceeded);
     assert!(sleeper.slept().is_empty());
 }
 
@@ -542,7 +542,7 @@ fn html_500_page_is_a_typed_server_error() {
         .get("/x")
         .send()
         .unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::Server));
+    assert_eq!(err.kind(), ErrorKind::Server);
     assert_eq!(err.api().unwrap().message, "Internal Server Error");
     assert_eq!(sleeper.slept().len(), 2);
 }
@@ -901,7 +901,7 @@ fn oauth_persistent_401_is_returned_after_one_refresh() {
         .expect(2)
         .create();
     let err = oauth_client(&server).get("/d").send().unwrap_err();
-    assert_eq!(err.kind(), Some(ErrorKind::Unauthorized));
+    assert_eq!(err.kind(), ErrorKind::Unauthorized);
     assert_eq!(err.api().unwrap().message, "revoked");
     token.assert();
     refused.assert();
@@ -1059,7 +1059,7 @@ struct Bars {
 }
 
 #[test]
-fn token_paginator_follows_tokens_and_stops_on_a_repeat() {
+fn token_paginator_follows_tokens_and_reports_a_repeat_as_cut_short() {
     let mut server = mockito::Server::new();
     let first = server
         .mock("GET", "/bars")
@@ -1084,16 +1084,25 @@ fn token_paginator_follows_tokens_and_stops_on_a_repeat() {
         .base_url(server.url())
         .build()
         .unwrap();
-    let items: Vec<u32> = TokenPaginator::new(|token| {
+    let items: Vec<Result<u32, Error>> = TokenPaginator::new(|token| {
         let b: Bars = c.get("/bars").query_opt("page_token", token).send_json()?;
         Ok(TokenPage {
             items: b.bars,
             next_token: b.next_page_token,
         })
     })
-    .collect::<Result<_, _>>()
-    .unwrap();
-    assert_eq!(items, vec![1, 2, 3, 4]);
+    .collect();
+    let read: Vec<u32> = items[..4].iter().map(|i| *i.as_ref().unwrap()).collect();
+    assert_eq!(read, vec![1, 2, 3, 4]);
+    // The repeated token ends the list with an error that says it is not whole.
+    assert_eq!(items.len(), 5, "{items:?}");
+    assert!(matches!(
+        items[4],
+        Err(Error::ListCutShort {
+            pages: 3,
+            reason: core_http::CutShort::RepeatedToken
+        })
+    ));
     first.assert();
     second.assert();
     third.assert();
@@ -1139,10 +1148,7 @@ fn token_paginator_stops_without_a_token_and_reports_errors() {
     })
     .collect();
     assert_eq!(results.len(), 1);
-    assert_eq!(
-        results[0].as_ref().unwrap_err().kind(),
-        Some(ErrorKind::NotFound)
-    );
+    assert_eq!(results[0].as_ref().unwrap_err().kind(), ErrorKind::NotFound);
 }
 
 #[test]

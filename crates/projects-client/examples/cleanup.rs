@@ -62,7 +62,7 @@ fn main() -> anyhow::Result<()> {
                 deleted += 1;
                 println!("deleted {} ({})", project.id, project.name);
             }
-            Err(e) if e.kind() == Some(ErrorKind::NotFound) => {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
                 deleted += 1;
                 println!("{} ({}) was already gone", project.id, project.name);
             }

@@ -46,7 +46,7 @@ fn main() -> anyhow::Result<()> {
     projects.delete(&scratch.id)?;
     println!("deleted {}", scratch.id);
     match projects.delete(&scratch.id) {
-        Err(e) if e.kind() == Some(ErrorKind::NotFound) => {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
             println!("deleting it again: not found, as expected")
         }
         other => anyhow::bail!("a second delete should be NotFound, got {other:?}"),

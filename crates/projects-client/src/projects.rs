@@ -276,7 +276,7 @@ impl<'a> Projects<'a> {
     /// use projects_client::ErrorKind;
     /// match client.projects().delete("proj_123") {
     ///     Ok(()) => println!("deleted"),
-    ///     Err(e) if e.kind() == Some(ErrorKind::NotFound) => println!("already gone"),
+    ///     Err(e) if e.kind() == ErrorKind::NotFound => println!("already gone"),
     ///     Err(e) => return Err(e),
     /// }
     /// # Ok::<(), projects_client::Error>(())

@@ -86,7 +86,7 @@ impl<'a> Accounts<'a> {
     /// use social_client::ErrorKind;
     /// match client.accounts().disconnect("acct_123") {
     ///     Ok(()) => println!("disconnected"),
-    ///     Err(e) if e.kind() == Some(ErrorKind::NotFound) => println!("already gone"),
+    ///     Err(e) if e.kind() == ErrorKind::NotFound => println!("already gone"),
     ///     Err(e) => return Err(e),
     /// }
     /// # Ok::<(), social_client::Error>(())

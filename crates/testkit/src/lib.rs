@@ -77,7 +77,7 @@ impl Fixture {
 #[allow(dead_code)] // read through Debug
 pub struct ErrorSummary {
     display: String,
-    kind: Option<ErrorKind>,
+    kind: ErrorKind,
     status: Option<u16>,
     code: Option<String>,
     message: Option<String>,

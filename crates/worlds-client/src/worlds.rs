@@ -510,9 +510,10 @@ impl<'a> Worlds<'a> {
     }
 
     /// The users in a world, every page of them. `GET /api/v1/worlds/{id}/users`,
-    /// following `next_page_token` (sent back as `page_token`) until the last page; a
-    /// world with more users than [`core_http::DEFAULT_MAX_PAGES`] pages hold is an error
-    /// ([`Error::TooManyPages`](crate::Error::TooManyPages)), never a short list.
+    /// following `next_page_token` (sent back as `page_token`) until the last page. A
+    /// list that cannot be read whole (a page token the service hands back twice, or more
+    /// than [`core_http::DEFAULT_MAX_PAGES`] pages) is an error
+    /// ([`Error::ListCutShort`](crate::Error::ListCutShort)), never a short list.
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;

@@ -23,7 +23,7 @@ fn main() -> Result<(), social_client::Error> {
     let post = NewPost::new("Hello!", [Platform::X, Platform::LinkedIn]);
     match client.posts().create(&post) {
         Ok(posts) => println!("{} posts", posts.len()),
-        Err(e) if e.kind() == Some(ErrorKind::RateLimited) => println!("slow down: {e}"),
+        Err(e) if e.kind() == ErrorKind::RateLimited => println!("slow down: {e}"),
         Err(e) if e.may_have_been_processed() => println!("check before retrying: {e}"),
         Err(e) => return Err(e),
     }

@@ -149,9 +149,17 @@ mod tests {
             .map(|p| p.unwrap().data.len())
             .collect();
         assert_eq!(sizes, [3, 3, 1]);
-        // A server that ignores the offset: the repeat ends it.
+        // A server that ignores the offset: the repeat ends it, and says so.
         let same = |_: u64, _: u32| -> Result<Page<u32>> { Ok(page(&[1, 2], None)) };
-        assert_eq!(OffsetPages::starting_at(0, 2, same).count(), 1);
+        let ends: Vec<_> = OffsetPages::starting_at(0, 2, same).collect();
+        assert_eq!(ends.len(), 2);
+        assert!(matches!(
+            ends[1],
+            Err(Error::ListCutShort {
+                pages: 2,
+                reason: crate::CutShort::RepeatedPage
+            })
+        ));
         // An endless list: the cap ends it with an error.
         let mut n = 0u32;
         let endless = move |_: u64, _: u32| -> Result<Page<u32>> {
@@ -162,7 +170,13 @@ mod tests {
             .max_pages(5)
             .last()
             .unwrap();
-        assert!(matches!(last, Err(Error::TooManyPages { pages: 5 })));
+        assert!(matches!(
+            last,
+            Err(Error::ListCutShort {
+                pages: 5,
+                reason: crate::CutShort::PageCap
+            })
+        ));
     }
 
     #[test]
@@ -175,10 +189,17 @@ mod tests {
                 Some(_) => (0, None),
             })
         };
-        let pages: Vec<u32> = TokenPages::starting_at(None, fetch)
-            .map(|p| p.unwrap())
-            .collect();
-        assert_eq!(pages, [1, 2, 3]);
+        let pages: Vec<Result<u32>> = TokenPages::starting_at(None, fetch).collect();
+        assert_eq!(pages.len(), 4);
+        let read: Vec<u32> = pages[..3].iter().map(|p| *p.as_ref().unwrap()).collect();
+        assert_eq!(read, [1, 2, 3]);
+        assert!(matches!(
+            pages[3],
+            Err(Error::ListCutShort {
+                pages: 3,
+                reason: crate::CutShort::RepeatedToken
+            })
+        ));
         let mut from_c = TokenPages::starting_at(Some("c".into()), fetch);
         assert_eq!(from_c.next().unwrap().unwrap(), 3);
         assert_eq!(from_c.resume_token(), Some("b"));

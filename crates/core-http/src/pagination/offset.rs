@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use super::{DEFAULT_MAX_PAGES, OffsetPage, Page};
-use crate::error::{Error, Result};
+use crate::error::{CutShort, Error, Result};
 
 /// The page fetcher of the iterators list methods return, boxed so that their types can
 /// be named: `OffsetPaginator<Post>`, `OffsetPages<Post>`.
@@ -12,11 +12,12 @@ pub type OffsetFetch<P> = Box<dyn FnMut(u64, u32) -> Result<P> + Send>;
 
 /// Iterates an offset/limit list item by item.
 ///
-/// It stops after an error, at an empty page, at a page shorter than the page size, when
-/// the offset reaches the server's `total`, or when a page repeats the previous page's
-/// items (a server that ignores `offset`), whichever comes first; and after
-/// [`max_pages`](Self::max_pages) pages it yields [`Error::TooManyPages`] and stops. So a
-/// missing, wrong or huge `total` cannot make it loop forever.
+/// It stops after an error, at an empty page, at a page shorter than the page size, or
+/// when the offset reaches the server's `total`, whichever comes first. A list that
+/// cannot be read to its end (a page that repeats the previous page's items: a server
+/// that ignores `offset`; or [`max_pages`](Self::max_pages) pages) ends with
+/// [`Error::ListCutShort`], never silently. So a missing, wrong or huge `total` cannot
+/// make it loop forever, and a list that ends without that error is whole.
 pub struct OffsetPaginator<T, F = OffsetFetch<OffsetPage<T>>> {
     fetch: F,
     cursor: OffsetCursor<T>,
@@ -47,14 +48,17 @@ impl<T: Clone + PartialEq> OffsetCursor<T> {
     }
 
     /// Fetches the next page with `fetch(offset, limit)`: `None` once the iteration has
-    /// ended, [`Error::TooManyPages`] at the page cap, the fetch's error (which ends it).
+    /// ended, [`Error::ListCutShort`] at the page cap, the fetch's error (which ends it).
     fn fetch<P>(&mut self, fetch: impl FnOnce(u64, u32) -> Result<P>) -> Option<Result<P>> {
         if self.done {
             return None;
         }
         if self.pages >= self.max_pages {
             self.done = true;
-            return Some(Err(Error::TooManyPages { pages: self.pages }));
+            return Some(Err(Error::ListCutShort {
+                pages: self.pages,
+                reason: CutShort::PageCap,
+            }));
         }
         self.pages += 1;
         let page = fetch(self.offset, self.page_size);
@@ -64,17 +68,21 @@ impl<T: Clone + PartialEq> OffsetCursor<T> {
         Some(page)
     }
 
-    /// Takes a fetched page's items in: `false` (and the end) when they repeat the
-    /// previous page's (a server that ignores `offset`); otherwise the offset moves on,
-    /// and an empty or short page, or the server's `total` reached, ends the iteration.
-    fn accept(&mut self, items: &[T], total: Option<u64>) -> bool {
+    /// Takes a fetched page's items in: [`Error::ListCutShort`] (and the end) when they
+    /// repeat the previous page's (a server that ignores `offset`); otherwise the offset
+    /// moves on, and an empty or short page, or the server's `total` reached, ends the
+    /// iteration.
+    fn accept(&mut self, items: &[T], total: Option<u64>) -> Result<()> {
         if !items.is_empty() && items == self.previous.as_slice() {
             log::warn!(
-                "the server sent the same page again at offset {}; stopping the iteration",
+                "the server sent the same page again at offset {}; the list is cut short",
                 self.offset
             );
             self.done = true;
-            return false;
+            return Err(Error::ListCutShort {
+                pages: self.pages,
+                reason: CutShort::RepeatedPage,
+            });
         }
         let n = items.len() as u64;
         self.offset = self.offset.saturating_add(n);
@@ -85,7 +93,7 @@ impl<T: Clone + PartialEq> OffsetCursor<T> {
             self.previous.clear();
             self.previous.extend_from_slice(items);
         }
-        true
+        Ok(())
     }
 }
 
@@ -147,8 +155,8 @@ where
             Ok(page) => page,
             Err(e) => return Some(Err(e)),
         };
-        if !self.cursor.accept(&page.items, page.total) {
-            return None;
+        if let Err(cut) = self.cursor.accept(&page.items, page.total) {
+            return Some(Err(cut));
         }
         self.buffer.extend(page.items);
         self.buffer.pop_front().map(Ok)
@@ -169,8 +177,8 @@ impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
 
 /// Iterates an offset/limit list page by page (`{data, meta}` pages), with the same
 /// stopping rules as [`OffsetPaginator`]: after an error, at an empty or short page, at
-/// the server's `total`, at a page that repeats the previous one, and after
-/// [`max_pages`](Self::max_pages) pages ([`Error::TooManyPages`]).
+/// the server's `total`; cut short with [`Error::ListCutShort`] at a page that repeats
+/// the previous one and after [`max_pages`](Self::max_pages) pages.
 pub struct OffsetPages<T, F = OffsetFetch<Page<T>>> {
     fetch: F,
     cursor: OffsetCursor<T>,
@@ -231,8 +239,8 @@ where
             return None;
         }
         let total = page.meta.as_ref().and_then(|m| m.total);
-        if !self.cursor.accept(&page.data, total) {
-            return None;
+        if let Err(cut) = self.cursor.accept(&page.data, total) {
+            return Some(Err(cut));
         }
         Some(Ok(page))
     }

@@ -5,7 +5,7 @@ use std::collections::{HashSet, VecDeque};
 use std::fmt;
 
 use super::DEFAULT_MAX_PAGES;
-use crate::error::{Error, Result};
+use crate::error::{CutShort, Error, Result};
 
 /// The page tokens a listing has used, to notice a server that hands one back: kept as
 /// 128-bit keyed hashes (keys random per process, so a server cannot aim a collision), 16
@@ -37,8 +37,9 @@ impl SeenTokens {
 pub type TokenFetch<P> = Box<dyn FnMut(Option<&str>) -> Result<P> + Send>;
 
 /// Where a page-token listing stands, and its stopping rules, for both iterators: after
-/// an error, at the last page (no token, or an empty one), at a token the server already
-/// gave, and after `max_pages` pages ([`Error::TooManyPages`]).
+/// an error, at the last page (no token, or an empty one), and cut short with a final
+/// [`Error::ListCutShort`] at a token the server already gave or after `max_pages`
+/// pages.
 struct TokenCursor {
     next: Option<String>,
     seen: SeenTokens,
@@ -46,6 +47,8 @@ struct TokenCursor {
     pages: u64,
     max_pages: u64,
     done: bool,
+    /// Why the list stops short, to be told as its last item.
+    cut: Option<CutShort>,
 }
 
 impl TokenCursor {
@@ -57,6 +60,7 @@ impl TokenCursor {
             pages: 0,
             max_pages: DEFAULT_MAX_PAGES,
             done: false,
+            cut: None,
         }
     }
 
@@ -65,18 +69,28 @@ impl TokenCursor {
         self.done || (self.started && self.next.is_none())
     }
 
-    /// Fetches the next page with `fetch(token)` and records the token it gives; `None`
-    /// once finished.
+    /// Fetches the next page with `fetch(token)` and records the token it gives; after a
+    /// list cut short, the [`Error::ListCutShort`] that says so; `None` once finished.
     fn fetch<P>(
         &mut self,
         fetch: impl FnOnce(Option<&str>) -> Result<(P, Option<String>)>,
     ) -> Option<Result<P>> {
+        if let Some(reason) = self.cut.take() {
+            self.done = true;
+            return Some(Err(Error::ListCutShort {
+                pages: self.pages,
+                reason,
+            }));
+        }
         if self.finished() {
             return None;
         }
         if self.pages >= self.max_pages {
             self.done = true;
-            return Some(Err(Error::TooManyPages { pages: self.pages }));
+            return Some(Err(Error::ListCutShort {
+                pages: self.pages,
+                reason: CutShort::PageCap,
+            }));
         }
         self.started = true;
         self.pages += 1;
@@ -94,17 +108,19 @@ impl TokenCursor {
         if let Some(t) = &self.next
             && self.seen.contains(t)
         {
-            log::warn!("the server repeated page token {t:?}; stopping the iteration");
+            log::warn!("the server repeated a page token; the list is cut short");
             self.next = None;
+            self.cut = Some(CutShort::RepeatedToken);
         }
         Some(Ok(page))
     }
 }
 
 /// Iterates a page-token list page by page: `fetch(token)` gives a page and the token of
-/// the next (`None` or empty after the last). It stops after an error, at the last page,
-/// at a token the server already gave, and after [`max_pages`](Self::max_pages) pages
-/// ([`Error::TooManyPages`]).
+/// the next (`None` or empty after the last). It stops after an error and at the last
+/// page; a list that cannot be read to its end (a token the server already gave, or
+/// [`max_pages`](Self::max_pages) pages) ends with [`Error::ListCutShort`], never
+/// silently.
 pub struct TokenPages<P, F = TokenFetch<(P, Option<String>)>> {
     fetch: F,
     cursor: TokenCursor,
@@ -179,9 +195,10 @@ pub struct TokenPage<T> {
 
 /// Iterates a page-token list item by item.
 ///
-/// It stops after an error, when the next token is missing or empty, or when the server
-/// hands back a token it has already given (which would otherwise loop forever); after
-/// [`max_pages`](Self::max_pages) pages it yields [`Error::TooManyPages`] and stops.
+/// It stops after an error and when the next token is missing or empty. When the server
+/// hands back a token it has already given (which would otherwise loop forever), or
+/// after [`max_pages`](Self::max_pages) pages, its last item is
+/// [`Error::ListCutShort`]: a list that ends without that error is whole.
 /// [`resume_token`](Self::resume_token) tells where to start again later.
 pub struct TokenPaginator<T, F = TokenFetch<TokenPage<T>>> {
     fetch: F,
@@ -266,9 +283,6 @@ where
                 Ok(items) => items,
                 Err(e) => return Some(Err(e)),
             };
-            if items.is_empty() && self.cursor.next.is_none() {
-                return None;
-            }
             self.buffer.extend(items);
         }
     }

@@ -99,3 +99,26 @@ pub enum WsError {
     #[error("the server sent a message that could not be read: {0}")]
     Undecodable(String),
 }
+
+impl WsError {
+    /// What kind of failure this is ([`Error::kind`](crate::Error::kind) of a stream's
+    /// error): a refused upgrade has the kind of its status.
+    pub fn kind(&self) -> crate::ErrorKind {
+        use crate::ErrorKind as K;
+        match self {
+            WsError::Unauthorized { status, .. } | WsError::Refused { status, .. } => {
+                K::from_status(*status, None)
+            }
+            WsError::Closed { .. } | WsError::ClosedByCaller => K::Closed,
+            WsError::Server(_) | WsError::Rejected { .. } => K::Rejected,
+            WsError::MessageTooLarge { .. } | WsError::Protocol(_) | WsError::Undecodable(_) => {
+                K::Decode
+            }
+            WsError::Connect(_) | WsError::Io(_) => K::Connection,
+            WsError::Timeout(_) | WsError::Unanswered(_) => K::Timeout,
+            WsError::FellBehind { .. } => K::Incomplete,
+            WsError::NotSent(_) => K::NotProcessed,
+            WsError::ProxyRefused { .. } => K::Proxy,
+        }
+    }
+}
