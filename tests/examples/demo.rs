@@ -729,8 +729,10 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     );
 
     step("end of day: cancel what rests, close every position (each once, even on a retry)");
-    let canceled = client.orders().cancel_all()?;
-    let closing = client.positions().close_all()?;
+    // Each answer says what happened to every order and position; `into_complete` makes
+    // one that was not carried out for all of them an error.
+    let canceled = client.orders().cancel_all()?.into_complete()?;
+    let closing = client.positions().close_all()?.into_complete()?;
     println!(
         "  {} orders canceled; {} positions closing: {}",
         canceled.len(),

@@ -163,7 +163,10 @@ pub enum Error {
     /// already had a record under the caller's idempotency id (a trading
     /// `client_order_id`) for different work, and answered that one. Nothing new was
     /// done. [`ErrorKind::Conflict`].
-    #[error("{id_name} {id:?} already names different work ({differs}); nothing new was done")]
+    #[error(
+        "{id_name} {id:?} is already in use for different work ({differs}): the service \
+         answered that, and nothing new was placed"
+    )]
     IdConflict {
         /// What the id is (`client_order_id`).
         id_name: &'static str,
@@ -171,6 +174,17 @@ pub enum Error {
         id: String,
         /// How the record found differs from the one asked for.
         differs: String,
+    },
+
+    /// A bulk action (cancel every order, close every position) was carried out for some
+    /// items and not for others ([`BulkOutcome::into_complete`](crate::BulkOutcome::into_complete)).
+    /// [`ErrorKind::Incomplete`].
+    #[error("{done} carried out, {} not: {}", failed.len(), list_failures(failed))]
+    Partial {
+        /// How many items were carried out.
+        done: usize,
+        /// Those that were not, with what the service said of each.
+        failed: Vec<ItemFailure>,
     },
 
     /// The request was refused before anything was sent, because an input broke a
@@ -220,6 +234,62 @@ pub enum Delivery {
     /// The server answered and the answer says what it did: an error status (it saw the
     /// request and refused it), or a success whose body could not be used.
     Processed,
+}
+
+/// One item a bulk action could not carry out: its id (or symbol), and the status, code
+/// and message the service gave for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ItemFailure {
+    /// The item's id, or its symbol, when the answer named it.
+    pub id: Option<String>,
+    /// The status the service gave this item.
+    pub status: u16,
+    /// The service's code, when it gave one.
+    pub code: Option<String>,
+    /// The service's message.
+    pub message: String,
+}
+
+impl ItemFailure {
+    /// A failure from its parts.
+    pub fn new(id: Option<String>, status: u16, code: Option<String>, message: String) -> Self {
+        ItemFailure {
+            id,
+            status,
+            code,
+            message,
+        }
+    }
+
+    /// The kind of the status the service gave this item.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::from_status(self.status, self.code.as_deref())
+    }
+}
+
+impl fmt::Display for ItemFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (HTTP {}{}): {}",
+            self.id.as_deref().unwrap_or("an item"),
+            self.status,
+            self.code
+                .as_deref()
+                .map(|c| format!(", {c}"))
+                .unwrap_or_default(),
+            self.message
+        )
+    }
+}
+
+fn list_failures(failed: &[ItemFailure]) -> String {
+    failed
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Why a list ended before its last page ([`Error::ListCutShort`]).
@@ -295,7 +365,7 @@ impl Error {
             | Error::ResponseTooLarge { .. } => ErrorKind::Decode,
             Error::Redirect { .. } => ErrorKind::Redirect,
             Error::NotProcessed { .. } => ErrorKind::NotProcessed,
-            Error::ListCutShort { .. } => ErrorKind::Incomplete,
+            Error::ListCutShort { .. } | Error::Partial { .. } => ErrorKind::Incomplete,
             Error::IdConflict { .. } => ErrorKind::Conflict,
             Error::InvalidRequest(_) => ErrorKind::InvalidInput,
             Error::Config(_) => ErrorKind::Config,
@@ -349,7 +419,8 @@ impl Error {
             | Error::Decode { .. }
             | Error::UndecodableSuccess { .. }
             | Error::UnexpectedBody { .. }
-            | Error::IdConflict { .. } => Delivery::Processed,
+            | Error::IdConflict { .. }
+            | Error::Partial { .. } => Delivery::Processed,
             Error::NotProcessed { .. }
             | Error::ListCutShort { .. }
             | Error::Proxy { .. }

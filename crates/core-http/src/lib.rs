@@ -57,6 +57,7 @@
 mod attempt;
 mod auth;
 mod backoff;
+mod bulk;
 mod call;
 mod client;
 mod config;
@@ -102,11 +103,12 @@ pub use http;
 
 pub use auth::{Auth, KeySource, OAuth2Config, Secret};
 pub use backoff::Backoff;
+pub use bulk::BulkOutcome;
 pub use client::{HttpClient, Raw};
 pub use config::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_SIZE, DEFAULT_TIMEOUT, ServiceClient,
 };
-pub use error::{ApiError, CutShort, Delivery, Error, ErrorKind, Result};
+pub use error::{ApiError, CutShort, Delivery, Error, ErrorKind, ItemFailure, Result};
 pub use observe::{Attempt, Observer, StreamEvent};
 pub use pagination::{
     DEFAULT_MAX_PAGES, OffsetFetch, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta,

@@ -399,7 +399,9 @@ macro_rules! reexports {
         /// RFC 3339 as the service reads and writes it (`timestamp::parse`,
         /// `timestamp::format`), for times in raw calls and logs.
         pub use $crate::timestamp;
-        pub use $crate::{ApiError, Delivery, Error, ErrorKind, Result};
+        pub use $crate::{
+            ApiError, BulkOutcome, CutShort, Delivery, Error, ErrorKind, ItemFailure, Result,
+        };
 
         /// Building and tuning a client: its builder, credentials, retries, rate limit,
         /// per-call options, and the clock and sleeper tests may replace.

@@ -213,6 +213,11 @@ impl Response {
         result.map_err(|e| self.decode_error(e))
     }
 
+    /// `text` (taken from the body) with the client's credentials blanked out.
+    pub(crate) fn redact(&self, text: String) -> String {
+        self.redact.apply(text)
+    }
+
     /// The error for a body that did not decode.
     pub(crate) fn decode_error(&self, source: serde_json::Error) -> Error {
         let request_id = self.request_id().map(str::to_owned);

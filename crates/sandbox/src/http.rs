@@ -26,11 +26,25 @@ pub(crate) fn json(status: StatusCode, value: &impl Serialize) -> Response {
 }
 
 /// The error body every service of the sandbox uses: `{"error": {"code", "message"}}`.
+/// The body is kept on the answer too ([`error_body`]), for a handler that reports one
+/// item's refusal inside a larger answer.
 pub(crate) fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    json(
-        status,
-        &serde_json::json!({"error": {"code": code, "message": message.into()}}),
-    )
+    let body = serde_json::json!({"error": {"code": code, "message": message.into()}});
+    let mut response = json(status, &body);
+    response.extensions_mut().insert(ErrorBody(body));
+    response
+}
+
+/// An error answer's body, kept beside it by [`error`].
+#[derive(Clone)]
+struct ErrorBody(Value);
+
+/// The body of an answer made by [`error`]; `null` for any other.
+pub(crate) fn error_body(response: &Response) -> Value {
+    response
+        .extensions()
+        .get::<ErrorBody>()
+        .map_or(Value::Null, |b| b.0.clone())
 }
 
 /// A 400 with this code and message.

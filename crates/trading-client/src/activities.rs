@@ -194,7 +194,7 @@ impl ListActivities {
 #[non_exhaustive]
 pub struct ActivityPage {
     /// The activities of the page.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     pub activities: Vec<Activity>,
     /// The token of the next page; `None` after the last.
     #[serde(default, deserialize_with = "core_http::de::opt_text")]
@@ -260,7 +260,14 @@ pub struct EquityPoint {
 }
 
 /// The portfolio's equity over a period, oldest point first.
+///
+/// Read from `{"points": [{timestamp, equity, profit_loss, profit_loss_pct}], ...}` (the
+/// sandbox's shape), or from the parallel arrays other brokers answer
+/// (`{"timestamp": [..], "equity": [..], "profit_loss": [..], "profit_loss_pct": [..]}`,
+/// timestamps as RFC 3339 or Unix seconds), whose lengths must agree. An answer with
+/// neither is a decode error, never an empty history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "HistoryWire")]
 #[non_exhaustive]
 pub struct PortfolioHistory {
     /// The step between points, as the service gave it.
@@ -274,8 +281,103 @@ pub struct PortfolioHistory {
     )]
     pub base_value: Option<Decimal>,
     /// The points, oldest first.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
     pub points: Vec<EquityPoint>,
+}
+
+/// A portfolio history as it may come: points, or parallel arrays.
+#[derive(Deserialize)]
+struct HistoryWire {
+    #[serde(default)]
+    timeframe: Step,
+    #[serde(default, deserialize_with = "crate::money::opt_decimal")]
+    base_value: Option<Decimal>,
+    #[serde(default)]
+    points: Option<Vec<EquityPoint>>,
+    #[serde(default)]
+    timestamp: Option<Vec<Stamp>>,
+    #[serde(default)]
+    equity: Option<Vec<Money>>,
+    #[serde(default)]
+    profit_loss: Option<Vec<MaybeMoney>>,
+    #[serde(default)]
+    profit_loss_pct: Option<Vec<MaybeMoney>>,
+}
+
+/// A point's time: RFC 3339, or Unix seconds.
+struct Stamp(OffsetDateTime);
+
+impl<'de> Deserialize<'de> for Stamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Seconds(i64),
+            Text(String),
+        }
+        let at = match Either::deserialize(d)? {
+            Either::Seconds(s) => OffsetDateTime::from_unix_timestamp(s).ok(),
+            Either::Text(t) => core_http::timestamp::parse(&t).ok(),
+        };
+        at.map(Stamp)
+            .ok_or_else(|| serde::de::Error::custom("a timestamp is RFC 3339 or Unix seconds"))
+    }
+}
+
+#[derive(Deserialize)]
+struct Money(#[serde(deserialize_with = "crate::money::required_decimal")] Decimal);
+
+#[derive(Deserialize)]
+struct MaybeMoney(#[serde(deserialize_with = "crate::money::opt_decimal")] Option<Decimal>);
+
+impl TryFrom<HistoryWire> for PortfolioHistory {
+    type Error = String;
+
+    fn try_from(wire: HistoryWire) -> std::result::Result<Self, String> {
+        let points = match (wire.points, wire.timestamp, wire.equity) {
+            (Some(points), _, _) => points,
+            (None, Some(times), Some(equity)) => {
+                let n = times.len();
+                let same = |name: &str, len: Option<usize>| match len {
+                    Some(len) if len != n => Err(format!(
+                        "the history's {name} has {len} values for {n} timestamps"
+                    )),
+                    _ => Ok(()),
+                };
+                same("equity", Some(equity.len()))?;
+                same("profit_loss", wire.profit_loss.as_ref().map(Vec::len))?;
+                same(
+                    "profit_loss_pct",
+                    wire.profit_loss_pct.as_ref().map(Vec::len),
+                )?;
+                let nth = |list: &Option<Vec<MaybeMoney>>, i: usize| {
+                    list.as_ref().and_then(|l| l.get(i)).and_then(|m| m.0)
+                };
+                times
+                    .into_iter()
+                    .zip(equity)
+                    .enumerate()
+                    .map(|(i, (t, e))| EquityPoint {
+                        timestamp: t.0,
+                        equity: e.0,
+                        profit_loss: nth(&wire.profit_loss, i),
+                        profit_loss_pct: nth(&wire.profit_loss_pct, i),
+                    })
+                    .collect()
+            }
+            _ => {
+                return Err(
+                    "the history has neither `points` nor `timestamp` and `equity` \
+                            arrays: its shape is not one the client knows"
+                        .into(),
+                );
+            }
+        };
+        Ok(PortfolioHistory {
+            timeframe: wire.timeframe,
+            base_value: wire.base_value,
+            points,
+        })
+    }
 }
 
 /// The activities resource: `client.activities()`.

@@ -181,7 +181,7 @@ impl Asset {
 
 #[derive(Deserialize)]
 struct AssetList {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     assets: Vec<Asset>,
 }
 

@@ -66,7 +66,7 @@ fn format_date(date: Date) -> String {
 
 #[derive(Deserialize)]
 struct Days {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     days: Vec<TradingDay>,
 }
 

@@ -17,7 +17,7 @@ type FetchPage = Box<dyn FnMut(Option<&str>) -> Result<TokenPage<Bar>> + Send>;
 
 #[derive(Deserialize)]
 struct Page {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     bars: Vec<Bar>,
     #[serde(default)]
     next_page_token: Option<String>,

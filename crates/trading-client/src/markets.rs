@@ -175,25 +175,25 @@ pub struct Trade {
 
 #[derive(Deserialize)]
 struct Quotes {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     quotes: Vec<Quote>,
 }
 
 #[derive(Deserialize)]
 struct Bars {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     bars: Vec<Bar>,
 }
 
 #[derive(Deserialize)]
 struct Books {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     orderbooks: Vec<OrderBook>,
 }
 
 #[derive(Deserialize)]
 struct Trades {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     trades: Vec<Trade>,
 }
 

@@ -86,7 +86,7 @@ pub struct NewsItem {
 #[non_exhaustive]
 pub struct NewsPage {
     /// The items, newest first.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     pub news: Vec<NewsItem>,
     /// The token of the next page; `None` on the last.
     #[serde(default)]

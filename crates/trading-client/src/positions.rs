@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::account::Position;
 use crate::client::Client;
-use crate::orders::{Order, OrderList};
+use crate::orders::Order;
 
 /// How much of a position to close.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub enum Close {
 
 #[derive(Deserialize)]
 struct PositionList {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     positions: Vec<Position>,
 }
 
@@ -75,7 +75,9 @@ impl<'a> Positions<'a> {
     /// Closes all or part of the position in `symbol` with a market order the other
     /// way; answers that order. `DELETE /v1/positions/{symbol}?qty|percentage&client_order_id`.
     /// The `client_order_id` is made once and sent on every attempt: a retried close
-    /// answers the first close's order and never closes twice.
+    /// answers the first close's order and never closes twice. The order answered is
+    /// checked (this symbol, at the market, the quantity asked): another is
+    /// [`Error::IdConflict`](crate::Error::IdConflict).
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
@@ -108,37 +110,50 @@ impl<'a> Positions<'a> {
             "/v1/positions/{}",
             core_http::path_segment("a symbol", symbol)?
         );
+        let client_order_id = core_http::uuid_v4();
         let mut request = self
             .client
             .http()
             .delete(&path)
-            .query("client_order_id", core_http::uuid_v4())
+            .query("client_order_id", &client_order_id)
             // The service answers a repeated client_order_id with the first close.
             .replay_safe(true);
         if let (Some(name), Some(value)) = (name, value) {
             request = request.query(name, value.normalize().to_string());
         }
-        request.send_json()
+        let order: Order = request.send_json()?;
+        let qty = match how {
+            Close::Qty(q) => Some(q),
+            _ => None,
+        };
+        crate::orders::check_closed(symbol, qty, &client_order_id, &order)?;
+        Ok(order)
     }
 
-    /// Closes every position with market orders; answers them. `DELETE /v1/positions`,
-    /// under one `client_order_id` the service extends per symbol, so a retry closes
-    /// nothing twice.
+    /// Closes every position with market orders. `DELETE /v1/positions`, under one
+    /// `client_order_id` the service extends per symbol, so a retry closes nothing twice.
+    ///
+    /// The answer says what happened to each position: the orders placed to close them
+    /// in [`done`](core_http::BulkOutcome::done), the positions the service could not
+    /// close (a `207 Multi-Status` with a status per symbol) in
+    /// [`failed`](core_http::BulkOutcome::failed). An answer without its list is an
+    /// error, never "nothing to close".
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let orders = client.positions().close_all()?;
-    /// println!("{} positions closing", orders.len());
+    /// let outcome = client.positions().close_all()?;
+    /// println!("{} positions closing", outcome.done.len());
+    /// let orders = outcome.into_complete()?; // an error if any position stays open
+    /// # let _ = orders;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn close_all(&self) -> Result<Vec<Order>> {
-        let list: OrderList = self
-            .client
+    pub fn close_all(&self) -> Result<core_http::BulkOutcome<Order>> {
+        self.client
             .http()
             .delete("/v1/positions")
             .query("client_order_id", core_http::uuid_v4())
             .replay_safe(true)
-            .send_json()?;
-        Ok(list.orders)
+            .send()?
+            .bulk("orders")
     }
 }

@@ -129,7 +129,7 @@ impl DetectRequest {
 #[non_exhaustive]
 pub struct Detection {
     /// The objects, most confident first (as the service orders them).
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     pub objects: Vec<DetectedObject>,
     /// How long the analysis took on the server, in milliseconds.
     #[serde(
@@ -220,7 +220,7 @@ impl ClassifyRequest {
 #[non_exhaustive]
 pub struct Classification {
     /// The predictions, most likely first.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     pub predictions: Vec<Prediction>,
     /// How long the analysis took on the server, in milliseconds.
     #[serde(
@@ -429,7 +429,7 @@ impl FacesRequest {
 #[non_exhaustive]
 pub struct Faces {
     /// The faces.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     pub faces: Vec<Face>,
     /// How long the analysis took on the server, in milliseconds.
     #[serde(

@@ -133,7 +133,7 @@ impl ListAssets {
 #[non_exhaustive]
 pub struct AssetPage {
     /// The assets, in the service's order (the sandbox's: by id).
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     pub assets: Vec<Asset>,
     /// The token of the next page; `None` after the last.
     #[serde(default, deserialize_with = "core_http::de::opt_text")]

@@ -353,7 +353,6 @@ impl ListWorlds {
 #[serde(untagged)]
 enum PageAnswer<T> {
     Page {
-        #[serde(default = "Vec::new", deserialize_with = "core_http::de::or_default")]
         data: Vec<T>,
         #[serde(default)]
         next_page_token: Option<String>,

@@ -12,13 +12,13 @@ pub use offset::{OffsetFetch, OffsetPages, OffsetPaginator};
 pub use token::{TokenFetch, TokenPage, TokenPages, TokenPaginator};
 
 /// One page of a `{"data": [...], "meta": {"total", "limit", "offset"}}` list, the
-/// offset/limit convention the services share. A missing `meta` or `data` decodes as
-/// `None` or empty rather than failing.
+/// offset/limit convention the services share. A missing `meta` decodes as `None`; a
+/// missing `data` is a decode error: an answer that does not carry its list says
+/// nothing about what the list holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Page<T> {
     /// The items.
-    #[serde(default = "Vec::new")]
     pub data: Vec<T>,
     /// Paging figures, when the server sent them.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,6 +1,7 @@
 //! Orders: what to place (a type that carries its own prices, so an invalid order does
 //! not compile), and placing it exactly once.
 
+mod check;
 mod list;
 mod model;
 mod replace;
@@ -15,6 +16,7 @@ use log::debug;
 use serde::Deserialize;
 
 use crate::client::Client;
+pub(crate) use check::closed as check_closed;
 pub use list::{Direction, ListOrders, OrderPage, StatusFilter};
 pub use model::*;
 pub use replace::ReplaceOrder;
@@ -28,7 +30,7 @@ pub const MAX_CLIENT_ORDER_ID: usize = 48;
 
 #[derive(Deserialize)]
 pub(crate) struct OrderList {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     pub(crate) orders: Vec<Order>,
     #[serde(default, deserialize_with = "core_http::de::opt_text")]
     next_page_token: Option<String>,
@@ -61,6 +63,13 @@ impl<'a> Orders<'a> {
     /// uncertain after the retries (a timeout, a reset, a 5xx), the client looks the
     /// order up by that id before answering: you get the order, or
     /// [`Error::NotProcessed`], which says it was not placed and is safe to send again.
+    ///
+    /// The service answers a `client_order_id` it already has with the order first placed
+    /// under it. So the answer (or the order the lookup finds) is checked against this
+    /// request (symbol, side, quantity or notional, type, time in force, prices, class,
+    /// extended hours): the same order is `Ok` (placing it again is idempotent); a
+    /// different one is [`Error::IdConflict`] (`ErrorKind::Conflict`), naming the id:
+    /// the id was already used for other work, and nothing new was placed.
     ///
     /// All of it fits in the client's timeout: the POST and its retries get the timeout
     /// less a reserve (a quarter of it, at most 5 s) that the lookup may use. When even
@@ -104,7 +113,7 @@ impl<'a> Orders<'a> {
             .send()
             .and_then(|response| response.json::<Order>());
         match result {
-            Ok(placed) => Ok(placed),
+            Ok(placed) => check::placed(order, &client_order_id, &placed).map(|()| placed),
             Err(e) if uncertain(&e) => {
                 let left = budget.saturating_sub(started.elapsed());
                 debug!("order {client_order_id}: {e}; looking it up within {left:?}");
@@ -112,7 +121,9 @@ impl<'a> Orders<'a> {
                     return Err(e);
                 }
                 match self.lookup(&client_order_id, left) {
-                    Ok(Some(found)) => Ok(found),
+                    Ok(Some(found)) => {
+                        check::placed(order, &client_order_id, &found).map(|()| found)
+                    }
                     Ok(None) => Err(Error::NotProcessed {
                         reason: format!("no order has client_order_id {client_order_id}"),
                         source: Box::new(e),
@@ -301,7 +312,9 @@ impl<'a> Orders<'a> {
     /// Replaces an open order in one step (no cancel-then-place race): a new order with
     /// the changes, linked both ways (`replaces`, `replaced_by`); the old one becomes
     /// `replaced`. `PATCH /v1/orders/{id}`. Sent under a `client_order_id` made once, so
-    /// a retried replace answers the first replacement, never two. An order that filled
+    /// a retried replace answers the first replacement, never two. The answer is checked:
+    /// an order that replaces another than `id`, or lacks a change asked for (a
+    /// `client_order_id` of yours already used for other work) is [`Error::IdConflict`]. An order that filled
     /// (in part or whole) or ended before the replace is `409 order_not_replaceable`
     /// (`ErrorKind::Conflict`): read it with [`get`](Self::get).
     ///
@@ -314,12 +327,14 @@ impl<'a> Orders<'a> {
     /// ```
     pub fn replace(&self, id: impl Into<OrderId>, change: &ReplaceOrder) -> Result<Order> {
         change.validate()?;
-        let path = format!("/v1/orders/{}", id.into().segment()?);
+        let id = id.into();
+        let path = format!("/v1/orders/{}", id.segment()?);
         let client_order_id = change
             .client_order_id
             .clone()
             .unwrap_or_else(core_http::uuid_v4);
-        self.client
+        let order: Order = self
+            .client
             .http()
             .patch(&path)
             .bytes(
@@ -328,23 +343,38 @@ impl<'a> Orders<'a> {
             )
             // The service answers a repeated client_order_id with the first replacement.
             .replay_safe(true)
-            .send_json()
+            .send_json()?;
+        check::replaced(&id, change, &client_order_id, &order)?;
+        Ok(order)
     }
 
-    /// Cancels every open order and working leg (a filled entry's exits too); answers
-    /// each order that had something canceled, with its legs.
+    /// Cancels every open order and working leg (a filled entry's exits too).
     /// `DELETE /v1/orders`. Repeating it cancels nothing more, so it is retried like a
     /// read.
     ///
+    /// The answer says what happened to each order: those canceled (with their legs) in
+    /// [`done`](core_http::BulkOutcome::done), those the service could not cancel (an
+    /// order that filled meanwhile: a `207 Multi-Status` with a status per order) in
+    /// [`failed`](core_http::BulkOutcome::failed), with the status and message given.
+    /// An answer without its list is an error, never "nothing was canceled".
+    /// [`into_complete`](core_http::BulkOutcome::into_complete) turns a partial
+    /// answer into an error.
+    ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let canceled = client.orders().cancel_all()?;
-    /// println!("{} orders canceled", canceled.len());
+    /// let outcome = client.orders().cancel_all()?;
+    /// println!("{} orders canceled", outcome.done.len());
+    /// for failure in &outcome.failed {
+    ///     eprintln!("not canceled: {failure}");
+    /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn cancel_all(&self) -> Result<Vec<Order>> {
-        let list: OrderList = self.client.http().delete("/v1/orders").send_json()?;
-        Ok(list.orders)
+    pub fn cancel_all(&self) -> Result<core_http::BulkOutcome<Order>> {
+        self.client
+            .http()
+            .delete("/v1/orders")
+            .send()?
+            .bulk("orders")
     }
 }
 

@@ -116,7 +116,7 @@ struct Head<'a> {
 
 #[derive(Deserialize)]
 struct SnapshotBody {
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
+    #[serde(deserialize_with = "core_http::de::or_default")]
     users: Vec<User>,
     #[serde(default, deserialize_with = "core_http::de::or_default")]
     world: Option<World>,

@@ -325,10 +325,24 @@ pub(super) async fn replace(
             .get("client_order_id")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // A repeated replacement answers the first one; an id already used for other
+        // work (another order's replacement, or an order placed under it) is refused,
+        // never answered with that other order.
         if let Some(cid) = &cid {
             let acct = account(w, key);
             if let Some(&i) = acct.by_client_id.get(cid) {
-                return json(StatusCode::OK, &acct.orders[i].to_json(&acct.orders));
+                let first = &acct.orders[i];
+                if first.replaces.as_deref() != Some(id.as_str()) {
+                    return error(
+                        StatusCode::CONFLICT,
+                        "client_order_id_in_use",
+                        format!(
+                            "client_order_id {cid} is already used by order {}, which does not replace {id}",
+                            first.id
+                        ),
+                    );
+                }
+                return json(StatusCode::OK, &first.to_json(&acct.orders));
             }
         }
         let Some(i) = find(w, key, &id) else {

@@ -69,6 +69,8 @@ pub(super) async fn get_one(
     Extension(caller): Extension<Caller>,
     Path(symbol): Path<String>,
 ) -> Response {
+    // Symbols are upper case, as orders have them: `msft` is MSFT.
+    let symbol = symbol.to_ascii_uppercase();
     shared.with_world(|w| {
         match positions(w, &caller.key)
             .into_iter()
@@ -89,11 +91,23 @@ fn close(
     part: Part,
     client_order_id: Option<&str>,
 ) -> Response {
-    // A repeated close answers the first one's order, whatever the position is now.
+    // A repeated close answers the first one's order, whatever the position is now; an
+    // id already used for another symbol's order is refused, never answered with it.
     if let Some(cid) = client_order_id {
         let acct = account(w, key);
         if let Some(&i) = acct.by_client_id.get(cid) {
-            return json(StatusCode::OK, &acct.orders[i].to_json(&acct.orders));
+            let first = &acct.orders[i];
+            if first.symbol != symbol {
+                return error(
+                    StatusCode::CONFLICT,
+                    "client_order_id_in_use",
+                    format!(
+                        "client_order_id {cid} is already used by order {} for {}",
+                        first.id, first.symbol
+                    ),
+                );
+            }
+            return json(StatusCode::OK, &first.to_json(&acct.orders));
         }
     }
     let held = account(w, key)
@@ -106,8 +120,10 @@ fn close(
     }
     let qty = match part {
         Part::All => held.abs(),
+        // The same refusal as a sell of more than is held: 403.
         Part::Qty(q) if q > held.abs() => {
-            return bad_request(
+            return error(
+                StatusCode::FORBIDDEN,
                 "insufficient_qty",
                 format!("the position in {symbol} is {}", held.abs()),
             );
@@ -128,6 +144,26 @@ fn close(
         Ok(new) => place_order(w, key, &new),
         Err(e) => e,
     }
+}
+
+/// Closes all of the position in `symbol`: the order placed, or the refusal's status
+/// and body.
+fn close_body(
+    w: &mut World,
+    key: &str,
+    symbol: &str,
+    client_order_id: Option<&str>,
+) -> Result<Value, (u16, Value)> {
+    let answer = close(w, key, symbol, Part::All, client_order_id);
+    let status = answer.status().as_u16();
+    if answer.status().is_success() {
+        let acct = account(w, key);
+        let i = client_order_id
+            .and_then(|c| acct.by_client_id.get(c).copied())
+            .or_else(|| acct.orders.len().checked_sub(1));
+        return Ok(i.map_or(Value::Null, |i| acct.orders[i].to_json(&acct.orders)));
+    }
+    Err((status, crate::http::error_body(&answer)))
 }
 
 /// How much of a position to close.
@@ -179,11 +215,14 @@ pub(super) async fn close_one(
         Err(e) => return e,
     };
     let cid = params.get("client_order_id");
+    let symbol = symbol.to_ascii_uppercase();
     shared.with_world(|w| close(w, &caller.key, &symbol, part, cid.as_deref()))
 }
 
 /// `DELETE /v1/positions?client_order_id`: every position, each under
-/// `<client_order_id>-<symbol>`; `{"orders": [...]}`.
+/// `<client_order_id>-<symbol>`; `{"orders": [...]}` when every one closes, else a
+/// `207 Multi-Status` whose `orders` hold `{"symbol", "status", "body"}` per position
+/// (the order, or the error), so that a partial close is never read as whole.
 pub(super) async fn close_all(
     State(shared): State<Arc<Shared>>,
     Extension(caller): Extension<Caller>,
@@ -197,23 +236,25 @@ pub(super) async fn close_all(
             .filter(|(_, p)| !p.qty.is_zero())
             .map(|(s, _)| s.clone())
             .collect();
-        let mut orders = Vec::new();
+        let mut entries = Vec::new();
+        let mut all_closed = true;
         for symbol in symbols {
             let leg_cid = cid.as_ref().map(|c| format!("{c}-{symbol}"));
-            let answer = close(w, &caller.key, &symbol, Part::All, leg_cid.as_deref());
-            if !answer.status().is_success() {
-                return answer;
-            }
-            let acct = account(w, &caller.key);
-            if let Some(i) = leg_cid
-                .as_ref()
-                .and_then(|c| acct.by_client_id.get(c).copied())
-                .or_else(|| acct.orders.len().checked_sub(1))
-            {
-                orders.push(acct.orders[i].to_json(&acct.orders));
-            }
+            let (status, body) = match close_body(w, &caller.key, &symbol, leg_cid.as_deref()) {
+                Ok(order) => (200, order),
+                Err((status, body)) => {
+                    all_closed = false;
+                    (status, body)
+                }
+            };
+            entries.push(json!({"symbol": symbol, "status": status, "body": body}));
         }
-        json(StatusCode::OK, &json!({"orders": orders}))
+        if all_closed {
+            let orders: Vec<Value> = entries.into_iter().map(|e| e["body"].clone()).collect();
+            json(StatusCode::OK, &json!({"orders": orders}))
+        } else {
+            json(StatusCode::MULTI_STATUS, &json!({"orders": entries}))
+        }
     })
 }
 
