@@ -533,3 +533,38 @@ fn the_sandbox_reports_a_partial_close_all_per_position_and_finds_positions_in_a
     assert_eq!(sell.status(), close.status());
     assert_eq!(sell.api().unwrap().code, close.api().unwrap().code);
 }
+
+#[test]
+fn an_odd_position_reads_as_none_and_never_fails_the_world() {
+    // As docs/worlds.md promises: a position that is not three finite numbers reads as
+    // `None`; the world and its other objects are read.
+    let server = Hostile::start(|_: &Request| {
+        Act::json(
+            200,
+            r#"{"id":"w1","name":"odd","theme":"t","objects":[
+                {"type":"a","position":[1e999,0,0]},
+                {"type":"b","position":[1,"2",3]},
+                {"type":"c","position":[1,2]},
+                {"type":"d","position":{"x":1}},
+                {"type":"e","position":"here"},
+                {"type":"f","position":[-1e400,[1],{"a":1e999}]},
+                {"type":"g","position":[0.5,0,-2]}
+            ]}"#,
+        )
+    });
+    let client = worlds_client::Client::new(server.url(), KEY).unwrap();
+    let world = client.worlds().get("w1").unwrap();
+    let positions: Vec<_> = world.objects.iter().map(|o| o.position).collect();
+    assert_eq!(
+        positions,
+        [
+            None,
+            Some([1.0, 2.0, 3.0]),
+            None,
+            None,
+            None,
+            None,
+            Some([0.5, 0.0, -2.0])
+        ]
+    );
+}

@@ -144,23 +144,31 @@ impl WorldObject {
     }
 }
 
-/// Three numbers (or numeric strings); anything else reads as `None`.
+/// Three finite numbers (or numeric strings); anything else reads as `None`: a number
+/// out of range (`1e999`), a text, a list of another length, an object. The position is
+/// taken as raw JSON text and read here, so an odd value never fails the world it is in.
 fn position<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<[f64; 3]>, D::Error> {
-    let number = |v: &Value| {
-        match v {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.trim().parse::<f64>().ok(),
-            _ => None,
-        }
-        .filter(|n| n.is_finite())
+    let Some(raw) = Option::<Box<serde_json::value::RawValue>>::deserialize(d)? else {
+        return Ok(None);
     };
-    Ok(match Option::<Value>::deserialize(d)? {
-        Some(Value::Array(items)) if items.len() == 3 => {
-            match (number(&items[0]), number(&items[1]), number(&items[2])) {
-                (Some(x), Some(y), Some(z)) => Some([x, y, z]),
-                _ => None,
-            }
-        }
+    let Ok(items) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(raw.get()) else {
+        return Ok(None);
+    };
+    let coordinate = |raw: &serde_json::value::RawValue| {
+        let text = raw.get().trim();
+        let number = match text.strip_prefix('"') {
+            Some(_) => serde_json::from_str::<String>(text)
+                .ok()
+                .and_then(|s| s.trim().parse::<f64>().ok()),
+            None => text.parse::<f64>().ok(),
+        };
+        number.filter(|n| n.is_finite())
+    };
+    Ok(match items.as_slice() {
+        [x, y, z] => match (coordinate(x), coordinate(y), coordinate(z)) {
+            (Some(x), Some(y), Some(z)) => Some([x, y, z]),
+            _ => None,
+        },
         _ => None,
     })
 }

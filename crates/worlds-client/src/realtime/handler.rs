@@ -36,6 +36,9 @@ pub(super) struct Tracked {
     /// The server was asked to catch the client up; until it answers, events past the
     /// next number are dropped (the answer brings them again).
     pub(super) resyncing: bool,
+    /// An event was missing since the last snapshot (a number skipped): a replay that
+    /// claims to be whole is not believed, and the snapshot is compared instead.
+    pub(super) hole: bool,
 }
 
 impl Tracked {
@@ -50,6 +53,7 @@ impl Tracked {
             seq,
             known: Known::default(),
             resyncing: false,
+            hole: false,
         }
     }
 }
@@ -78,6 +82,7 @@ impl Handler<WorldsProtocol> for Worlds {
             Ok(StreamItem::Event(Wire::BadSeq { world_id, message })) => {
                 if let Some(world) = self.worlds.get_mut(&world_id) {
                     out.push_back(Err(Error::WebSocket(WsError::Undecodable(message))));
+                    world.hole = true;
                     resync(&world_id, world, stream);
                 }
             }
@@ -114,6 +119,19 @@ impl Worlds {
             snapshot.world_id, snapshot.seq, snapshot.replayed
         );
         let phase = std::mem::replace(&mut world.phase, Phase::Joined);
+        // A replay is whole only when no number was skipped on the way and it reached the
+        // snapshot's number: otherwise its claim is not taken, and the snapshot is
+        // compared with what was seen (after a checkpoint join, with nothing seen,
+        // what happened since is reported lost).
+        let mut snapshot = snapshot;
+        if snapshot.replayed.is_some() && (world.hole || world.seq != snapshot.seq) {
+            debug!(
+                "world {}: the replay has a hole (at {}, snapshot at {}); comparing instead",
+                snapshot.world_id, world.seq, snapshot.seq
+            );
+            snapshot.replayed = None;
+        }
+        world.hole = false;
         // The snapshot's number is the world's from now on, lower or not: a lower one
         // means the server restarted its count.
         world.seq = snapshot.seq;
@@ -142,6 +160,7 @@ impl Worlds {
             }
             if seq > world.seq.saturating_add(1) {
                 // Lost events: this one comes again with them, in order.
+                world.hole = true;
                 if !world.resyncing {
                     debug!(
                         "world {world_id}: event {seq} after {}: catching up",
@@ -159,6 +178,10 @@ impl Worlds {
             event.mark_recovered();
         }
         world.known.apply(&event);
+        if let Event::WorldDeleted { world_id, .. } = &event {
+            // Gone for good: forgotten (the protocol no longer joins it either).
+            self.worlds.remove(world_id);
+        }
         out.push_back(Ok(event));
     }
 }

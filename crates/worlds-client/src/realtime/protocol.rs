@@ -177,7 +177,7 @@ fn time_of(text: Option<&str>) -> Option<OffsetDateTime> {
 }
 
 impl WorldsProtocol {
-    fn one(&self, raw: &str, out: &mut Vec<Inbound<Wire>>) {
+    fn one(&mut self, raw: &str, out: &mut Vec<Inbound<Wire>>) {
         // The common case first: a move read in one pass. Anything else (or a move that
         // does not read so) takes the general path below, which says what is wrong.
         if raw.starts_with(r#"{"type":"object.moved","#)
@@ -338,11 +338,16 @@ impl WorldsProtocol {
                 },
                 Err(_) => unknown(),
             },
-            "world.deleted" => Event::WorldDeleted {
-                world_id,
-                seq,
-                timestamp,
-            },
+            "world.deleted" => {
+                // A deleted world is forgotten here, in order with the stream: no
+                // reconnect after this joins it again.
+                self.joined.remove(&world_id);
+                Event::WorldDeleted {
+                    world_id,
+                    seq,
+                    timestamp,
+                }
+            }
             "object.moved" => match serde_json::from_str::<ObjectData>(data) {
                 Ok(d) => Event::ObjectMoved {
                     world_id,
