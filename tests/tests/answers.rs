@@ -554,6 +554,20 @@ fn an_odd_position_reads_as_none_and_never_fails_the_world() {
     });
     let client = worlds_client::Client::new(server.url(), KEY).unwrap();
     let world = client.worlds().get("w1").unwrap();
+    // In a list too (a page, or a bare list).
+    let listed = Hostile::start(|_: &Request| {
+        Act::json(
+            200,
+            r#"{"data":[{"id":"w1","objects":[{"type":"a","position":[1e999,0,0]},{"type":"b","position":[1,2,3]}]}]}"#,
+        )
+    });
+    let page = worlds_client::Client::new(listed.url(), KEY)
+        .unwrap()
+        .worlds()
+        .list(&worlds_client::ListWorlds::new())
+        .unwrap();
+    let listed: Vec<_> = page.data[0].objects.iter().map(|o| o.position).collect();
+    assert_eq!(listed, [None, Some([1.0, 2.0, 3.0])]);
     let positions: Vec<_> = world.objects.iter().map(|o| o.position).collect();
     assert_eq!(
         positions,

@@ -1,6 +1,8 @@
 //! Worlds and the users in them: `client.worlds()`.
 
 use core_http::{Error, Result};
+use std::marker::PhantomData;
+
 use core_http::{TokenPage, TokenPages, TokenPaginator};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -145,32 +147,139 @@ impl WorldObject {
 }
 
 /// Three finite numbers (or numeric strings); anything else reads as `None`: a number
-/// out of range (`1e999`), a text, a list of another length, an object. The position is
-/// taken as raw JSON text and read here, so an odd value never fails the world it is in.
+/// out of range (`1e999`), a text, a list of another length, an object. Each coordinate
+/// is read on its own, so an odd one never fails the world it is in.
 fn position<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<[f64; 3]>, D::Error> {
-    let Some(raw) = Option::<Box<serde_json::value::RawValue>>::deserialize(d)? else {
-        return Ok(None);
-    };
-    let Ok(items) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(raw.get()) else {
-        return Ok(None);
-    };
-    let coordinate = |raw: &serde_json::value::RawValue| {
-        let text = raw.get().trim();
-        let number = match text.strip_prefix('"') {
-            Some(_) => serde_json::from_str::<String>(text)
-                .ok()
-                .and_then(|s| s.trim().parse::<f64>().ok()),
-            None => text.parse::<f64>().ok(),
-        };
-        number.filter(|n| n.is_finite())
-    };
-    Ok(match items.as_slice() {
-        [x, y, z] => match (coordinate(x), coordinate(y), coordinate(z)) {
-            (Some(x), Some(y), Some(z)) => Some([x, y, z]),
+    Ok(d.deserialize_any(Lenient(PhantomData::<Position>))?
+        .map(|p| p.0))
+}
+
+/// What a lenient read is for: a whole position, or one coordinate of it.
+trait Shape: Sized {
+    /// `None` for anything that is not this shape.
+    fn from_number(n: f64) -> Option<Self>;
+    /// A list: a position reads its coordinates; a coordinate is not one.
+    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(
+        seq: A,
+    ) -> std::result::Result<Option<Self>, A::Error>;
+}
+
+struct Position([f64; 3]);
+struct Coordinate(f64);
+
+impl Shape for Coordinate {
+    fn from_number(n: f64) -> Option<Self> {
+        n.is_finite().then_some(Coordinate(n))
+    }
+
+    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(
+        mut seq: A,
+    ) -> std::result::Result<Option<Self>, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+impl Shape for Position {
+    fn from_number(_: f64) -> Option<Self> {
+        None
+    }
+
+    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(
+        mut seq: A,
+    ) -> std::result::Result<Option<Self>, A::Error> {
+        let mut numbers = Vec::with_capacity(3);
+        let mut readable = true;
+        let mut errors = 0;
+        loop {
+            match seq.next_element::<Maybe<Coordinate>>() {
+                Ok(Some(Maybe(Some(Coordinate(n))))) => numbers.push(n),
+                Ok(Some(Maybe(None))) => readable = false,
+                Ok(None) => break,
+                // A number past f64 (`1e999`): the reader has passed it; go on.
+                Err(_) if errors < 3 => {
+                    errors += 1;
+                    readable = false;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(match (readable, numbers.as_slice()) {
+            (true, [x, y, z]) => Some(Position([*x, *y, *z])),
             _ => None,
-        },
-        _ => None,
-    })
+        })
+    }
+}
+
+/// A value read as `S` when it is one, `None` otherwise, whatever it is.
+struct Maybe<S>(Option<S>);
+
+impl<'de, S: Shape> Deserialize<'de> for Maybe<S> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(Lenient(PhantomData::<S>)).map(Maybe)
+    }
+}
+
+struct Lenient<S>(PhantomData<S>);
+
+impl<'de, S: Shape> serde::de::Visitor<'de> for Lenient<S> {
+    type Value = Option<S>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        S::from_seq(seq)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Self::Value, E> {
+        #[allow(clippy::cast_precision_loss)]
+        Ok(S::from_number(v as f64))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Self::Value, E> {
+        #[allow(clippy::cast_precision_loss)]
+        Ok(S::from_number(v as f64))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Self::Value, E> {
+        Ok(S::from_number(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        Ok(v.trim().parse::<f64>().ok().and_then(S::from_number))
+    }
 }
 
 /// A user in a world. Only the id is needed; the rest is kept as sent.
@@ -357,26 +466,67 @@ impl ListWorlds {
 
 /// A page as the service may send it: `{"data": [...], "next_page_token"}` or a bare
 /// array (everything at once).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum PageAnswer<T> {
-    Page {
-        data: Vec<T>,
-        #[serde(default)]
-        next_page_token: Option<String>,
-    },
-    Bare(Vec<T>),
+/// (Read by hand, not as an untagged enum, which would buffer the answer first and lose
+/// the leniency of the items' own readers.) An object without `data` is a decode error.
+struct PageAnswer<T> {
+    data: Vec<T>,
+    next_page_token: Option<String>,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for PageAnswer<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = PageAnswer<T>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(r#"a list, or {"data": [...], "next_page_token"}"#)
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut data = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    data.push(item);
+                }
+                Ok(PageAnswer {
+                    data,
+                    next_page_token: None,
+                })
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let (mut data, mut next_page_token) = (None, None);
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "data" => data = Some(map.next_value::<Vec<T>>()?),
+                        "next_page_token" => {
+                            next_page_token = map.next_value::<Option<String>>()?;
+                        }
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                let data = data.ok_or_else(|| serde::de::Error::missing_field("data"))?;
+                Ok(PageAnswer {
+                    data,
+                    next_page_token,
+                })
+            }
+        }
+        d.deserialize_any(Visitor(PhantomData))
+    }
 }
 
 impl<T> PageAnswer<T> {
     fn into_parts(self) -> (Vec<T>, Option<String>) {
-        match self {
-            PageAnswer::Page {
-                data,
-                next_page_token,
-            } => (data, next_page_token.filter(|t| !t.is_empty())),
-            PageAnswer::Bare(items) => (items, None),
-        }
+        (self.data, self.next_page_token.filter(|t| !t.is_empty()))
     }
 }
 
