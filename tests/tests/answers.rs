@@ -582,3 +582,58 @@ fn an_odd_position_reads_as_none_and_never_fails_the_world() {
         ]
     );
 }
+
+// ---- a delete retried and answered 404 ----
+
+/// The first DELETE is read and its connection closed without an answer (the server may
+/// have acted); every later one is a 404.
+fn deleted_then_gone() -> Hostile {
+    Hostile::start(|r: &Request| {
+        if r.index == 0 {
+            Act::CloseAfterRead
+        } else {
+            Act::json(
+                404,
+                r#"{"error":{"code":"not_found","message":"no such thing"}}"#,
+            )
+        }
+    })
+}
+
+/// A server whose every answer is a 404.
+fn never_there() -> Hostile {
+    Hostile::start(|_: &Request| {
+        Act::json(
+            404,
+            r#"{"error":{"code":"not_found","message":"no such thing"}}"#,
+        )
+    })
+}
+
+fn check_delete_rule(what: &str, delete: impl Fn(&str) -> Result<(), Error>) {
+    let server = deleted_then_gone();
+    delete(server.url())
+        .unwrap_or_else(|e| panic!("{what}: a retried delete answered 404 is done: {e:?}"));
+    assert_eq!(server.count("DELETE"), 2, "{what}");
+    let server = never_there();
+    let err = delete(server.url()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{what}: {err:?}");
+    assert_eq!(server.count("DELETE"), 1, "{what}");
+}
+
+#[test]
+fn every_delete_retried_and_answered_404_is_done_and_a_first_404_is_not_found() {
+    check_delete_rule("projects", |url| {
+        projects_client::Client::new(url, KEY)?
+            .projects()
+            .delete("proj_1")
+    });
+    check_delete_rule("social accounts", |url| {
+        social_client::Client::new(url, KEY)?
+            .accounts()
+            .disconnect("acct_1")
+    });
+    check_delete_rule("worlds", |url| {
+        worlds_client::Client::new(url, KEY)?.worlds().delete("w1")
+    });
+}

@@ -135,6 +135,8 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
     let mut retries = 0u32;
     let mut refreshed_token = false;
     let mut stale = None;
+    // Whether an earlier attempt may have reached the server and been acted on.
+    let mut maybe_acted = false;
     loop {
         let auth = if authenticated {
             match client.auth_header(stale.take().as_ref(), &deadline) {
@@ -266,6 +268,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
                 );
                 cfg.sleeper.sleep(delay);
                 retries += 1;
+                maybe_acted |= error.delivery() == crate::Delivery::MayHaveBeenProcessed;
                 if for_user && wait_for_rate_limit(client, Some(&deadline)).is_err() {
                     debug!("the rate limit's wait would outlast the call's timeout");
                     return Err(error);
@@ -277,7 +280,13 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
                     call.method,
                     url::strip_query(&call.url)
                 );
-                return Err(error);
+                return Err(match error {
+                    Error::Api(mut api) if maybe_acted => {
+                        api.after_possible_delivery = true;
+                        Error::Api(api)
+                    }
+                    other => other,
+                });
             }
         }
     }

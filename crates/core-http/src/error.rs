@@ -599,6 +599,11 @@ pub struct ApiError {
     pub body: String,
     /// The answer's headers (credential headers show `***` in `Debug`).
     pub headers: Headers,
+    /// `true` when this answer came to a repeat of the request, after an earlier attempt
+    /// that may have reached the server and been acted on (a timeout, a reset, a 5xx).
+    /// A `404` then may mean the earlier attempt did the work: see
+    /// [`RequestBuilder::send_delete`](crate::RequestBuilder::send_delete).
+    pub after_possible_delivery: bool,
 }
 
 impl ApiError {
@@ -635,6 +640,7 @@ impl ApiError {
             retry_after: crate::retry::retry_after_for(status, headers, now),
             body: redact.apply(excerpt(body, BODY_EXCERPT_BYTES)),
             headers: headers.clone(),
+            after_possible_delivery: false,
         }
     }
 }

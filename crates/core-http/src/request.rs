@@ -346,6 +346,34 @@ impl<'a> RequestBuilder<'a> {
         crate::call::send_buffered(self)
     }
 
+    /// Sends a request that removes something (a `DELETE`), ignoring the answer's body.
+    ///
+    /// One rule for every delete: a `404` that answers a *repeat* of the request, after
+    /// an earlier attempt may have reached the server and been acted on (its answer was
+    /// lost: a timeout, a reset, a 5xx), is success. The thing is gone, which is what
+    /// was asked, and the earlier attempt most likely removed it. A `404` to the first
+    /// attempt stays [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): there was
+    /// nothing to delete.
+    ///
+    /// ```no_run
+    /// # let client = core_http::HttpClient::builder().base_url("https://api.example.com").build()?;
+    /// client.delete("/v1/projects/proj_1").send_delete()?;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn send_delete(self) -> Result<()> {
+        match self.send() {
+            Ok(_) => Ok(()),
+            Err(Error::Api(api)) if api.status == 404 && api.after_possible_delivery => {
+                log::debug!(
+                    "a repeated delete answered 404 after an earlier attempt may have done it: \
+                     taken as done"
+                );
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Sends the request and decodes the JSON body of the success response.
     pub fn send_json<T: DeserializeOwned>(self) -> Result<T> {
         self.send()?.json()

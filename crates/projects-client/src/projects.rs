@@ -269,7 +269,9 @@ impl<'a> Projects<'a> {
     /// Deletes a project. `DELETE /v1/projects/{id}`; 204, or 200 with or without a
     /// body, is success. A project that does not exist is an error of kind
     /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound), which a clean-up can
-    /// treat as already deleted.
+    /// treat as already deleted; a 404 to a *retry*, after an earlier attempt may have
+    /// deleted it (its answer lost), is success
+    /// ([`RequestBuilder::send_delete`](core_http::RequestBuilder::send_delete)).
     ///
     /// ```no_run
     /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
@@ -283,7 +285,6 @@ impl<'a> Projects<'a> {
     /// ```
     pub fn delete(&self, id: impl Into<ProjectId>) -> Result<()> {
         let path = format!("/v1/projects/{}", id.into().segment()?);
-        self.client.http().delete(&path).send()?;
-        Ok(())
+        self.client.http().delete(&path).send_delete()
     }
 }

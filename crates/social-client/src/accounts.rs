@@ -79,7 +79,9 @@ impl<'a> Accounts<'a> {
 
     /// Disconnects an account. `DELETE /v1/accounts/:id`. A 404 is
     /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound): the account is not (or no
-    /// longer) connected.
+    /// longer) connected; a 404 to a *retry*, after an earlier attempt may have
+    /// disconnected it (its answer lost), is success
+    /// ([`RequestBuilder::send_delete`](core_http::RequestBuilder::send_delete)).
     ///
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
@@ -93,7 +95,6 @@ impl<'a> Accounts<'a> {
     /// ```
     pub fn disconnect(&self, id: impl Into<AccountId>) -> Result<()> {
         let path = format!("/v1/accounts/{}", id.into().segment()?);
-        self.client.http().delete(&path).send()?;
-        Ok(())
+        self.client.http().delete(&path).send_delete()
     }
 }

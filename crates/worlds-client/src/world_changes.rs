@@ -148,8 +148,10 @@ impl Worlds<'_> {
     }
 
     /// Deletes a world and its assets; its sessions get a `WorldDeleted` event first.
-    /// `DELETE /api/v1/worlds/{id}`. Retried like any `DELETE`: a retry of a delete that
-    /// went through answers `NotFound`, which means it is gone.
+    /// `DELETE /api/v1/worlds/{id}`. Retried like any `DELETE`; a retry answered 404
+    /// after an earlier attempt may have gone through is success (the world is gone),
+    /// while a 404 to the first attempt is `NotFound`
+    /// ([`RequestBuilder::send_delete`](core_http::RequestBuilder::send_delete)).
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
@@ -158,8 +160,7 @@ impl Worlds<'_> {
     /// ```
     pub fn delete(&self, id: impl Into<WorldId>) -> Result<()> {
         let path = format!("/api/v1/worlds/{}", id.into().segment()?);
-        self.client.http().delete(&path).send()?;
-        Ok(())
+        self.client.http().delete(&path).send_delete()
     }
 
     fn patch(&self, id: WorldId, change: &UpdateWorld, revision: Option<u64>) -> Result<World> {
