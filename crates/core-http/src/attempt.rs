@@ -130,7 +130,7 @@ pub(crate) fn run(
         let response = send(call, &hop, origin, request, remaining)?;
         let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();
-        let headers = headers_of(&parts.headers);
+        let headers = headers_of(&parts.headers, &call.redact);
         debug!(
             "<-- {status} {} {} in {:?}{}",
             hop.method,
@@ -308,7 +308,10 @@ fn send(
 }
 
 /// The answer's headers (`http` header names are lower case already).
-fn headers_of(headers: &ureq::http::HeaderMap) -> Headers {
+/// The answer's headers, each value with the client's credentials blanked out: a
+/// server that echoes a key back (in a request id, a `Location`, anything) never puts it
+/// in an error, a log line, the observer or a span, all of which read these.
+fn headers_of(headers: &ureq::http::HeaderMap, redact: &crate::redact::Redactor) -> Headers {
     Headers::from_lowercase_pairs(
         headers
             .iter()
@@ -317,7 +320,7 @@ fn headers_of(headers: &ureq::http::HeaderMap) -> Headers {
                     Ok(text) => text.to_owned(),
                     Err(_) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
                 };
-                (k.as_str().to_owned(), value)
+                (k.as_str().to_owned(), redact.apply(value))
             })
             .collect(),
     )

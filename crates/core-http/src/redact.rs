@@ -53,6 +53,9 @@ const MIN_SECRET_LEN: usize = 8;
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
     secrets: Arc<Vec<String>>,
+    /// A credential read anew on every connection (a stream's rotated key or refreshed
+    /// token): the one in use now, when this redactor tracks one.
+    current: Option<Arc<std::sync::Mutex<Option<String>>>>,
 }
 
 impl Redactor {
@@ -66,6 +69,25 @@ impl Redactor {
         secrets.dedup();
         Redactor {
             secrets: Arc::new(secrets),
+            current: None,
+        }
+    }
+
+    /// This redactor, also blanking out the credential [`remember`](Self::remember)
+    /// is told of (shared by its clones).
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    pub(crate) fn tracking(mut self) -> Redactor {
+        self.current = Some(Arc::default());
+        self
+    }
+
+    /// The credential in use now (read anew for a connection), for a tracking redactor.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    pub(crate) fn remember(&self, secret: &str) {
+        if let Some(current) = &self.current
+            && let Ok(mut slot) = current.lock()
+        {
+            *slot = (secret.len() >= MIN_SECRET_LEN).then(|| secret.to_owned());
         }
     }
 
@@ -76,10 +98,17 @@ impl Redactor {
 
     /// `text` with every known secret replaced by `***`.
     pub(crate) fn apply(&self, text: String) -> String {
-        if !self.secrets.iter().any(|s| text.contains(s.as_str())) {
-            return text;
-        }
         let mut out = text;
+        if let Some(current) = &self.current
+            && let Ok(slot) = current.lock()
+            && let Some(secret) = slot.as_deref()
+            && out.contains(secret)
+        {
+            out = out.replace(secret, "***");
+        }
+        if !self.secrets.iter().any(|s| out.contains(s.as_str())) {
+            return out;
+        }
         for secret in self.secrets.iter() {
             out = out.replace(secret.as_str(), "***");
         }

@@ -221,6 +221,12 @@ impl Response {
     /// The error for a body that did not decode.
     pub(crate) fn decode_error(&self, source: serde_json::Error) -> Error {
         let request_id = self.request_id().map(str::to_owned);
+        // serde's message quotes the value it could not use, which is the server's text.
+        let shown = source.to_string();
+        let source = match self.redact.apply(shown.clone()) {
+            clean if clean != shown => serde::de::Error::custom(clean),
+            _ => source,
+        };
         if self.method.is_action() {
             Error::UndecodableSuccess {
                 status: self.status,

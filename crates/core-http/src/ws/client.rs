@@ -55,6 +55,7 @@ impl crate::HttpClient {
             }
             // Read again on every connection attempt: a rotated key, a refreshed token.
             crate::Auth::BearerFrom(source) => {
+                config.redact = config.redact.tracking();
                 let source = source.clone();
                 config = config.auth_with("authorization", move || {
                     let key = source.read();
@@ -65,6 +66,7 @@ impl crate::HttpClient {
                 });
             }
             crate::Auth::OAuth2ClientCredentials(_) => {
+                config.redact = config.redact.tracking();
                 let client = self.clone();
                 let within = config.connect_timeout;
                 config = config.auth_with("authorization", move || {

@@ -292,7 +292,14 @@ fn upgrade(
         let value = match value {
             super::config::AuthValue::Fixed(value) => std::borrow::Cow::Borrowed(value),
             super::config::AuthValue::Read(read) => match read() {
-                Ok(value) => std::borrow::Cow::Owned(value),
+                Ok(value) => {
+                    // Kept out of every text of this stream from now on.
+                    let shown = value.expose();
+                    config
+                        .redact
+                        .remember(shown.strip_prefix("Bearer ").unwrap_or(shown));
+                    std::borrow::Cow::Owned(value)
+                }
                 Err(reason) => {
                     return Err(fail(
                         WsError::Connect(format!("the credentials could not be read: {reason}")),

@@ -12,10 +12,17 @@ use super::WsError;
 use super::conn::Next;
 use super::worker::{Ended, FATAL_CLOSE_CODES, GRACEFUL, Live, Worker};
 
-/// What the server's close frame means.
-pub(super) fn closed_by_server(frame: Option<CloseFrame>) -> Ended {
+/// What the server's close frame means. Its reason is the server's text: the client's
+/// credentials are blanked out of it before it is logged, observed or put in an error.
+pub(super) fn closed_by_server(
+    frame: Option<CloseFrame>,
+    redact: &crate::redact::Redactor,
+) -> Ended {
     let (code, reason) = match frame {
-        Some(f) => (u16::from(f.code), f.reason.as_str().to_owned()),
+        Some(f) => (
+            u16::from(f.code),
+            redact.apply(f.reason.as_str().to_owned()),
+        ),
         None => (1005, String::new()),
     };
     if FATAL_CLOSE_CODES.contains(&code) {

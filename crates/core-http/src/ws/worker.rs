@@ -417,7 +417,7 @@ impl<P: Protocol> Worker<P> {
                 }
                 Ok(Message::Close(frame)) => {
                     let _ = live.socket.flush();
-                    return Some(closed_by_server(frame));
+                    return Some(closed_by_server(frame, &self.config.redact));
                 }
                 Err(tungstenite::Error::Io(e))
                     if matches!(
@@ -500,7 +500,11 @@ impl<P: Protocol> Worker<P> {
     }
 
     pub(super) fn write(&self, live: &mut Live, message: String) -> Result<(), tungstenite::Error> {
-        trace!("stream {} -> {message}", self.shown);
+        trace!(
+            "stream {} -> {}",
+            self.shown,
+            self.config.redact.apply(message.clone())
+        );
         live.socket.send(Message::text(message))?;
         live.last_out = Instant::now();
         Ok(())
@@ -514,7 +518,11 @@ impl<P: Protocol> Worker<P> {
         direct: Option<&mut Taken<P::Event>>,
     ) {
         live.last_in = now;
-        trace!("stream {} <- {text}", self.shown);
+        trace!(
+            "stream {} <- {}",
+            self.shown,
+            self.config.redact.apply(text.to_owned())
+        );
         let timers = !self.config.stale_after.is_empty();
         let mut decoded = std::mem::take(&mut self.decoded);
         let mut events = std::mem::take(&mut self.events);
