@@ -637,3 +637,32 @@ fn every_delete_retried_and_answered_404_is_done_and_a_first_404_is_not_found() 
         worlds_client::Client::new(url, KEY)?.worlds().delete("w1")
     });
 }
+
+#[test]
+fn an_id_beyond_64_bits_is_refused_without_a_rounded_figure() {
+    for (body, kept) in [
+        (
+            r#"{"id":18446744073709551615}"#,
+            Some("18446744073709551615"),
+        ),
+        (r#"{"id":18446744073709551616}"#, None),
+        (r#"{"id":123456789012345678901234567890}"#, None),
+    ] {
+        let server = Hostile::scripted(vec![Act::json(200, body)]);
+        let result = trading(&server).orders().get("o1");
+        match (result, kept) {
+            (Ok(order), Some(id)) => assert_eq!(order.id.as_str(), id),
+            (Err(e), None) => {
+                assert_eq!(e.kind(), ErrorKind::Decode, "{e:?}");
+                let shown = e.to_string();
+                assert!(shown.contains("must come as a string"), "{shown}");
+                assert!(
+                    !shown.contains("18446744073709552000")
+                        && !shown.contains("1234567890123456800000"),
+                    "a rounded figure shown as if sent: {shown}"
+                );
+            }
+            (other, _) => panic!("{body}: {other:?}"),
+        }
+    }
+}

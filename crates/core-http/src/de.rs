@@ -8,7 +8,8 @@
 //!   `u32`) is a decode error, never clamped to the type's bounds;
 //! - a fractional value in an integer field (`12.5`) is a decode error, never truncated;
 //!   an integral float (`12.0`) is read up to 10^15, past which a float may have lost
-//!   digits (integers written as integers have no such limit);
+//!   digits (integers written as integers are exact up to 64 bits; beyond, a decode
+//!   error that names the number as approximate, never a rounded figure as if sent);
 //! - anything that is not a number (a word, `true`, a list, `NaN`) is a decode error;
 //! - `null` and an absent field read as `None` in an `opt_*` field. The non-`opt`
 //!   functions refuse `null`: use them only for fields an answer must carry.
@@ -138,8 +139,9 @@ fn from_float<T: Number>(f: f64) -> Read<T> {
     match T::from_f64(f) {
         Some(v) => Read::Value(v),
         None if f.fract() != 0.0 => Read::Bad(format!("{f} is not a whole number ({})", T::NAME)),
+        // Such a float is no longer the number sent: say so, never print it as if it were.
         None if f.abs() >= EXACT_FLOAT => Read::Bad(format!(
-            "{f} is out of range for {}, or too large to be exact",
+            "a number of about {f:e} is out of range for {}, or too large to be read exactly",
             T::NAME
         )),
         None => Read::Bad(format!("{f} is out of range for {}", T::NAME)),
@@ -259,8 +261,10 @@ macro_rules! functions {
 functions!(u64, opt_u64; u32, opt_u32; i64, opt_i64; f64, opt_f64);
 
 /// Reads text whose JSON type the documents do not fix (an id, a name): a JSON string
-/// as it is, or a JSON integer as its exact decimal digits (`12345` reads as `"12345"`).
-/// Anything else (a float, `true`, a list, `null`) is a decode error.
+/// as it is, or a JSON integer of up to 64 bits as its exact decimal digits (`12345`
+/// reads as `"12345"`). Anything else (a float, `true`, a list, `null`) is a decode
+/// error, and so is an integer beyond 64 bits: JSON readers carry those as floats, whose
+/// digits are lost, so a service must send such an id as a string.
 pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     d.deserialize_any(TextVisitor)?
         .ok_or_else(|| de::Error::custom("expected a string or an integer, found null"))
@@ -303,9 +307,16 @@ impl<'de> Visitor<'de> for TextVisitor {
         Ok(Some(v.to_string()))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        // serde_json reads an integer beyond 64 bits as a float: its digits are gone, so
+        // the number is named as approximate, never printed as if it were the one sent.
+        if v.fract() == 0.0 && v.abs() >= 9.2e18 {
+            return Err(E::custom(format_args!(
+                "expected a string or an integer of at most 64 bits, found an integer of \
+                 about {v:e}, whose digits cannot be kept: such an id must come as a string"
+            )));
+        }
         Err(E::custom(format_args!(
-            "expected a string or an integer, found the number {v} (an integer beyond \
-             64 bits, or a fraction, cannot be kept exactly)"
+            "expected a string or an integer, found the number {v}"
         )))
     }
     fn visit_unit<E>(self) -> Result<Self::Value, E> {

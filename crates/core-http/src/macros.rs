@@ -3,7 +3,8 @@
 
 /// Declares an identifier newtype over `String`: `Display`, `as_str`, `From<&str>`,
 /// `From<String>`, `AsRef<str>`, serde as a JSON string (read from a string or from an
-/// integer, kept as its exact digits), and `segment()`, the one place an id
+/// integer of up to 64 bits, kept as its exact digits; a larger integer is a decode
+/// error, since its digits are lost on the way in), and `segment()`, the one place an id
 /// becomes part of a path: percent-encoded, and refused before anything is sent when it
 /// is empty or would change the path (`.`, `..`).
 ///
@@ -17,6 +18,13 @@
 /// assert_eq!(serde_json::to_string(&id).unwrap(), "\"post_1\"");
 /// // An id sent as a JSON integer keeps its exact digits.
 /// assert_eq!(serde_json::from_str::<PostId>("12345").unwrap(), PostId::from("12345"));
+/// assert_eq!(
+///     serde_json::from_str::<PostId>("18446744073709551615").unwrap(),
+///     PostId::from("18446744073709551615")
+/// );
+/// // Beyond 64 bits the digits cannot be kept: an error, which never shows them rounded.
+/// let err = serde_json::from_str::<PostId>("18446744073709551616").unwrap_err().to_string();
+/// assert!(err.contains("must come as a string") && !err.contains("18446744073709552000"), "{err}");
 /// assert_eq!(PostId::from("a/b").segment().unwrap(), "a%2Fb");
 /// assert!(PostId::from("").segment().is_err());
 /// ```

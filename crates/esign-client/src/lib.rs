@@ -33,7 +33,7 @@
 //! - **Decoding.** Only the documented fields are required; statuses added later are kept
 //!   as `Unknown("...")`, and undocumented fields in `extra`. Numbers decode exactly or
 //!   fail (a signer's `order` out of range is an error, never clamped); ids and names sent
-//!   as JSON integers keep their digits.
+//!   as JSON integers keep their digits (up to 64 bits; a larger one is a decode error).
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id; downloading a document that is not completed is `ErrorKind::Conflict`.
 //! - **Limits.** `Plan::Business` paces calls under 10,000 an hour; `Plan::Enterprise` is

@@ -31,7 +31,7 @@
 //!   `Unknown("...")`. `list(&ListParams::new().limit(50).offset(100))` returns one page
 //!   with `meta`; `iter()` walks everything, 100 at a time. Counts decode exactly or fail:
 //!   a negative, fractional or out-of-range `meta.total` is a decode error, never a total
-//!   to stop at. Ids sent as JSON integers keep their digits.
+//!   to stop at. Ids sent as JSON integers keep their digits (up to 64 bits; a larger one is a decode error).
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id. `delete(id)`: 204 or 200 is success; a 404 is `ErrorKind::NotFound`.
 //! - **Limits.** `Plan::{Free, Pro, Enterprise}` paces calls under the documented 100/min

@@ -35,7 +35,7 @@
 //!   `time::OffsetDateTime`, sent in UTC with a `Z`. Counts decode exactly or fail: a
 //!   follower count that is negative, fractional or beyond its type is a decode error,
 //!   never clamped; a figure the answer does not carry is `None`, never zero; a negative
-//!   `meta.total` is an error, not a total. Ids sent as JSON integers keep their digits.
+//!   `meta.total` is an error, not a total. Ids sent as JSON integers keep their digits (up to 64 bits; a larger one is a decode error).
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id; `error.kind()` sorts them (`BadRequest`, `NotFound`, `RateLimited`, ...).
 //!   Disconnecting an account that is not connected is `ErrorKind::NotFound`.

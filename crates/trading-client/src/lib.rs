@@ -62,7 +62,7 @@
 //!   and price), never a zero; money that is there but not exactly a `Decimal` (a word,
 //!   more than 28 decimal places, beyond 7.9e28) is a decode error. An execution without
 //!   its quantity or price reaches the stream as an error naming the order, never as a fill
-//!   of zero. Ids sent as JSON integers keep their digits.
+//!   of zero. Ids sent as JSON integers keep their digits (up to 64 bits; a larger one is a decode error).
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id; a refused stream says which environment (paper or live) refused.
 //! - **Limits.** `builder().rate_limit(Plan::Free)` paces calls under 200 a minute;

@@ -43,7 +43,7 @@
 //!   every record keeps the fields this version does not model in `extra`; unknown event
 //!   types arrive as `Event::Unknown` with the whole message. Numbers decode exactly or
 //!   fail (a revision or user count out of range is an error, never clamped); ids, world
-//!   names and themes sent as JSON integers keep their digits.
+//!   names and themes sent as JSON integers keep their digits (up to 64 bits; a larger one is a decode error).
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id. A stale revision is `ErrorKind::Conflict` (412 or 409), and
 //!   `current_revision(&err)` says where the asset is now.
