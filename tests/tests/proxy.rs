@@ -168,50 +168,262 @@ fn a_proxy_that_refuses_is_a_clear_error_in_time_that_shows_no_secret() {
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
-/// The environment's proxy, for calls and streams: run in a child process (the
-/// variables are the process's), this test binary again with the helper below.
+/// The environment's proxies, for calls and streams, as curl reads them: run in a child
+/// process (the variables are the process's), this test binary again with the helper
+/// below. The child reaches the sandbox as `sandbox.test`, a name only the proxy
+/// resolves (as a company proxy resolves names a laptop cannot); plain `http`, so the
+/// proxy for `http` URLs applies.
 #[test]
-fn https_proxy_and_no_proxy_from_the_environment_are_honoured() {
+fn the_environments_proxies_are_chosen_by_scheme_and_never_for_loopback() {
     let sandbox = e2e::sandbox().unwrap();
     let proxy = ConnectProxy::start(None);
-    let run = |no_proxy: &str| {
-        std::process::Command::new(std::env::current_exe().unwrap())
+    let port = sandbox_host(&sandbox)
+        .rsplit_once(':')
+        .unwrap()
+        .1
+        .to_owned();
+    let aliased = format!("http://sandbox.test:{port}/worlds");
+    let run = |vars: &[(&str, &str)], base: &str, expect: &str| {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
             .args([
                 "--exact",
                 "env_proxy_in_a_child",
                 "--ignored",
                 "--nocapture",
             ])
-            .env("HTTPS_PROXY", proxy.url())
-            .env("NO_PROXY", no_proxy)
-            .env("E2E_WORLDS_URL", sandbox.worlds().url())
+            .env("E2E_WORLDS_URL", base)
             .env("E2E_WORLDS_KEY", sandbox.api_key())
+            .env("E2E_EXPECT", expect)
             .env(
                 "E2E_WORLDS_PLAZA",
                 sandbox.worlds().plaza(sandbox.api_key()),
-            )
-            .status()
-            .unwrap()
+            );
+        for var in [
+            "HTTP_PROXY",
+            "http_proxy",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "NO_PROXY",
+            "no_proxy",
+        ] {
+            child.env_remove(var);
+        }
+        for (k, v) in vars {
+            child.env(k, v);
+        }
+        assert!(
+            child.status().unwrap().success(),
+            "{vars:?} {base} {expect}"
+        );
     };
-    // NO_PROXY names the sandbox's host: nothing goes through the proxy.
-    assert!(run("example.com, 127.0.0.1").success());
-    assert!(proxy.asked().is_empty(), "{:?}", proxy.asked());
-    // Otherwise a call and a stream both do.
-    assert!(run("example.com").success());
+    let url = proxy.url();
+    // HTTP_PROXY serves an http URL: a call and a stream both go through it.
+    run(&[("HTTP_PROXY", url)], &aliased, "reached");
     let asked = proxy.asked();
     assert!(asked.len() >= 2, "{asked:?}");
-    assert!(asked.iter().all(|a| a.target == sandbox_host(&sandbox)));
+    assert!(
+        asked
+            .iter()
+            .all(|a| a.target == format!("sandbox.test:{port}"))
+    );
+    // ALL_PROXY too.
+    run(&[("ALL_PROXY", url)], &aliased, "reached");
+    let before = proxy.asked().len();
+    assert!(before > asked.len());
+    // HTTPS_PROXY is for https URLs only: the http call goes directly (and cannot
+    // resolve the name).
+    run(&[("HTTPS_PROXY", url)], &aliased, "direct");
+    // NO_PROXY wins over all.
+    run(
+        &[
+            ("ALL_PROXY", url),
+            ("NO_PROXY", "example.com, sandbox.test"),
+        ],
+        &aliased,
+        "direct",
+    );
+    assert_eq!(proxy.asked().len(), before, "{:?}", proxy.asked());
+    // Loopback never goes through the environment's proxy: the sandbox works in a
+    // shell with a company proxy set.
+    run(
+        &[("ALL_PROXY", url), ("HTTP_PROXY", url)],
+        &sandbox.worlds().url(),
+        "reached",
+    );
+    assert_eq!(proxy.asked().len(), before, "{:?}", proxy.asked());
 }
 
 /// The child of the test above (ignored on its own): a client built with no proxy
-/// setting makes a call and opens a stream.
+/// setting makes a call and opens a stream (`E2E_EXPECT=reached`), or finds the name
+/// unresolvable because it went directly (`direct`).
 #[test]
-#[ignore = "run by https_proxy_and_no_proxy_from_the_environment_are_honoured"]
+#[ignore = "run by the_environments_proxies_are_chosen_by_scheme_and_never_for_loopback"]
 fn env_proxy_in_a_child() {
     let var = |k: &str| std::env::var(k).expect("run by its parent test");
-    let client = Client::new(var("E2E_WORLDS_URL"), var("E2E_WORLDS_KEY")).unwrap();
+    let client = Client::builder()
+        .base_url(var("E2E_WORLDS_URL"))
+        .api_key(var("E2E_WORLDS_KEY"))
+        .allow_insecure_http(true)
+        .max_retries(0)
+        .build()
+        .unwrap();
     let plaza = var("E2E_WORLDS_PLAZA");
+    if var("E2E_EXPECT") == "direct" {
+        let err = client.worlds().users(plaza.as_str()).unwrap_err();
+        assert_eq!(err.kind(), core_http::ErrorKind::Connection, "{err:?}");
+        return;
+    }
     client.worlds().users(plaza.as_str()).unwrap();
     let mut realtime = client.realtime().unwrap();
     realtime.join(plaza.as_str()).unwrap();
+}
+
+/// A proxy on a raw socket that reads each `CONNECT` and answers as `script` says;
+/// returns its URL and the count of `CONNECT`s it read.
+fn scripted_proxy(
+    script: fn(&mut std::net::TcpStream),
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match conn.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                if head.starts_with(b"CONNECT ") {
+                    seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                script(&mut conn);
+            });
+        }
+    });
+    (url, count)
+}
+
+fn via(proxy: &str) -> projects_client::Client {
+    projects_client::Client::builder()
+        .base_url("https://api.projects.example")
+        .api_key("sk_test_PROXY_CASES")
+        .proxy(proxy, &[])
+        .timeout(Duration::from_secs(2))
+        .connect_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_proxy_that_trickles_its_answer_cannot_hold_a_call_past_its_timeout() {
+    let (url, _) = scripted_proxy(|conn| {
+        use std::io::Write;
+        for b in b"HTTP/1.1 200 Connection established\r\n\r\n" {
+            if conn.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(400));
+        }
+    });
+    let client = via(&url);
+    let started = Instant::now();
+    let err = client
+        .projects()
+        .list(&projects_client::ListParams::new())
+        .unwrap_err();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "took {took:?}: {err:?}");
+    assert_eq!(err.kind(), core_http::ErrorKind::Proxy, "{err:?}");
+    assert!(err.to_string().contains("in time"), "{err}");
+}
+
+#[test]
+fn a_proxys_refusal_is_never_retried_and_names_the_proxy_with_a_hint() {
+    type Script = fn(&mut std::net::TcpStream);
+    let cases: [(u16, Script, &str); 3] = [
+        (
+            407,
+            |c| {
+                use std::io::Write;
+                let _ = c.write_all(
+                    b"HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n",
+                );
+            },
+            "credentials",
+        ),
+        (
+            401,
+            |c| {
+                use std::io::Write;
+                let _ = c.write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n");
+            },
+            "credentials",
+        ),
+        (
+            403,
+            |c| {
+                use std::io::Write;
+                let _ = c.write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
+            },
+            "NO_PROXY",
+        ),
+    ];
+    for (status, script, hint) in cases {
+        let (url, connects) = scripted_proxy(script);
+        let proxy_address = url.trim_start_matches("http://").to_owned();
+        let with_password = url.replacen("http://", "http://corp:pw-NEVER-SHOWN-1@", 1);
+        let err = via(&with_password)
+            .projects()
+            .list(&projects_client::ListParams::new())
+            .unwrap_err();
+        assert_eq!(
+            connects.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "{status}: asked once, never again"
+        );
+        assert_eq!(err.kind(), core_http::ErrorKind::Proxy, "{status}: {err:?}");
+        match &err {
+            core_http::Error::Proxy {
+                proxy,
+                status: got,
+                message,
+            } => {
+                assert_eq!(proxy, &proxy_address);
+                assert_eq!(*got, Some(status));
+                assert!(message.contains(&proxy_address), "{message}");
+                assert!(message.contains(hint), "{message}");
+            }
+            other => panic!("{status}: {other:?}"),
+        }
+        assert!(!err.may_have_been_processed(), "{err:?}");
+        let shown = format!("{err} {err:?}");
+        assert!(!shown.contains("pw-NEVER-SHOWN-1"), "{shown}");
+    }
+}
+
+#[test]
+fn a_proxy_that_refuses_connections_is_named_not_the_service() {
+    let refused = testkit::hostile::refused_url();
+    let err = via(&refused)
+        .projects()
+        .list(&projects_client::ListParams::new())
+        .unwrap_err();
+    assert_eq!(err.kind(), core_http::ErrorKind::Proxy, "{err:?}");
+    let shown = err.to_string();
+    let address = refused.trim_start_matches("http://");
+    assert!(
+        shown.contains(&format!("the proxy {address}")),
+        "the proxy is named: {shown}"
+    );
 }

@@ -248,6 +248,12 @@ fn send(
         per_read: call.per_read_timeout,
     };
     let agent = &call.client.inner.agent;
+    // The proxy for this hop's URL: by its scheme and host (loopback and NO_PROXY hosts
+    // directly).
+    let route = cfg
+        .proxies
+        .route_for(origin.scheme == "https", &origin.host);
+    let proxy = route.map(crate::proxy::ProxyRoute::for_ureq);
     let invalid = |e: ureq::http::Error| {
         fail(
             Error::config(format!("invalid request: {e}")),
@@ -258,7 +264,7 @@ fn send(
     let sent = match hop.body.map(|b| &b.content) {
         Some(Content::Bytes(bytes)) => {
             let request = builder.body(bytes.as_slice()).map_err(invalid)?;
-            wire::run(agent, request, call.mode, timeouts)
+            wire::run(agent, request, call.mode, timeouts, proxy)
         }
         Some(Content::Stream { open, length }) => {
             let reader = open().map_err(|source| {
@@ -279,25 +285,17 @@ fn send(
                 .header("content-length", length.to_string())
                 .body(ureq::SendBody::from_owned_reader(reader))
                 .map_err(invalid)?;
-            wire::run(agent, request, call.mode, timeouts)
+            wire::run(agent, request, call.mode, timeouts, proxy)
         }
         None => {
             let request = builder.body(()).map_err(invalid)?;
-            wire::run(agent, request, call.mode, timeouts)
+            wire::run(agent, request, call.mode, timeouts, proxy)
         }
     };
     sent.map_err(|e| {
         let mut failed = wire::map_error(e, call.elapsed(), &origin.host);
         // Through a proxy, an I/O failure names it: the proxy may be what closed.
-        if let (Error::Io { source, .. }, Some(proxy)) = (
-            &mut failed.error,
-            call.client
-                .inner
-                .config
-                .proxy
-                .as_ref()
-                .filter(|p| p.applies_to(&origin.host)),
-        ) {
+        if let (Error::Io { source, .. }, Some(proxy)) = (&mut failed.error, route) {
             *source = std::io::Error::new(
                 source.kind(),
                 format!("{source} (through the proxy {})", proxy.address()),

@@ -46,12 +46,13 @@ impl HttpClient {
             .timeout_resolve(Some(time::bounded(config.connect_timeout)))
             .timeout_connect(Some(time::bounded(config.connect_timeout)))
             .tls_config(config.roots.ureq_config(config.identity.as_ref()))
-            // The proxy the builder resolved (the environment's by default), or none.
-            .proxy(config.proxy.as_ref().map(|p| p.for_ureq()).transpose()?)
+            // No proxy for the agent (not even ureq's from the environment): each call is
+            // given the one for its URL.
+            .proxy(None)
             .build();
         let agent = ureq::Agent::with_parts(
             agent_config,
-            ureq::unversioned::transport::DefaultConnector::default(),
+            crate::connector::chain(config.proxies.clone()),
             dns::CachingResolver::default(),
         );
         let bucket = config

@@ -61,6 +61,7 @@ mod bulk;
 mod call;
 mod client;
 mod config;
+mod connector;
 pub mod de;
 mod dns;
 mod error;
@@ -80,6 +81,7 @@ mod retry;
 mod time;
 pub mod timestamp;
 mod tls;
+mod tunnel;
 mod url;
 #[cfg(feature = "webhook")]
 pub mod webhook;

@@ -1,28 +1,31 @@
 //! HTTP proxies, one setting for REST calls and streams alike.
 //!
-//! By default a client reads its proxy from the environment as curl and ureq do:
-//! `ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY` (the first set, upper or lower case), with
-//! `NO_PROXY` naming the hosts reached directly. The builder overrides it
-//! ([`ClientBuilder::proxy`](crate::ClientBuilder::proxy)) or turns proxies off
-//! ([`ClientBuilder::no_proxy`](crate::ClientBuilder::no_proxy)). Calls and streams
-//! both go through an HTTP `CONNECT` tunnel, then TLS to the service: the proxy sees
-//! only the host and port. The proxy's credentials (`http://user:pass@proxy:3128`) go
-//! only to the proxy, in `Proxy-Authorization`, and are blanked out of every text like
-//! a key.
+//! By default a client reads its proxies from the environment as curl does: for an
+//! `https://` (or `wss://`) URL `HTTPS_PROXY`, for an `http://` (or `ws://`) URL
+//! `HTTP_PROXY`, and `ALL_PROXY` for either when its own is not set (each in lower or
+//! upper case, lower first); `NO_PROXY` names the hosts reached directly (`*` all of
+//! them). A loopback host (`localhost`, `127.0.0.0/8`, `::1`) is never reached through a
+//! proxy from the environment, so the local sandbox works in a shell with a company
+//! proxy set; a proxy given to the builder
+//! ([`ClientBuilder::proxy`](crate::ClientBuilder::proxy)) applies to every host but
+//! those it is told to bypass, loopback included. The builder can also turn proxies off
+//! ([`ClientBuilder::no_proxy`](crate::ClientBuilder::no_proxy)).
+//!
+//! Calls and streams both go through an HTTP `CONNECT` tunnel (`tunnel.rs`), then TLS
+//! to the service: the proxy sees only the host and port. The whole tunnel fits in the
+//! call's deadline. The proxy's credentials (`http://user:pass@proxy:3128`) go only to
+//! the proxy, in `Proxy-Authorization`, and are blanked out of every text like a key. A
+//! proxy's refusal (`401`, `403`, `407`) is never retried: proxies that lock an account
+//! after failed logins exist.
 
 use std::fmt;
 
 use crate::{Error, Result, Secret};
 
-/// The variables a proxy is read from, in order.
-const PROXY_VARS: [&str; 6] = [
-    "ALL_PROXY",
-    "all_proxy",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "HTTP_PROXY",
-    "http_proxy",
-];
+/// The variables a proxy for `https` URLs is read from, in order.
+const HTTPS_VARS: [&str; 4] = ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"];
+/// The variables a proxy for `http` URLs is read from, in order.
+const HTTP_VARS: [&str; 4] = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"];
 
 /// What the builder was told.
 #[derive(Clone, Debug, Default)]
@@ -36,62 +39,126 @@ pub(crate) enum ProxyChoice {
     Given { url: Secret, bypass: Vec<String> },
 }
 
-/// A proxy to go through: where it is, its credentials, and the hosts it is not for.
+/// A proxy to go through: where it is and its credentials.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct ProxyRoute {
     host: String,
     port: u16,
     user: Option<String>,
     password: Option<Secret>,
-    bypass: Vec<String>,
+    /// The same proxy as ureq takes it (for a call's configuration).
+    ureq: ureq::Proxy,
 }
 
 impl fmt::Debug for ProxyRoute {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProxyRoute")
-            .field("proxy", &format_args!("http://{}:{}", self.host, self.port))
+            .field("proxy", &format_args!("http://{}", self.address()))
             .field("credentials", &self.user.as_ref().map(|_| "***"))
-            .field("bypass", &self.bypass)
             .finish()
     }
 }
 
+/// The proxies of a client: one for `https`, one for `http` (often the same), the hosts
+/// reached directly, and whether they were given (then loopback goes through them too).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Proxies {
+    https: Option<ProxyRoute>,
+    http: Option<ProxyRoute>,
+    bypass: Vec<String>,
+    given: bool,
+}
+
 impl ProxyChoice {
-    /// The proxy this choice leads to, reading the environment through `lookup`.
-    pub(crate) fn resolve(
-        &self,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<Option<ProxyRoute>> {
+    /// The proxies this choice leads to, reading the environment through `lookup`.
+    pub(crate) fn resolve(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<Proxies> {
         match self {
-            ProxyChoice::Off => Ok(None),
+            ProxyChoice::Off => Ok(Proxies::default()),
             ProxyChoice::Given { url, bypass } => {
-                parse(url.expose(), "the proxy given to the builder").map(|mut route| {
-                    route.bypass = bypass.clone();
-                    Some(route)
+                let route = parse(url.expose(), "the proxy given to the builder")?;
+                Ok(Proxies {
+                    https: Some(route.clone()),
+                    http: Some(route),
+                    bypass: bypass.clone(),
+                    given: true,
                 })
             }
             ProxyChoice::FromEnv => {
-                for var in PROXY_VARS {
-                    let Some(value) = lookup(var).filter(|v| !v.trim().is_empty()) else {
-                        continue;
-                    };
-                    let mut route = parse(value.trim(), var)?;
-                    route.bypass = ["NO_PROXY", "no_proxy"]
-                        .iter()
-                        .find_map(|v| lookup(v))
-                        .map(|list| {
-                            list.split(',')
-                                .map(|h| h.trim().to_ascii_lowercase())
-                                .filter(|h| !h.is_empty())
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    return Ok(Some(route));
-                }
-                Ok(None)
+                let read = |vars: &[&str]| -> Result<Option<ProxyRoute>> {
+                    for var in vars {
+                        if let Some(value) = lookup(var).filter(|v| !v.trim().is_empty()) {
+                            return parse(value.trim(), var).map(Some);
+                        }
+                    }
+                    Ok(None)
+                };
+                let https = read(&HTTPS_VARS)?;
+                let http = read(&HTTP_VARS)?;
+                let bypass = ["no_proxy", "NO_PROXY"]
+                    .iter()
+                    .find_map(|v| lookup(v))
+                    .map(|list| {
+                        list.split(',')
+                            .map(|h| h.trim().to_ascii_lowercase())
+                            .filter(|h| !h.is_empty())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Ok(Proxies {
+                    https,
+                    http,
+                    bypass,
+                    given: false,
+                })
             }
         }
     }
+}
+
+impl Proxies {
+    /// The proxy a connection to `host` goes through: the `https` one for a secure
+    /// connection (`https://`, `wss://`), the `http` one otherwise; none for a host in
+    /// the bypass list, nor (unless the proxy was given to the builder) for loopback.
+    pub(crate) fn route_for(&self, secure: bool, host: &str) -> Option<&ProxyRoute> {
+        let route = if secure { &self.https } else { &self.http };
+        let route = route.as_ref()?;
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        if !self.given && is_loopback(&host) {
+            return None;
+        }
+        let bypassed = self.bypass.iter().any(|rule| {
+            let rule = rule.split(':').next().unwrap_or(rule);
+            if rule == "*" {
+                return true;
+            }
+            match rule.strip_prefix("*.").or_else(|| rule.strip_prefix('.')) {
+                Some(domain) => host.ends_with(&format!(".{domain}")),
+                None => host == rule || host.ends_with(&format!(".{rule}")),
+            }
+        });
+        (!bypassed).then_some(route)
+    }
+
+    /// The secrets the proxies hold, to blank out of texts.
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        [&self.https, &self.http]
+            .into_iter()
+            .flatten()
+            .flat_map(ProxyRoute::secrets)
+            .collect()
+    }
+}
+
+/// `localhost` (and its subdomains), `127.0.0.0/8`, `::1`.
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Parses `http://[user[:password]@]host[:port]` (or `host:port`); `origin` names where
@@ -134,12 +201,28 @@ fn parse(url: &str, origin: &str) -> Result<ProxyRoute> {
             )
         }
     };
+    let host = host.to_ascii_lowercase();
+    let bracketed = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.clone()
+    };
+    let mut b = ureq::Proxy::builder(ureq::ProxyProtocol::Http)
+        .host(&bracketed)
+        .port(port);
+    if let Some(user) = &user {
+        b = b.username(user);
+        if let Some(p) = &password {
+            b = b.password(p.expose());
+        }
+    }
+    let ureq = b.build().map_err(|_| invalid("its host is not valid"))?;
     Ok(ProxyRoute {
-        host: host.to_ascii_lowercase(),
+        host,
         port,
         user,
         password,
-        bypass: Vec::new(),
+        ureq,
     })
 }
 
@@ -164,26 +247,6 @@ fn percent_decode(s: &str) -> String {
 }
 
 impl ProxyRoute {
-    /// Whether a connection to `host` goes through the proxy (`NO_PROXY` rules: `*`
-    /// everything, `name` that host and its subdomains, `.name` or `*.name` only its
-    /// subdomains).
-    pub(crate) fn applies_to(&self, host: &str) -> bool {
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
-        !self.bypass.iter().any(|rule| {
-            let rule = rule.split(':').next().unwrap_or(rule);
-            if rule == "*" {
-                return true;
-            }
-            match rule.strip_prefix("*.").or_else(|| rule.strip_prefix('.')) {
-                Some(domain) => host.ends_with(&format!(".{domain}")),
-                None => host == rule || host.ends_with(&format!(".{rule}")),
-            }
-        })
-    }
-
     /// The proxy's host.
     #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn host(&self) -> &str {
@@ -227,26 +290,9 @@ impl ProxyRoute {
         out
     }
 
-    /// The same proxy for ureq, which tunnels every call through it with `CONNECT`.
-    pub(crate) fn for_ureq(&self) -> Result<ureq::Proxy> {
-        let mut b = ureq::Proxy::builder(ureq::ProxyProtocol::Http)
-            .host(&self.host)
-            .port(self.port);
-        if let Some(user) = &self.user {
-            b = b.username(user);
-            if let Some(p) = &self.password {
-                b = b.password(p.expose());
-            }
-        }
-        for rule in &self.bypass {
-            // ureq's rules: `name` exactly, `.name` its subdomains.
-            b = b.no_proxy(rule);
-            if !rule.starts_with('.') && !rule.starts_with('*') {
-                b = b.no_proxy(&format!(".{rule}"));
-            }
-        }
-        b.build()
-            .map_err(|_| Error::config("the proxy could not be set up (its host is not valid)"))
+    /// The same proxy as ureq takes it, for a call's configuration.
+    pub(crate) fn for_ureq(&self) -> &ureq::Proxy {
+        &self.ureq
     }
 }
 
@@ -270,41 +316,92 @@ mod tests {
     }
 
     #[test]
-    fn the_environment_is_read_in_order_with_its_bypass_list() {
-        let route = ProxyChoice::FromEnv
+    fn each_scheme_has_its_proxy_as_curl_reads_them() {
+        let proxies = ProxyChoice::FromEnv
             .resolve(env(&[
                 ("HTTP_PROXY", "http://plain:1"),
                 ("https_proxy", "http://u%40corp:p%3Ass@Proxy.corp:3128/"),
                 ("NO_PROXY", "internal.corp, .svc ,localhost"),
             ]))
-            .unwrap()
             .unwrap();
-        assert_eq!(route.address(), "proxy.corp:3128");
-        assert_eq!(route.user.as_deref(), Some("u@corp"));
-        assert_eq!(route.password.as_ref().unwrap().expose(), "p:ss");
+        let secure = proxies.route_for(true, "api.example.com").unwrap();
+        assert_eq!(secure.address(), "proxy.corp:3128");
+        assert_eq!(secure.user.as_deref(), Some("u@corp"));
+        assert_eq!(secure.password.as_ref().unwrap().expose(), "p:ss");
         assert_eq!(
-            route.authorization().unwrap().expose(),
+            secure.authorization().unwrap().expose(),
             format!("Basic {}", base64(b"u@corp:p:ss"))
         );
-        assert!(route.applies_to("api.example.com"));
-        assert!(!route.applies_to("internal.corp"));
-        assert!(!route.applies_to("db.internal.corp"));
-        assert!(!route.applies_to("a.svc"));
-        assert!(route.applies_to("svc"));
-        assert!(!route.applies_to("LOCALHOST"));
+        // HTTPS_PROXY is for https only; http has its own.
+        assert_eq!(
+            proxies
+                .route_for(false, "api.example.com")
+                .unwrap()
+                .address(),
+            "plain:1"
+        );
+        assert!(proxies.route_for(true, "internal.corp").is_none());
+        assert!(proxies.route_for(true, "db.internal.corp").is_none());
+        assert!(proxies.route_for(true, "a.svc").is_none());
+        assert!(proxies.route_for(true, "svc").is_some());
+        // Loopback is never proxied from the environment.
+        for host in [
+            "localhost",
+            "127.0.0.1",
+            "127.8.9.10",
+            "::1",
+            "[::1]",
+            "a.localhost",
+        ] {
+            assert!(proxies.route_for(true, host).is_none(), "{host}");
+            assert!(proxies.route_for(false, host).is_none(), "{host}");
+        }
         // Credentials never show.
-        let shown = format!("{route:?}");
+        let shown = format!("{proxies:?}");
         assert!(
             !shown.contains("p:ss") && !shown.contains("u@corp"),
             "{shown}"
         );
-        assert!(ProxyChoice::FromEnv.resolve(env(&[])).unwrap().is_none());
+        // Only HTTPS_PROXY: http goes directly; ALL_PROXY serves both.
+        let only = ProxyChoice::FromEnv
+            .resolve(env(&[("HTTPS_PROXY", "http://p:1")]))
+            .unwrap();
+        assert!(only.route_for(false, "example.com").is_none());
+        let all = ProxyChoice::FromEnv
+            .resolve(env(&[
+                ("ALL_PROXY", "http://all:2"),
+                ("https_proxy", "http://s:3"),
+            ]))
+            .unwrap();
+        assert_eq!(all.route_for(false, "x.com").unwrap().address(), "all:2");
+        assert_eq!(all.route_for(true, "x.com").unwrap().address(), "s:3");
+        let star = ProxyChoice::FromEnv
+            .resolve(env(&[("ALL_PROXY", "http://all:2"), ("no_proxy", "*")]))
+            .unwrap();
+        assert!(star.route_for(true, "x.com").is_none());
+        assert!(
+            ProxyChoice::FromEnv
+                .resolve(env(&[]))
+                .unwrap()
+                .route_for(true, "x.com")
+                .is_none()
+        );
         assert!(
             ProxyChoice::Off
                 .resolve(env(&[("ALL_PROXY", "http://p:1")]))
                 .unwrap()
+                .route_for(true, "x.com")
                 .is_none()
         );
+        // A proxy given to the builder applies to loopback too, unless bypassed.
+        let given = ProxyChoice::Given {
+            url: Secret::new("http://p:1"),
+            bypass: vec!["internal".into()],
+        }
+        .resolve(env(&[]))
+        .unwrap();
+        assert!(given.route_for(false, "127.0.0.1").is_some());
+        assert!(given.route_for(true, "internal").is_none());
     }
 
     #[test]
@@ -317,6 +414,7 @@ mod tests {
         ] {
             let err = ProxyChoice::FromEnv
                 .resolve(env(&[("HTTPS_PROXY", bad)]))
+                .map(drop)
                 .unwrap_err()
                 .to_string();
             assert!(

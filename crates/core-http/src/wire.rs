@@ -40,9 +40,15 @@ pub(crate) fn run<S: ureq::AsSendBody>(
     request: ureq::http::Request<S>,
     mode: Mode,
     t: Timeouts,
+    proxy: Option<&ureq::Proxy>,
 ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
     let remaining = bounded(t.remaining);
     let configured = agent.configure_request(request);
+    // The proxy for this URL (its scheme, its host), tunnelled by `connector.rs`.
+    let configured = match proxy {
+        Some(proxy) => configured.proxy(Some(proxy.clone())),
+        None => configured,
+    };
     // In buffered mode the global timeout bounds resolving and connecting too, so the
     // agent's connect timeout needs no copy per request; a call's own one does.
     let connect = match (mode, t.connect) {
@@ -228,16 +234,31 @@ pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed
         }
         ureq::Error::Http(err) => failed(Error::config(err.to_string()), Outcome::Final),
         // The proxy did not open the tunnel: the request never left. Credentials it
-        // wants (407) or a host it forbids (403) will not change on a retry.
-        ureq::Error::ConnectProxyFailed(reason) => {
-            let fatal = reason.contains(" 407/") || reason.contains(" 403/");
+        // wants (401, 407) or a host it forbids (403) will not change on a retry, and
+        // a proxy may lock an account after failed logins: never retried.
+        ureq::Error::Other(e) if e.is::<crate::tunnel::Refusal>() => {
+            let refusal = e
+                .downcast::<crate::tunnel::Refusal>()
+                .map(|r| *r)
+                .unwrap_or_else(|e| crate::tunnel::Refusal {
+                    status: None,
+                    message: e.to_string(),
+                    proxy: String::new(),
+                    retry: true,
+                    timed_out: false,
+                });
+            let outcome = if refusal.retry {
+                Outcome::NotSent
+            } else {
+                Outcome::Final
+            };
             failed(
-                connect(format!("the proxy gave no tunnel to {host}: {reason}")),
-                if fatal {
-                    Outcome::Final
-                } else {
-                    Outcome::NotSent
+                Error::Proxy {
+                    proxy: refusal.proxy,
+                    status: refusal.status,
+                    message: format!("{} (for {host})", refusal.message),
                 },
+                outcome,
             )
         }
         ureq::Error::Io(io) => map_io(io, elapsed, host),

@@ -1,6 +1,8 @@
 //! An HTTP `CONNECT` proxy over a socket, as a company network has: it opens a tunnel to
 //! the host and port asked for and copies bytes both ways; it can ask for credentials
-//! (407) and records what each client asked for and sent.
+//! (407) and records what each client asked for and sent. Like a company's proxy, it
+//! resolves names the client cannot: a host under `.test` (`sandbox.test:8080`) is
+//! this machine (`127.0.0.1`, same port).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -104,7 +106,11 @@ fn serve(mut client: TcpStream, record: &Mutex<Vec<Asked>>, wanted: Option<&str>
         );
         return;
     }
-    let Ok(server) = TcpStream::connect(target) else {
+    let reached = match target.rsplit_once(':') {
+        Some((host, port)) if host.ends_with(".test") => format!("127.0.0.1:{port}"),
+        _ => target.to_owned(),
+    };
+    let Ok(server) = TcpStream::connect(reached) else {
         let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n");
         return;
     };

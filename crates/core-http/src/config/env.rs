@@ -124,7 +124,7 @@ pub(super) fn checked(mut config: Config, prefix: &str) -> Result<Config> {
     for (name, value) in &config.headers {
         crate::wire::check_header(name, value)?;
     }
-    config.proxy = config
+    config.proxies = config
         .proxy_choice
         .resolve(|name| std::env::var(name).ok())?;
     config.redactor = Redactor::new(credentials(&config));
@@ -143,9 +143,7 @@ pub(super) fn credentials(config: &Config) -> Vec<String> {
         // Read per call: each call keeps the key as it is then out of its texts.
         Auth::BearerFrom(_) | Auth::None => {}
     }
-    if let Some(proxy) = &config.proxy {
-        out.extend(proxy.secrets());
-    }
+    out.extend(config.proxies.secrets());
     for (name, value) in &config.headers {
         if is_sensitive_header(name) {
             out.push(value.clone());

@@ -81,7 +81,7 @@ pub(crate) struct Config {
     pub(crate) identity: Option<crate::tls::Identity>,
     /// Which proxy, as the builder was told; and the one it leads to (set by `build`).
     pub(crate) proxy_choice: crate::proxy::ProxyChoice,
-    pub(crate) proxy: Option<crate::proxy::ProxyRoute>,
+    pub(crate) proxies: crate::proxy::Proxies,
     /// Who sees every attempt and every stream's connections.
     pub(crate) observer: crate::observe::Observers,
     /// The credentials to blank out of texts built from answers (set by `build`).
@@ -110,7 +110,7 @@ impl fmt::Debug for Config {
             .field("max_body_size", &self.max_body_size)
             .field("roots", &self.roots)
             .field("identity", &self.identity)
-            .field("proxy", &self.proxy)
+            .field("proxies", &self.proxies)
             .field("observer", &self.observer)
             .finish_non_exhaustive()
     }
@@ -184,7 +184,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
                 roots: RootCertificates::default(),
                 identity: None,
                 proxy_choice: crate::proxy::ProxyChoice::default(),
-                proxy: None,
+                proxies: crate::proxy::Proxies::default(),
                 observer: crate::observe::Observers(None),
                 redactor: Redactor::default(),
             },

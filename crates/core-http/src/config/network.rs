@@ -48,12 +48,18 @@ impl<C: ServiceClient> ClientBuilder<C> {
     }
 
     /// Sends every call and stream through this HTTP proxy (`http://host:port`, with
-    /// `user:password@` when it asks for credentials), whatever the environment says;
-    /// the hosts in `bypass` (`NO_PROXY` rules: `name`, `.name`, `*`) are reached
-    /// directly. Calls and streams alike go through a `CONNECT` tunnel, TLS to the
-    /// service inside it. The credentials go only to the proxy and are never shown.
-    /// By default the proxy is read from `ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY` and
-    /// `NO_PROXY` (upper or lower case).
+    /// `user:password@` when it asks for credentials), whatever the environment says,
+    /// loopback hosts included; the hosts in `bypass` (`NO_PROXY` rules: `name`, `.name`,
+    /// `*`) are reached directly. Calls and streams alike go through a `CONNECT` tunnel,
+    /// TLS to the service inside it, all within the call's timeout. The credentials go
+    /// only to the proxy and are never shown; a proxy's 401, 403 or 407 is never retried.
+    ///
+    /// By default the proxies are read from the environment as curl reads them:
+    /// `HTTPS_PROXY` for `https://` and `wss://` URLs, `HTTP_PROXY` for `http://` and
+    /// `ws://`, `ALL_PROXY` for both when the scheme's own is not set, `NO_PROXY` over
+    /// all (each in lower or upper case, lower first); a loopback host (`localhost`,
+    /// `127.0.0.0/8`, `::1`, so the local sandbox) is never reached through the
+    /// environment's proxy.
     ///
     /// ```
     /// let client = core_http::HttpClient::builder()

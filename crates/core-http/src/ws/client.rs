@@ -40,7 +40,7 @@ impl crate::HttpClient {
         config.roots = cfg.roots.clone();
         config.redact = cfg.redactor.clone();
         // The client's proxy (the environment's by default), for streams as for calls.
-        config.proxy = cfg.proxy.clone();
+        config.proxies = cfg.proxies.clone();
         config.identity = cfg.identity.clone();
         config.observer = cfg.observer.clone();
         match &cfg.auth {

@@ -52,7 +52,7 @@ pub struct StreamConfig {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) auth: Option<(String, AuthValue)>,
     /// The proxy to tunnel through, if any (a client's stream config has the client's).
-    pub(crate) proxy: Option<crate::proxy::ProxyRoute>,
+    pub(crate) proxies: crate::proxy::Proxies,
     /// The client's certificate, for mutual TLS.
     pub(crate) identity: Option<crate::tls::Identity>,
     /// Who is told of connections, losses and reconnects (a client's observer).
@@ -94,7 +94,7 @@ impl StreamConfig {
             url: url.into(),
             headers: Vec::new(),
             auth: None,
-            proxy: None,
+            proxies: crate::proxy::Proxies::default(),
             identity: None,
             observer: crate::observe::Observers(None),
             roots: RootCertificates::default(),

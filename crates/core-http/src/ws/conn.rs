@@ -149,8 +149,9 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
     let deadline = started + config.connect_timeout;
     let shown = strip_query(&config.url).to_owned();
     let target = target(&config.url, &shown)?;
-    // Through the proxy, unless the target is one it is not for (NO_PROXY).
-    let via = config.proxy.as_ref().filter(|p| p.applies_to(&target.host));
+    // Through the proxy for a secure or plain URL, unless the target is one it is not
+    // for (loopback from the environment, NO_PROXY).
+    let via = config.proxies.route_for(target.tls, &target.host);
     let (host, port) = match via {
         Some(p) => (p.host().to_owned(), p.port()),
         None => (target.host.clone(), target.port),
@@ -191,7 +192,19 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
         no_wait: false,
     };
     if let Some(route) = via {
-        super::tunnel::open(&mut tcp, route, &target.host, target.port)?;
+        crate::tunnel::open(&mut tcp, route, &target.host, target.port).map_err(|r| {
+            if r.timed_out {
+                fail(WsError::Timeout(r.message), Next::Retry)
+            } else {
+                fail(
+                    WsError::ProxyRefused {
+                        status: r.status,
+                        message: r.message,
+                    },
+                    if r.retry { Next::Retry } else { Next::Stop },
+                )
+            }
+        })?;
     }
 
     let mut transport = if target.tls {

@@ -51,7 +51,6 @@ mod inbox;
 mod request;
 mod session;
 mod transport;
-mod tunnel;
 mod worker;
 
 use std::fmt;

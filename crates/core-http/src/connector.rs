@@ -1,0 +1,274 @@
+//! How the transport connects: TCP, or a `CONNECT` tunnel through the call's proxy, then
+//! TLS. The tunnel is opened here (not by ureq's own proxy connector) so that all of
+//! it, the proxy's answer included, fits in the call's deadline: ureq re-arms its wait on
+//! every byte, so a proxy that trickles its answer could hold a call long past its
+//! timeout. A proxy's refusal comes back as a [`Refusal`] naming it.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
+};
+
+use crate::proxy::Proxies;
+use crate::tunnel::Refusal;
+
+/// The connector chain of a client's agent: a tunnel through the call's proxy when it
+/// has one, else a plain TCP connection, then TLS for `https`.
+pub(crate) fn chain(proxies: Proxies) -> impl Connector {
+    use ureq::unversioned::transport::{RustlsConnector, TcpConnector};
+    ().chain(Tunnels { proxies })
+        .chain(TcpConnector::default())
+        .chain(RustlsConnector::default())
+}
+
+/// Opens a call's tunnel through its proxy, within the call's deadline.
+#[derive(Debug)]
+struct Tunnels {
+    proxies: Proxies,
+}
+
+impl<In: Transport> Connector<In> for Tunnels {
+    type Out = Either<In, Box<dyn Transport>>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails<'_>,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        if let Some(transport) = chained {
+            return Ok(Some(Either::A(transport)));
+        }
+        // A call goes through a proxy when it was configured with one (then ureq has
+        // not resolved the target: the proxy does).
+        let Some(proxy) = details.config.proxy() else {
+            return Ok(None);
+        };
+        let uri = details.uri;
+        let secure = uri.scheme_str() == Some("https");
+        let host = uri.host().unwrap_or_default();
+        let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
+        let Some(route) = self.proxies.route_for(secure, host) else {
+            return Err(other(refusal(
+                &format!("{}:{}", proxy.host(), proxy.port()),
+                "internal: the call's proxy is not the client's".into(),
+            )));
+        };
+        let deadline = Instant::now()
+            .checked_add(*details.timeout.after)
+            .unwrap_or_else(far_future);
+        let address = route.address();
+        let addrs = details
+            .resolver
+            .resolve(proxy.uri(), details.config, details.timeout)
+            .map_err(|_| {
+                other(refusal(
+                    &address,
+                    format!("could not resolve the proxy {address}"),
+                ))
+            })?;
+        let mut last = None;
+        let mut stream = None;
+        for addr in addrs.iter() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match TcpStream::connect_timeout(addr, left) {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let Some(stream) = stream else {
+            let timed_out = last
+                .as_ref()
+                .is_none_or(|e| e.kind() == io::ErrorKind::TimedOut);
+            let mut failed = refusal(
+                &address,
+                match last {
+                    Some(e) if e.kind() != io::ErrorKind::TimedOut => {
+                        format!("could not connect to the proxy {address}: {e}")
+                    }
+                    _ => format!("could not connect to the proxy {address} in time"),
+                },
+            );
+            failed.timed_out = timed_out;
+            return Err(other(failed));
+        };
+        let _ = stream.set_nodelay(details.config.no_delay());
+        crate::tunnel::open(
+            &mut Deadlined {
+                stream: &stream,
+                deadline,
+            },
+            route,
+            host,
+            port,
+        )
+        .map_err(other)?;
+        // The transport sets its own timeouts from here; none of ours is left behind.
+        let _ = stream.set_read_timeout(None);
+        let _ = stream.set_write_timeout(None);
+        let buffers = LazyBuffers::new(
+            details.config.input_buffer_size(),
+            details.config.output_buffer_size(),
+        );
+        Ok(Some(Either::B(Box::new(Tunnel {
+            stream,
+            buffers,
+            read_timeout: None,
+            write_timeout: None,
+        }))))
+    }
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(60 * 60 * 24 * 365)
+}
+
+fn refusal(proxy: &str, message: String) -> Refusal {
+    Refusal {
+        status: None,
+        message,
+        proxy: proxy.to_owned(),
+        retry: true,
+        timed_out: false,
+    }
+}
+
+fn other(refusal: Refusal) -> ureq::Error {
+    ureq::Error::Other(Box::new(refusal))
+}
+
+/// A socket whose every read and write ends by `deadline`.
+struct Deadlined<'a> {
+    stream: &'a TcpStream,
+    deadline: Instant,
+}
+
+impl Deadlined<'_> {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the deadline passed",
+            ));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Deadlined<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        let mut stream = self.stream;
+        stream.read(buf)
+    }
+}
+
+impl Write for Deadlined<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        let mut stream = self.stream;
+        stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut stream = self.stream;
+        stream.flush()
+    }
+}
+
+/// A connection through a proxy's tunnel, as ureq's transport: plain bytes to the
+/// service (TLS goes on top of it, by the next connector).
+#[derive(Debug)]
+struct Tunnel {
+    stream: TcpStream,
+    buffers: LazyBuffers,
+    /// The socket's timeouts as last set, so each is set only when it changes.
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+}
+
+/// The time an I/O may take, or the timeout ureq reports when it is already up.
+fn budget(timeout: NextTimeout) -> Result<Option<Duration>, ureq::Error> {
+    if timeout.after.is_zero() {
+        return Err(ureq::Error::Timeout(timeout.reason));
+    }
+    Ok(timeout.not_zero().map(|d| *d))
+}
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
+}
+
+impl Transport for Tunnel {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let timeout = timeout.for_write();
+        let wanted = budget(timeout)?;
+        if wanted != self.write_timeout {
+            self.stream.set_write_timeout(wanted)?;
+            self.write_timeout = wanted;
+        }
+        let output = &self.buffers.output()[..amount];
+        let mut stream = &self.stream;
+        loop {
+            match stream.write_all(output) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if timed_out(&e) => return Err(ureq::Error::Timeout(timeout.reason)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let timeout = timeout.for_read();
+        let wanted = budget(timeout)?;
+        if wanted != self.read_timeout {
+            self.stream.set_read_timeout(wanted)?;
+            self.read_timeout = wanted;
+        }
+        let mut stream = &self.stream;
+        let input = self.buffers.input_append_buf();
+        let read = loop {
+            match stream.read(input) {
+                Ok(n) => break n,
+                // A handled signal is not a lost connection.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if timed_out(&e) => return Err(ureq::Error::Timeout(timeout.reason)),
+                Err(e) => return Err(e.into()),
+            }
+        };
+        self.buffers.input_appended(read);
+        Ok(read > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        // An idle pooled connection is open when a read would wait: nothing arrived and
+        // the peer has not closed it.
+        if self.stream.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        let open = matches!(
+            self.stream.peek(&mut byte),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock
+        );
+        let _ = self.stream.set_nonblocking(false);
+        open
+    }
+}
