@@ -257,7 +257,7 @@ impl Client {
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// let closing = client.positions().close_all()?;
-    /// println!("{} positions closing", closing.len());
+    /// println!("{} positions closing, {} not", closing.done.len(), closing.failed.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn positions(&self) -> crate::Positions<'_> {
