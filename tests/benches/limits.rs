@@ -39,7 +39,7 @@ fn main() {
     for _ in 0..calls {
         match client
             .projects()
-            .list(&projects_client::ListParams::new().limit(1))
+            .list(&projects_client::projects::ListProjects::new().limit(1))
         {
             Ok(_) => {}
             Err(e) if e.kind() == ErrorKind::RateLimited => refused += 1,
@@ -61,11 +61,12 @@ fn main() {
         .sleeper(sleeps.clone())
         .build()
         .unwrap();
-    let quota = vision.status().unwrap().usage.calls_limit;
-    let request = vision_client::ClassifyRequest::new("https://images.example.com/cat.jpg");
+    let quota = vision.status().get().unwrap().usage.calls_limit;
+    let request =
+        vision_client::analyses::ClassifyRequest::new("https://images.example.com/cat.jpg");
     let mut succeeded = 0u64;
     let refusal = loop {
-        match vision.classify(&request) {
+        match vision.analyses().classify(&request) {
             Ok(_) => succeeded += 1,
             Err(e) => break e,
         }

@@ -8,7 +8,11 @@ use std::time::{Duration, Instant};
 use e2e::{WebhookReceiver, sandbox_time_builder, social_client_with_sleeper};
 use sandbox::{Fault, Sandbox, Service};
 use social_client::webhooks;
-use social_client::{Client, ListPosts, NewPost, Period, Platform};
+use social_client::{
+    Client,
+    analytics::Period,
+    posts::{ListPosts, NewPost, Platform},
+};
 
 /// What the tour did, for its closing summary: HTTP requests and retries (counted from
 /// core-http's debug log records), webhooks verified, bytes downloaded.
@@ -256,7 +260,10 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
 }
 
 fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
-    use projects_client::{Client, Environment, ListParams, NewProject, Plan};
+    use projects_client::{
+        Client, Plan,
+        projects::{Environment, ListProjects, NewProject},
+    };
 
     println!("\n#### projects-client");
     let client = Client::new(sandbox.projects().url(), sandbox.api_key())?;
@@ -268,7 +275,7 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
             .projects()
             .create(&NewProject::new(format!("demo-{i:03}")).environment(environment))?;
     }
-    let page = client.projects().list(&ListParams::new())?;
+    let page = client.projects().list(&ListProjects::new())?;
     println!(
         "  first page: {} projects (the default page size), {} in all",
         page.data.len(),
@@ -285,7 +292,7 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     );
 
     step("a limit of 101 is refused before anything is sent");
-    match client.projects().list(&ListParams::new().limit(101)) {
+    match client.projects().list(&ListProjects::new().limit(101)) {
         Err(e) => println!("  {e}"),
         Ok(_) => println!("  unexpected success"),
     }
@@ -300,7 +307,7 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         sandbox_time_builder::<Client>(sandbox, Service::Projects, "sk_test_free");
     let free = builder.rate_limit(Plan::Free).build()?;
     for _ in 0..160 {
-        free.projects().list(&ListParams::new().limit(1))?;
+        free.projects().list(&ListProjects::new().limit(1))?;
     }
     let waited: f64 = sleeper.slept().iter().map(|d| d.as_secs_f64()).sum();
     println!(
@@ -311,14 +318,17 @@ fn projects(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
 }
 
 fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
-    use vision_client::{ClassifyRequest, Client, DetectRequest, FacesRequest, OcrRequest};
+    use vision_client::{
+        Client,
+        analyses::{ClassifyRequest, DetectRequest, FacesRequest, OcrRequest},
+    };
 
     println!("\n#### vision-client");
     let image = "https://images.example.com/street.jpg";
     let client = Client::new(sandbox.vision().url(), sandbox.api_key())?;
 
     step("detect with the defaults (threshold 0.5, at most 100), then with threshold 0.9");
-    let all = client.detect(&DetectRequest::new(image))?;
+    let all = client.analyses().detect(&DetectRequest::new(image))?;
     for object in &all.objects {
         println!(
             "  {:<10} {:.2} xywh {:?} xyxy {:?}",
@@ -328,7 +338,9 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
             object.bbox.xyxy()
         );
     }
-    let confident = client.detect(&DetectRequest::new(image).confidence_threshold(0.9))?;
+    let confident = client
+        .analyses()
+        .detect(&DetectRequest::new(image).confidence_threshold(0.9))?;
     println!(
         "  threshold 0.9 keeps {} of {}",
         confident.objects.len(),
@@ -336,16 +348,20 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     );
 
     step("classify (top 5, imagenet), OCR (structured), faces (with a collection)");
-    let classes = client.classify(&ClassifyRequest::new(image))?;
+    let classes = client.analyses().classify(&ClassifyRequest::new(image))?;
     let labels: Vec<&str> = classes
         .predictions
         .iter()
         .map(|p| p.label.as_str())
         .collect();
     println!("  labels: {}", labels.join(", "));
-    let text = client.ocr(&OcrRequest::new(image).structured())?;
+    let text = client
+        .analyses()
+        .ocr(&OcrRequest::new(image).structured())?;
     println!("  text {:?}, {} block(s)", text.text, text.blocks.len());
-    let faces = client.faces(&FacesRequest::new(image).collection("col_staff"))?;
+    let faces = client
+        .analyses()
+        .faces(&FacesRequest::new(image).collection("col_staff"))?;
     for face in &faces.faces {
         println!(
             "  face at {:?}, looking {}, matches {}",
@@ -366,13 +382,16 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     let free = Client::new(sandbox.vision().url(), "sk_test_free")?;
     let mut calls = 0;
     let err = loop {
-        match free.classify(&ClassifyRequest::new(image).top_n(1)) {
+        match free
+            .analyses()
+            .classify(&ClassifyRequest::new(image).top_n(1))
+        {
             Ok(_) => calls += 1,
             Err(e) => break e,
         }
     };
     println!("  after {calls} calls, {}: {err}", kind(Some(&err)));
-    let usage = free.status()?.usage;
+    let usage = free.status().get()?.usage;
     println!(
         "  status: {} of {} calls used in {}",
         usage.calls_used, usage.calls_limit, usage.period
@@ -382,7 +401,10 @@ fn vision(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
 
 fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     use esign_client::webhooks::{self, Event};
-    use esign_client::{Client, DocumentSource, NewSigner, SendDocument};
+    use esign_client::{
+        Client,
+        documents::{DocumentSource, NewSigner, SendDocument},
+    };
 
     println!("\n#### esign-client");
     let receiver = WebhookReceiver::start(0)?;
@@ -485,12 +507,14 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
 
 fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     use trading_client::{
-        Amount, Decimal, Entry, Event, OrderRequest, Side, StopLoss, TimeInForce, Trail,
+        Decimal,
+        orders::{Amount, Entry, OrderRequest, Side, StopLoss, TimeInForce, Trail},
+        stream::Event,
     };
     println!("\n#### trading-client (paper)");
     let client = trading_client::Client::new(sandbox.trading().url(), sandbox.api_key())?;
     let cents = |d: Decimal| d.round_dp(2);
-    let wait_for = |stream: &mut trading_client::TradingStream,
+    let wait_for = |stream: &mut trading_client::stream::TradingStream,
                     what: &str,
                     want: &dyn Fn(&Event) -> bool|
      -> anyhow::Result<Event> {
@@ -719,7 +743,7 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     )?;
     let replaced = client.orders().replace(
         resting.id.clone(),
-        &trading_client::ReplaceOrder::new().qty(Decimal::from(2)),
+        &trading_client::orders::ReplaceOrder::new().qty(Decimal::from(2)),
     )?;
     println!(
         "  {} (1 share at {low}) replaced by {} ({} shares), linked both ways",
@@ -748,10 +772,13 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
 }
 
 fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
-    use worlds_client::{Event, NewWorld, WorldObject};
+    use worlds_client::{
+        stream::Event,
+        worlds::{NewWorld, WorldObject},
+    };
     println!("\n#### worlds-client");
     let client = worlds_client::Client::new(sandbox.worlds().url(), sandbox.api_key())?;
-    let next = |rt: &mut worlds_client::Realtime| -> anyhow::Result<Event> {
+    let next = |rt: &mut worlds_client::stream::WorldsStream| -> anyhow::Result<Event> {
         match rt.next_timeout(Duration::from_secs(10)) {
             Some(event) => Ok(event?),
             None => anyhow::bail!("no realtime event within 10 s"),
@@ -833,10 +860,10 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         .worlds()
         .add_asset(&plaza, serde_json::json!({"colour": "red"}))
         .ok_or_else(|| anyhow::anyhow!("no plaza"))?;
-    let mut watcher = client.realtime()?;
+    let mut watcher = client.stream()?;
     watcher.join(plaza.as_str())?;
     println!("  watcher: {}", describe(&next(&mut watcher)?));
-    let mut visitor = client.realtime()?;
+    let mut visitor = client.stream()?;
     visitor.join_as(plaza.as_str(), "user_visitor", "Visitor")?;
     println!("  watcher: {}", describe(&next(&mut watcher)?));
     let mut colour = serde_json::Map::new();
@@ -871,7 +898,7 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("a stale update went through"))?;
     println!(
         "  {err}\n  current revision: {}",
-        worlds_client::current_revision(&err).map_or("?".to_owned(), |r| r.to_string())
+        worlds_client::assets::current_revision(&err).map_or("?".to_owned(), |r| r.to_string())
     );
 
     step("an event type this version does not know arrives whole");

@@ -79,7 +79,7 @@ fn main() -> anyhow::Result<()> {
         let world = world?;
         client.worlds().users(&world.id)?;
     }
-    let mut realtime = client.realtime()?;
+    let mut realtime = client.stream()?;
     realtime.join(plaza.as_str())?;
     for asset in client.assets().iter(plaza.as_str()).take(2) {
         let asset = asset?;
@@ -89,7 +89,7 @@ fn main() -> anyhow::Result<()> {
     }
     sandbox.drop_streams(Some(sandbox::Service::Worlds));
     while let Some(event) = realtime.next_timeout(Duration::from_secs(5)) {
-        if matches!(event?, worlds_client::Event::Reconnected { .. }) {
+        if matches!(event?, worlds_client::stream::Event::Reconnected { .. }) {
             break;
         }
     }

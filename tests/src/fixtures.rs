@@ -1030,7 +1030,7 @@ pub fn worlds_transcript(recorder: &Recorder) -> Result<Value> {
         .worlds()
         .add_asset(&plaza, json!({"colour": "red"}))
         .context("no plaza")?;
-    let url = sandbox.worlds().realtime_url();
+    let url = sandbox.worlds().stream_url();
     let mut request = tungstenite::client::IntoClientRequest::into_client_request(url.as_str())?;
     request
         .headers_mut()

@@ -98,7 +98,9 @@ fn calls() -> Vec<Call> {
             decodes: true,
             run: |base, auth| {
                 let c: social_client::Client = builder(base, auth).build()?;
-                c.posts().list(&social_client::ListPosts::new()).map(drop)
+                c.posts()
+                    .list(&social_client::posts::ListPosts::new())
+                    .map(drop)
             },
         },
         Call {
@@ -108,7 +110,8 @@ fn calls() -> Vec<Call> {
             decodes: true,
             run: |base, auth| {
                 let c: social_client::Client = builder(base, auth).build()?;
-                let post = social_client::NewPost::new("hi", [social_client::Platform::X]);
+                let post =
+                    social_client::posts::NewPost::new("hi", [social_client::posts::Platform::X]);
                 c.posts().create(&post).map(drop)
             },
         },
@@ -130,7 +133,7 @@ fn calls() -> Vec<Call> {
             run: |base, auth| {
                 let c: projects_client::Client = builder(base, auth).build()?;
                 c.projects()
-                    .list(&projects_client::ListParams::new())
+                    .list(&projects_client::projects::ListProjects::new())
                     .map(drop)
             },
         },
@@ -142,7 +145,7 @@ fn calls() -> Vec<Call> {
             run: |base, auth| {
                 let c: projects_client::Client = builder(base, auth).build()?;
                 c.projects()
-                    .create(&projects_client::NewProject::new("p"))
+                    .create(&projects_client::projects::NewProject::new("p"))
                     .map(drop)
             },
         },
@@ -153,10 +156,11 @@ fn calls() -> Vec<Call> {
             decodes: true,
             run: |base, auth| {
                 let c: vision_client::Client = builder(base, auth).build()?;
-                c.detect(&vision_client::DetectRequest::new(
-                    "https://img.example/a.png",
-                ))
-                .map(drop)
+                c.analyses()
+                    .detect(&vision_client::analyses::DetectRequest::new(
+                        "https://img.example/a.png",
+                    ))
+                    .map(drop)
             },
         },
         Call {
@@ -166,7 +170,7 @@ fn calls() -> Vec<Call> {
             decodes: true,
             run: |base, auth| {
                 let c: vision_client::Client = builder(base, auth).build()?;
-                c.status().map(drop)
+                c.status().get().map(drop)
             },
         },
         Call {
@@ -186,11 +190,16 @@ fn calls() -> Vec<Call> {
             decodes: true,
             run: |base, auth| {
                 let c: esign_client::Client = builder(base, auth).build()?;
-                let send = esign_client::SendDocument::new(esign_client::DocumentSource::bytes(
-                    "a.pdf",
-                    b"%PDF-1.4 x %%EOF".to_vec(),
-                ))
-                .signer(esign_client::NewSigner::new("Ada", "ada@example.com"));
+                let send = esign_client::documents::SendDocument::new(
+                    esign_client::documents::DocumentSource::bytes(
+                        "a.pdf",
+                        b"%PDF-1.4 x %%EOF".to_vec(),
+                    ),
+                )
+                .signer(esign_client::documents::NewSigner::new(
+                    "Ada",
+                    "ada@example.com",
+                ));
                 c.documents().send(&send).map(drop)
             },
         },
@@ -224,10 +233,10 @@ fn calls() -> Vec<Call> {
             decodes: true,
             run: |base, auth| {
                 let c: trading_client::Client = builder(base, auth).build()?;
-                let order = trading_client::OrderRequest::market(
+                let order = trading_client::orders::OrderRequest::market(
                     "AAPL",
-                    trading_client::Side::Buy,
-                    trading_client::Amount::Qty(trading_client::Decimal::ONE),
+                    trading_client::orders::Side::Buy,
+                    trading_client::orders::Amount::Qty(trading_client::Decimal::ONE),
                 )
                 .client_order_id("hostile-1");
                 c.orders().place(&order).map(drop)
@@ -262,8 +271,10 @@ fn calls() -> Vec<Call> {
                 let c: trading_client::Client = builder(base, auth).build()?;
                 let mut bars = c
                     .history()
-                    .bars("AAPL", trading_client::Timeframe::Minute)
-                    .iter();
+                    .iter_from(&trading_client::history::ListBars::new(
+                        "AAPL",
+                        trading_client::markets::Timeframe::Minute,
+                    ));
                 match bars.next() {
                     Some(bar) => bar.map(drop),
                     None => Ok(()),
@@ -277,7 +288,9 @@ fn calls() -> Vec<Call> {
             decodes: true,
             run: |base, auth| {
                 let c: worlds_client::Client = builder(base, auth).build()?;
-                c.worlds().list(&worlds_client::ListWorlds::new()).map(drop)
+                c.worlds()
+                    .list(&worlds_client::worlds::ListWorlds::new())
+                    .map(drop)
             },
         },
         Call {
@@ -288,7 +301,7 @@ fn calls() -> Vec<Call> {
             run: |base, auth| {
                 let c: worlds_client::Client = builder(base, auth).build()?;
                 c.worlds()
-                    .create(&worlds_client::NewWorld::new("w", "plain"))
+                    .create(&worlds_client::worlds::NewWorld::new("w", "plain"))
                     .map(drop)
             },
         },
@@ -891,12 +904,10 @@ fn hostile_stream_handshakes() {
                 let client = client.with_stream_url(url.clone());
                 let worlds: worlds_client::Client =
                     builder(hostile.url(), Auth::bearer(KEY)).build().unwrap();
-                let worlds = worlds.with_realtime_url(url);
+                let worlds = worlds.with_stream_url(url);
                 // The trading stream, then the worlds channel, each within the timeout.
                 let opens: [&dyn Fn() -> core_http::Result<()>; 2] =
-                    [&|| client.stream().map(drop), &|| {
-                        worlds.realtime().map(drop)
-                    }];
+                    [&|| client.stream().map(drop), &|| worlds.stream().map(drop)];
                 for open in opens {
                     let started = Instant::now();
                     let err = open().unwrap_err();
@@ -940,12 +951,12 @@ fn order_json(client_order_id: &str) -> String {
     )
 }
 
-fn place_hostile_1(base: &str) -> Result<trading_client::Order, Error> {
+fn place_hostile_1(base: &str) -> Result<trading_client::orders::Order, Error> {
     let c = trading_client::Client::new(base, KEY).unwrap();
-    let order = trading_client::OrderRequest::market(
+    let order = trading_client::orders::OrderRequest::market(
         "AAPL",
-        trading_client::Side::Buy,
-        trading_client::Amount::Qty(trading_client::Decimal::ONE),
+        trading_client::orders::Side::Buy,
+        trading_client::orders::Amount::Qty(trading_client::Decimal::ONE),
     )
     .client_order_id("hostile-1");
     c.orders().place(&order)

@@ -11,7 +11,10 @@ use std::time::Duration;
 use core_http::{CutShort, Error, ErrorKind};
 use rust_decimal::Decimal;
 use testkit::hostile::{Act, Hostile, Request};
-use trading_client::{Amount, Close, OrderRequest, ReplaceOrder, Side};
+use trading_client::{
+    orders::{Amount, OrderRequest, ReplaceOrder, Side},
+    positions::Close,
+};
 
 const KEY: &str = "sk_test_ANSWERS_SECRET_KEY";
 
@@ -287,7 +290,7 @@ fn trading_lists_that_loop_say_so() {
     );
     let items: Vec<_> = trading(&orders)
         .orders()
-        .iter(&trading_client::ListOrders::new().all())
+        .iter_from(&trading_client::orders::ListOrders::new().all())
         .collect();
     assert_cut_short(&items, 2);
 
@@ -295,17 +298,17 @@ fn trading_lists_that_loop_say_so() {
         r#"{"news":[{"id":"n1","headline":"a"}],"next_page_token":"t1"}"#,
         r#"{"news":[{"id":"n2","headline":"b"}],"next_page_token":"t1"}"#,
     );
-    let items: Vec<_> = trading(&news).news().iter(&["AAPL"]).collect();
+    let items: Vec<_> = trading(&news)
+        .news()
+        .iter_from(&trading_client::news::ListNews::new(&["AAPL"]))
+        .collect();
     assert_cut_short(&items, 2);
 
     let activities = looping_tokens(
         r#"{"activities":[{"id":"a1","activity_type":"FILL"}],"next_page_token":"t1"}"#,
         r#"{"activities":[{"id":"a2","activity_type":"FILL"}],"next_page_token":"t1"}"#,
     );
-    let items: Vec<_> = trading(&activities)
-        .activities()
-        .iter(&trading_client::ListActivities::new())
-        .collect();
+    let items: Vec<_> = trading(&activities).activities().iter().collect();
     assert_cut_short(&items, 2);
 
     let bars = looping_tokens(
@@ -314,8 +317,10 @@ fn trading_lists_that_loop_say_so() {
     );
     let items: Vec<_> = trading(&bars)
         .history()
-        .bars("AAPL", trading_client::Timeframe::Day)
-        .iter()
+        .iter_from(&trading_client::history::ListBars::new(
+            "AAPL",
+            trading_client::markets::Timeframe::Day,
+        ))
         .collect();
     assert_cut_short(&items, 2);
 }
@@ -359,7 +364,7 @@ fn social_lists_that_loop_say_so() {
     let client = social_client::Client::new(server.url(), KEY).unwrap();
     let items: Vec<_> = client
         .posts()
-        .iter_from(&social_client::ListPosts::new().limit(2))
+        .iter_from(&social_client::posts::ListPosts::new().limit(2))
         .collect();
     assert_cut_short(&items, 2);
 }
@@ -372,7 +377,7 @@ fn projects_lists_that_loop_say_so() {
     let client = projects_client::Client::new(server.url(), KEY).unwrap();
     let items: Vec<_> = client
         .projects()
-        .iter_from(&projects_client::ListParams::new().limit(2))
+        .iter_from(&projects_client::projects::ListProjects::new().limit(2))
         .collect();
     assert_cut_short(&items, 2);
 }
@@ -381,9 +386,9 @@ fn projects_lists_that_loop_say_so() {
 
 #[test]
 fn a_portfolio_history_in_parallel_arrays_is_read_and_unequal_arrays_are_an_error() {
-    let query = trading_client::PortfolioQuery::new(
-        trading_client::Period::Week,
-        trading_client::Step::Day,
+    let query = trading_client::activities::PortfolioQuery::new(
+        trading_client::activities::Period::Week,
+        trading_client::activities::Step::Day,
     );
     let server = Hostile::scripted(vec![Act::json(
         200,
@@ -426,7 +431,7 @@ fn answers_without_their_list_are_decode_errors_never_empty() {
             "orders page",
             client
                 .orders()
-                .page(&trading_client::ListOrders::new())
+                .list(&trading_client::orders::ListOrders::new())
                 .unwrap_err(),
         ),
         ("quotes", client.markets().quotes(&["AAPL"]).unwrap_err()),
@@ -455,7 +460,7 @@ fn the_sandbox_answers_a_reused_id_with_the_first_order_and_the_client_says_conf
     let client = sandbox_client(&sandbox);
     let below = (sandbox.trading().price("AAPL") * d("0.5")).round_dp(2);
     let buy = OrderRequest::limit("AAPL", Side::Buy, d("1"), below)
-        .time_in_force(trading_client::TimeInForce::Gtc)
+        .time_in_force(trading_client::orders::TimeInForce::Gtc)
         .client_order_id("script-order-1");
     let first = client.orders().place(&buy).unwrap();
     // The same order again: idempotent.
@@ -467,7 +472,7 @@ fn the_sandbox_answers_a_reused_id_with_the_first_order_and_the_client_says_conf
     assert_eq!(err.kind(), ErrorKind::Conflict, "{err:?}");
     let all: Vec<_> = client
         .orders()
-        .iter(&trading_client::ListOrders::new().all())
+        .iter_from(&trading_client::orders::ListOrders::new().all())
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(all.len(), 1, "nothing new was placed: {all:?}");
@@ -506,7 +511,7 @@ fn the_sandbox_reports_a_partial_close_all_per_position_and_finds_positions_in_a
         .orders()
         .place(
             &OrderRequest::limit("AAPL", Side::Sell, d("1"), above)
-                .time_in_force(trading_client::TimeInForce::Gtc),
+                .time_in_force(trading_client::orders::TimeInForce::Gtc),
         )
         .unwrap();
     let outcome = client.positions().close_all().unwrap();
@@ -564,7 +569,7 @@ fn an_odd_position_reads_as_none_and_never_fails_the_world() {
     let page = worlds_client::Client::new(listed.url(), KEY)
         .unwrap()
         .worlds()
-        .list(&worlds_client::ListWorlds::new())
+        .list(&worlds_client::worlds::ListWorlds::new())
         .unwrap();
     let listed: Vec<_> = page.data[0].objects.iter().map(|o| o.position).collect();
     assert_eq!(listed, [None, Some([1.0, 2.0, 3.0])]);

@@ -92,7 +92,7 @@ fn a_key_echoed_in_headers_and_bodies_is_never_shown() {
         .observer(recorder.clone())
         .build()
         .unwrap();
-    let list = projects_client::ListParams::new();
+    let list = projects_client::projects::ListProjects::new();
     let err = client.projects().list(&list).unwrap_err();
     assert_eq!(err.status(), Some(404));
     assert_hidden("Display", &err.to_string());

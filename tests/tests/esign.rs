@@ -12,8 +12,8 @@ use core_http::{Auth, OAuth2Config};
 use e2e::{SandboxClock, WebhookReceiver};
 use esign_client::webhooks::{self, Event};
 use esign_client::{
-    Client, Document, DocumentSource, DocumentStatus, Error, ErrorKind, NewSigner, SendDocument,
-    SignerStatus,
+    Client, Error, ErrorKind,
+    documents::{Document, DocumentSource, DocumentStatus, NewSigner, SendDocument, SignerStatus},
 };
 use sandbox::{Fault, Sandbox};
 
@@ -466,7 +466,7 @@ fn bad_inputs_are_refused_before_sending() {
     // A file over the default 25 MiB, on disk: refused from its size, never read.
     let big = dir.path().join("big.pdf");
     let file = std::fs::File::create(&big).unwrap();
-    file.set_len(esign_client::DEFAULT_MAX_DOCUMENT_SIZE + 1)
+    file.set_len(esign_client::documents::DEFAULT_MAX_DOCUMENT_SIZE + 1)
         .unwrap();
     let why = refused(
         SendDocument::new(DocumentSource::path(&big))

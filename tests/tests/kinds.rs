@@ -28,24 +28,28 @@ fn refusals_before_sending_are_invalid_input_in_every_crate() {
     let social = social_client::Client::new(url, KEY).unwrap();
     check(
         "social: a post for no platform",
-        social.posts().create(&social_client::NewPost::new(
+        social.posts().create(&social_client::posts::NewPost::new(
             "hi",
-            Vec::<social_client::Platform>::new(),
+            Vec::<social_client::posts::Platform>::new(),
         )),
         ErrorKind::InvalidInput,
     );
     let esign = esign_client::Client::new(url, KEY).unwrap();
     check(
         "esign: a document with no signer",
-        esign.documents().send(&esign_client::SendDocument::new(
-            esign_client::DocumentSource::bytes("a.pdf", b"%PDF-1.4".to_vec()),
-        )),
+        esign
+            .documents()
+            .send(&esign_client::documents::SendDocument::new(
+                esign_client::documents::DocumentSource::bytes("a.pdf", b"%PDF-1.4".to_vec()),
+            )),
         ErrorKind::InvalidInput,
     );
     let vision = vision_client::Client::new(url, KEY).unwrap();
     check(
         "vision: no image",
-        vision.detect(&vision_client::DetectRequest::new("")),
+        vision
+            .analyses()
+            .detect(&vision_client::analyses::DetectRequest::new("")),
         ErrorKind::InvalidInput,
     );
     let projects = projects_client::Client::new(url, KEY).unwrap();
@@ -53,7 +57,7 @@ fn refusals_before_sending_are_invalid_input_in_every_crate() {
         "projects: a page of 500",
         projects
             .projects()
-            .list(&projects_client::ListParams::new().limit(500)),
+            .list(&projects_client::projects::ListProjects::new().limit(500)),
         ErrorKind::InvalidInput,
     );
     let trading = trading_client::Client::new(url, KEY).unwrap();
@@ -61,10 +65,10 @@ fn refusals_before_sending_are_invalid_input_in_every_crate() {
         "trading: zero shares",
         trading
             .orders()
-            .place(&trading_client::OrderRequest::market(
+            .place(&trading_client::orders::OrderRequest::market(
                 "AAPL",
-                trading_client::Side::Buy,
-                trading_client::Amount::Qty(trading_client::Decimal::ZERO),
+                trading_client::orders::Side::Buy,
+                trading_client::orders::Amount::Qty(trading_client::Decimal::ZERO),
             )),
         ErrorKind::InvalidInput,
     );
@@ -73,7 +77,7 @@ fn refusals_before_sending_are_invalid_input_in_every_crate() {
         "worlds: a world with no name",
         worlds
             .worlds()
-            .create(&worlds_client::NewWorld::new("", "space")),
+            .create(&worlds_client::worlds::NewWorld::new("", "space")),
         ErrorKind::InvalidInput,
     );
     check(
@@ -94,7 +98,9 @@ fn transport_failures_have_kinds() {
         .unwrap();
     check(
         "a refused connection",
-        client.projects().list(&projects_client::ListParams::new()),
+        client
+            .projects()
+            .list(&projects_client::projects::ListProjects::new()),
         ErrorKind::Connection,
     );
     let stall = Hostile::scripted(vec![Act::stall(Duration::from_secs(5))]);
@@ -107,7 +113,9 @@ fn transport_failures_have_kinds() {
         .unwrap();
     check(
         "a stalled answer",
-        client.projects().list(&projects_client::ListParams::new()),
+        client
+            .projects()
+            .list(&projects_client::projects::ListProjects::new()),
         ErrorKind::Timeout,
     );
     let html = Hostile::scripted(vec![Act::answer(
@@ -118,9 +126,11 @@ fn transport_failures_have_kinds() {
     let client = vision_client::Client::new(html.url(), KEY).unwrap();
     check(
         "an HTML page for JSON",
-        client.detect(&vision_client::DetectRequest::new(
-            "https://example.com/a.jpg",
-        )),
+        client
+            .analyses()
+            .detect(&vision_client::analyses::DetectRequest::new(
+                "https://example.com/a.jpg",
+            )),
         ErrorKind::Decode,
     );
 }
@@ -160,10 +170,10 @@ fn stream_errors_have_the_kind_of_what_happened() {
     let ws = refuses_with_401();
     let worlds = worlds_client::Client::new("http://127.0.0.1:9", KEY)
         .unwrap()
-        .with_realtime_url(ws.url());
+        .with_stream_url(ws.url());
     check(
         "worlds: a 401 on the upgrade",
-        first_error(worlds.realtime()),
+        first_error(worlds.stream()),
         ErrorKind::Unauthorized,
     );
     // A policy close ends the stream: Closed.
@@ -176,8 +186,8 @@ fn stream_errors_have_the_kind_of_what_happened() {
     });
     let worlds = worlds_client::Client::new("http://127.0.0.1:9", KEY)
         .unwrap()
-        .with_realtime_url(ws.url());
-    let mut realtime = worlds.realtime().unwrap();
+        .with_stream_url(ws.url());
+    let mut realtime = worlds.stream().unwrap();
     let err = loop {
         match realtime.next_timeout(Duration::from_secs(5)) {
             Some(Err(e)) => break e,

@@ -41,7 +41,7 @@ fn every_attempt_is_seen_with_its_figures_and_no_secret() {
     // A page of worlds, asked with a query.
     client
         .worlds()
-        .list(&worlds_client::ListWorlds::new().limit(1))
+        .list(&worlds_client::worlds::ListWorlds::new().limit(1))
         .unwrap();
     let attempts = recorder.attempts.lock().unwrap().clone();
     assert_eq!(attempts.len(), 3, "{attempts:#?}");
@@ -111,8 +111,8 @@ fn a_stream_reports_its_connection_losses_and_reconnects() {
         .unwrap();
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
     let mut realtime = client
-        .realtime_with(|c| {
-            let mut policy = worlds_client::ReconnectPolicy::default();
+        .stream_with(|c| {
+            let mut policy = worlds_client::stream::ReconnectPolicy::default();
             policy.backoff =
                 core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
             c.reconnect(policy)
@@ -123,7 +123,7 @@ fn a_stream_reports_its_connection_losses_and_reconnects() {
     let started = Instant::now();
     loop {
         match realtime.next_timeout(Duration::from_secs(10)) {
-            Some(Ok(worlds_client::Event::Reconnected { .. })) => break,
+            Some(Ok(worlds_client::stream::Event::Reconnected { .. })) => break,
             Some(_) => {}
             None => panic!("no reconnect"),
         }

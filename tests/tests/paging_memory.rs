@@ -26,8 +26,10 @@ fn a_thousand_pages_of_long_tokens_keep_memory_bounded() {
     let before = memory_mib("VmHWM");
     let mut bars = client
         .history()
-        .bars("AAPL", trading_client::Timeframe::Day)
-        .iter();
+        .iter_from(&trading_client::history::ListBars::new(
+            "AAPL",
+            trading_client::markets::Timeframe::Day,
+        ));
     assert!(bars.next().is_none(), "no bars, and no error");
     let grown = memory_mib("VmHWM") - before;
     eprintln!("{PAGES} pages with {TOKEN}-byte tokens: peak grew {grown:.1} MiB");

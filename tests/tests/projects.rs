@@ -9,7 +9,8 @@ use std::sync::Arc;
 use e2e::sandbox_time_builder;
 use projects_client::config::RequestOptions;
 use projects_client::{
-    Client, Environment, Error, ErrorKind, ListParams, NewProject, Plan, Project, ProjectStatus,
+    Client, Error, ErrorKind, Plan,
+    projects::{Environment, ListProjects, NewProject, Project, ProjectStatus},
 };
 use sandbox::{Fault, Sandbox, Service};
 
@@ -48,7 +49,7 @@ fn create_250_iterate_delete_some_iterate_again() {
     }
 
     // The default page is 20, with the totals.
-    let first = client.projects().list(&ListParams::new()).unwrap();
+    let first = client.projects().list(&ListProjects::new()).unwrap();
     assert_eq!(first.data.len(), 20);
     let meta = first.meta.unwrap();
     assert_eq!(
@@ -57,7 +58,7 @@ fn create_250_iterate_delete_some_iterate_again() {
     );
     let last = client
         .projects()
-        .list(&ListParams::new().limit(100).offset(200))
+        .list(&ListProjects::new().limit(100).offset(200))
         .unwrap();
     assert_eq!(last.data.len(), 50);
 
@@ -131,10 +132,10 @@ fn free_key_bursts_150_then_is_limited() {
     for i in 0..150 {
         client
             .projects()
-            .list(&ListParams::new().limit(1))
+            .list(&ListProjects::new().limit(1))
             .unwrap_or_else(|e| panic!("request {i} of the burst: {e}"));
     }
-    let err = client.projects().list(&ListParams::new()).unwrap_err();
+    let err = client.projects().list(&ListProjects::new()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::RateLimited, "{err}");
     let api = err.api().unwrap();
     assert_eq!(api.retry_after, Some(std::time::Duration::from_secs(1)));
@@ -155,7 +156,7 @@ fn free_key_bursts_150_then_is_limited() {
     for i in 0..300 {
         paced
             .projects()
-            .list(&ListParams::new().limit(1))
+            .list(&ListProjects::new().limit(1))
             .unwrap_or_else(|e| panic!("paced request {i} (no 429 may happen): {e}"));
     }
     let elapsed = (sandbox.now() - started).as_seconds_f64();
@@ -180,7 +181,7 @@ fn bad_page_size_is_refused_without_a_request() {
     for limit in [101, 0] {
         let err = client
             .projects()
-            .list(&ListParams::new().limit(limit))
+            .list(&ListProjects::new().limit(limit))
             .unwrap_err();
         assert!(
             matches!(&err, Error::InvalidRequest(m) if m.contains("1 to 100")),
@@ -189,7 +190,7 @@ fn bad_page_size_is_refused_without_a_request() {
     }
     let err = client
         .projects()
-        .list(&ListParams::new().limit(100))
+        .list(&ListProjects::new().limit(100))
         .map(|_| ())
         .unwrap_err();
     assert_eq!(err.status(), Some(500), "the armed fault was still there");
@@ -212,7 +213,7 @@ fn server_validation_comes_back_typed() {
     let err = Client::new(sandbox.projects().url(), "sk_test_wrong")
         .unwrap()
         .projects()
-        .list(&ListParams::new())
+        .list(&ListProjects::new())
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unauthorized);
     assert!(!err.to_string().contains("sk_test_wrong"));
@@ -257,7 +258,7 @@ fn pages_and_iteration_from_a_point_resume_where_asked() {
     }
     let pages: Vec<Vec<String>> = client
         .projects()
-        .pages(&ListParams::new().limit(3))
+        .pages(&ListProjects::new().limit(3))
         .map(|p| p.unwrap().data.into_iter().map(|p| p.name).collect())
         .collect();
     assert_eq!(
@@ -266,7 +267,7 @@ fn pages_and_iteration_from_a_point_resume_where_asked() {
     );
     let mut from = client
         .projects()
-        .iter_from(&ListParams::new().offset(2).limit(2));
+        .iter_from(&ListProjects::new().offset(2).limit(2));
     let first: Vec<String> = from.by_ref().take(3).map(|p| p.unwrap().name).collect();
     assert_eq!(first, ["p2", "p3", "p4"]);
     // Two pages of two fetched: the next starts at 6.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use core_http::ws::WsError;
 use testkit::connect_proxy::ConnectProxy;
-use worlds_client::{Client, Event};
+use worlds_client::{Client, stream::Event};
 
 fn sandbox_host(sandbox: &sandbox::Sandbox) -> String {
     let url = sandbox.worlds().url();
@@ -32,7 +32,7 @@ fn calls_and_streams_both_go_through_the_proxy() {
     let client = through(&sandbox, proxy.url(), &[]);
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
     assert!(!client.worlds().users(plaza.as_str()).unwrap().is_empty());
-    let mut realtime = client.realtime().unwrap();
+    let mut realtime = client.stream().unwrap();
     realtime.join(plaza.as_str()).unwrap();
     assert!(matches!(
         realtime.next_timeout(Duration::from_secs(10)),
@@ -54,7 +54,7 @@ fn no_proxy_hosts_are_reached_directly() {
     let client = through(&sandbox, proxy.url(), &["example.com", "127.0.0.1"]);
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
     client.worlds().users(plaza.as_str()).unwrap();
-    let mut realtime = client.realtime().unwrap();
+    let mut realtime = client.stream().unwrap();
     realtime.join(plaza.as_str()).unwrap();
     assert!(proxy.asked().is_empty(), "{:?}", proxy.asked());
     // And a client told to use no proxy at all uses none.
@@ -76,7 +76,7 @@ fn proxy_credentials_go_only_to_the_proxy_and_show_nowhere() {
     let client = through(&sandbox, &proxy.url_with("corp", "s3cret-proxy-pw"), &[]);
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
     client.worlds().users(plaza.as_str()).unwrap();
-    let mut realtime = client.realtime().unwrap();
+    let mut realtime = client.stream().unwrap();
     realtime.join(plaza.as_str()).unwrap();
     let asked = proxy.asked();
     assert!(asked.len() >= 2);
@@ -110,7 +110,7 @@ fn a_proxy_that_refuses_is_a_clear_error_in_time_that_shows_no_secret() {
         );
         assert!(!text.contains("wrong-pw-9"), "{text}");
         let started = Instant::now();
-        let err = client.realtime().unwrap_err();
+        let err = client.stream().unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(5));
         match &err {
             core_http::Error::WebSocket(WsError::ProxyRefused {
@@ -140,7 +140,7 @@ fn a_proxy_that_refuses_is_a_clear_error_in_time_that_shows_no_secret() {
     // The proxy's name is in the error; whether the request left is not known to the
     // client here (a broken pipe), so it says it may have been processed.
     assert!(err.to_string().contains("proxy"), "{err}");
-    match client.realtime().unwrap_err() {
+    match client.stream().unwrap_err() {
         core_http::Error::WebSocket(WsError::ProxyRefused {
             status: None,
             message,
@@ -163,7 +163,7 @@ fn a_proxy_that_refuses_is_a_clear_error_in_time_that_shows_no_secret() {
         .build()
         .unwrap();
     let started = Instant::now();
-    assert!(client.realtime().is_err());
+    assert!(client.stream().is_err());
     assert!(client.worlds().users(plaza.as_str()).is_err());
     assert!(started.elapsed() < Duration::from_secs(10));
 }
@@ -277,7 +277,7 @@ fn env_proxy_in_a_child() {
         return;
     }
     client.worlds().users(plaza.as_str()).unwrap();
-    let mut realtime = client.realtime().unwrap();
+    let mut realtime = client.stream().unwrap();
     realtime.join(plaza.as_str()).unwrap();
 }
 
@@ -340,7 +340,7 @@ fn a_proxy_that_trickles_its_answer_cannot_hold_a_call_past_its_timeout() {
     let started = Instant::now();
     let err = client
         .projects()
-        .list(&projects_client::ListParams::new())
+        .list(&projects_client::projects::ListProjects::new())
         .unwrap_err();
     let took = started.elapsed();
     assert!(took < Duration::from_secs(3), "took {took:?}: {err:?}");
@@ -385,7 +385,7 @@ fn a_proxys_refusal_is_never_retried_and_names_the_proxy_with_a_hint() {
         let with_password = url.replacen("http://", "http://corp:pw-NEVER-SHOWN-1@", 1);
         let err = via(&with_password)
             .projects()
-            .list(&projects_client::ListParams::new())
+            .list(&projects_client::projects::ListProjects::new())
             .unwrap_err();
         assert_eq!(
             connects.load(std::sync::atomic::Ordering::SeqCst),
@@ -417,7 +417,7 @@ fn a_proxy_that_refuses_connections_is_named_not_the_service() {
     let refused = testkit::hostile::refused_url();
     let err = via(&refused)
         .projects()
-        .list(&projects_client::ListParams::new())
+        .list(&projects_client::projects::ListProjects::new())
         .unwrap_err();
     assert_eq!(err.kind(), core_http::ErrorKind::Proxy, "{err:?}");
     let shown = err.to_string();

@@ -9,7 +9,10 @@ use e2e::{WebhookReceiver, social_client_with_sleeper};
 use sandbox::{DeliveryStatus, Fault, Sandbox};
 use social_client::webhooks::{self, Event};
 use social_client::{
-    AccountStatus, Client, ErrorKind, ListPosts, NewPost, Period, Platform, PostStatus,
+    Client, ErrorKind,
+    accounts::AccountStatus,
+    analytics::Period,
+    posts::{ListPosts, NewPost, Platform, PostStatus},
 };
 
 fn client(sandbox: &Sandbox) -> Client {

@@ -87,7 +87,7 @@ fn a_flood_of_unknown_messages_to_a_reader_that_stopped_keeps_memory_bounded() {
         last = Some(item.unwrap());
     }
     match last {
-        Some(trading_client::Event::Quote(q)) => assert_eq!(q.symbol, "END"),
+        Some(trading_client::stream::Event::Quote(q)) => assert_eq!(q.symbol, "END"),
         other => panic!("expected the final quote, got {other:?}"),
     }
 }

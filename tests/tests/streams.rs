@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use core_http::ws::{ReconnectPolicy, StreamConfig, WsError};
 use testkit::hostile::{Act, Hostile};
 use testkit::hostile_ws::{Peer, WsServer, frame};
-use trading_client::{Error, Event};
+use trading_client::{Error, stream::Event};
 
 /// The margin a promised time gets in these tests.
 const MARGIN: Duration = Duration::from_secs(1);
@@ -413,7 +413,7 @@ fn a_fill_that_cannot_be_read_is_an_error_naming_its_order_never_a_fill_of_zero(
 fn worlds(ws: &WsServer) -> worlds_client::Client {
     worlds_client::Client::new("http://127.0.0.1:9", "wk_SECRET")
         .unwrap()
-        .with_realtime_url(ws.url())
+        .with_stream_url(ws.url())
 }
 
 fn snapshot(seq: &str, users: &[&str]) -> String {
@@ -430,8 +430,8 @@ fn joined(seq: &str, user: &str) -> String {
     )
 }
 
-fn describe(event: &worlds_client::Event) -> String {
-    use worlds_client::Event as E;
+fn describe(event: &worlds_client::stream::Event) -> String {
+    use worlds_client::stream::Event as E;
     match event {
         E::Joined { users, .. } => format!("joined {}", users.len()),
         E::UserJoined {
@@ -444,7 +444,7 @@ fn describe(event: &worlds_client::Event) -> String {
     }
 }
 
-fn read_world(realtime: &mut worlds_client::Realtime, until: &str) -> Vec<String> {
+fn read_world(realtime: &mut worlds_client::stream::WorldsStream, until: &str) -> Vec<String> {
     let mut seen = Vec::new();
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(10) {
@@ -478,7 +478,7 @@ fn a_world_whose_server_restarted_its_count_is_followed_not_silenced() {
         }
     });
     let client = worlds(&ws);
-    let mut realtime = client.realtime_with(fast).unwrap();
+    let mut realtime = client.stream_with(fast).unwrap();
     realtime.join("w1").unwrap();
     let seen = read_world(&mut realtime, "+u4");
     assert_eq!(
@@ -521,7 +521,7 @@ fn an_unreadable_or_absurd_sequence_number_resynchronises_the_world() {
         }
     });
     let client = worlds(&ws);
-    let mut realtime = client.realtime_with(fast).unwrap();
+    let mut realtime = client.stream_with(fast).unwrap();
     realtime.join("w1").unwrap();
     let seen = read_world(&mut realtime, "+u4");
     assert_eq!(seen.len(), 7, "{seen:?}");
@@ -704,7 +704,7 @@ fn a_send_whose_connection_drops_before_the_answer_is_unanswered_and_never_sent_
         }
     });
     let client = worlds(&ws);
-    let mut realtime = client.realtime_with(fast).unwrap();
+    let mut realtime = client.stream_with(fast).unwrap();
     realtime.join("w1").unwrap();
     let started = Instant::now();
     let err = realtime
@@ -762,8 +762,8 @@ fn a_rotated_key_is_read_again_on_each_reconnect_and_a_401_ends_the_stream_at_on
         }))
         .build()
         .unwrap()
-        .with_realtime_url(ws.url());
-    let mut realtime = client.realtime_with(fast).unwrap();
+        .with_stream_url(ws.url());
+    let mut realtime = client.stream_with(fast).unwrap();
     realtime.join("w1").unwrap();
     *key.lock().unwrap() = "wk_SECOND".to_owned();
     rotated.store(1, Ordering::SeqCst);
@@ -827,8 +827,8 @@ fn an_oauth_client_authenticates_its_stream_with_its_cached_token() {
         )))
         .build()
         .unwrap()
-        .with_realtime_url(ws.url());
-    let mut realtime = client.realtime_with(fast).unwrap();
+        .with_stream_url(ws.url());
+    let mut realtime = client.stream_with(fast).unwrap();
     realtime.join("w1").unwrap();
     let seen = read_world(&mut realtime, "reconnected");
     assert!(seen.contains(&"reconnected".to_owned()), "{seen:?}");
@@ -851,9 +851,9 @@ fn an_oauth_client_authenticates_its_stream_with_its_cached_token() {
     assert_eq!(sandbox.esign().token_requests(), 1);
 }
 
-fn recovery(event: &worlds_client::Event) -> String {
+fn recovery(event: &worlds_client::stream::Event) -> String {
     match event {
-        worlds_client::Event::Resynced { recovery, .. } => format!("resynced {recovery:?}"),
+        worlds_client::stream::Event::Resynced { recovery, .. } => format!("resynced {recovery:?}"),
         other => describe(other),
     }
 }
@@ -884,7 +884,7 @@ fn a_replay_with_a_hole_is_compared_never_reported_whole() {
         }
     });
     let client = worlds(&ws);
-    let mut realtime = client.realtime_with(fast).unwrap();
+    let mut realtime = client.stream_with(fast).unwrap();
     realtime.join("w1").unwrap();
     let mut seen = Vec::new();
     let started = Instant::now();
@@ -941,7 +941,7 @@ fn a_deleted_world_is_never_joined_again_after_a_reconnect() {
         }
     });
     let client = worlds(&ws);
-    let mut realtime = client.realtime_with(fast).unwrap();
+    let mut realtime = client.stream_with(fast).unwrap();
     realtime.join("w1").unwrap();
     let mut seen = Vec::new();
     let started = Instant::now();

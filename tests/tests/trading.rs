@@ -9,8 +9,15 @@ use std::time::{Duration, Instant};
 use rust_decimal::Decimal;
 use sandbox::{Fault, Sandbox, Service};
 use trading_client::{
-    Amount, Client, Entry, Error, Event, Exit, ListOrders, OrderClass, OrderRequest, OrderStatus,
-    ReconnectPolicy, Side, StopLoss, StreamConfig, TimeInForce, Timeframe, TradingStream, Trail,
+    Client, Error,
+    history::ListBars,
+    markets::Timeframe,
+    news::ListNews,
+    orders::{
+        Amount, Entry, Exit, ListOrders, OrderClass, OrderRequest, OrderStatus, Side, StopLoss,
+        TimeInForce, Trail,
+    },
+    stream::{Event, ReconnectPolicy, StreamConfig, TradingStream},
 };
 
 fn d(s: &str) -> Decimal {
@@ -157,7 +164,7 @@ fn every_order_kind_is_placed_on_paper() {
 
     let open = client.orders().list(&ListOrders::new()).unwrap();
     assert_eq!(
-        open.len(),
+        open.data.len(),
         kinds.len() + 2,
         "the resting kinds, the bracket (exits working) and the OCO pair"
     );
@@ -344,17 +351,16 @@ fn markets_history_and_news() {
 
     // Three pages of one-minute bars, resumed from a token by a second iterator.
     let start = sandbox.now() - time::Duration::days(7);
-    let query = client
-        .history()
-        .bars("AAPL", Timeframe::Minute)
+    let query = ListBars::new("AAPL", Timeframe::Minute)
         .start(start)
-        .page_size(500);
-    let mut first = query.clone().iter();
+        .limit(500);
+    let mut first = client.history().iter_from(&query);
     let head: Vec<_> = first.by_ref().take(750).map(Result::unwrap).collect();
     let token = first.resume_token().unwrap().to_owned();
     let buffered = first.buffered();
-    let rest: Vec<_> = query
-        .iter_from(token)
+    let rest: Vec<_> = client
+        .history()
+        .iter_from(&query.page_token(token))
         .take(10)
         .map(Result::unwrap)
         .collect();
@@ -364,7 +370,7 @@ fn markets_history_and_news() {
 
     let news: Vec<_> = client
         .news()
-        .iter(&["AAPL"])
+        .iter_from(&ListNews::new(&["AAPL"]))
         .take(60)
         .map(Result::unwrap)
         .collect();
@@ -383,8 +389,7 @@ fn the_free_plan_is_paced_and_refused_the_stream_and_history_by_name() {
     assert!(text.contains("paper environment"), "{text}");
     let err = client
         .history()
-        .bars("AAPL", Timeframe::Day)
-        .page(None)
+        .list(&ListBars::new("AAPL", Timeframe::Day))
         .unwrap_err();
     assert_eq!(err.api().unwrap().code.as_deref(), Some("plan_required"));
     // A client told its plan refuses before asking.
@@ -577,7 +582,7 @@ fn orders_are_listed_page_by_page_and_a_filled_order_cannot_be_canceled() {
     // By creation, newest first, five a page.
     let newest_first: Vec<String> = client
         .orders()
-        .iter(&trading_client::ListOrders::new().all().limit(5))
+        .iter_from(&trading_client::orders::ListOrders::new().all().limit(5))
         .map(|o| o.unwrap().id.to_string())
         .collect();
     let mut expected = placed.clone();
@@ -586,27 +591,27 @@ fn orders_are_listed_page_by_page_and_a_filled_order_cannot_be_canceled() {
     // By change: every order once, in change order, across pages.
     let first = client
         .orders()
-        .page(
-            &trading_client::ListOrders::new()
+        .list(
+            &trading_client::orders::ListOrders::new()
                 .all()
                 .limit(5)
-                .updated_since(trading_client::OffsetDateTime::UNIX_EPOCH),
+                .updated_since(trading_client::time::OffsetDateTime::UNIX_EPOCH),
         )
         .unwrap();
-    assert_eq!(first.orders.len(), 5);
+    assert_eq!(first.data.len(), 5);
     let token = first.next_page_token.clone().expect("a second page");
     let rest: Vec<String> = client
         .orders()
-        .iter(
-            &trading_client::ListOrders::new()
+        .iter_from(
+            &trading_client::orders::ListOrders::new()
                 .all()
                 .limit(5)
-                .updated_since(trading_client::OffsetDateTime::UNIX_EPOCH)
+                .updated_since(trading_client::time::OffsetDateTime::UNIX_EPOCH)
                 .page_token(token),
         )
         .map(|o| o.unwrap().id.to_string())
         .collect();
-    let mut all: Vec<String> = first.orders.iter().map(|o| o.id.to_string()).collect();
+    let mut all: Vec<String> = first.data.iter().map(|o| o.id.to_string()).collect();
     all.extend(rest);
     assert_eq!(all.len(), 12, "{all:?}");
     let mut sorted = all.clone();
@@ -741,17 +746,17 @@ fn positions_close_in_part_and_in_whole_once_and_open_orders_cancel_at_once() {
     // Half of AAPL, then 2 shares, then what is left of everything.
     let half = client
         .positions()
-        .close("AAPL", trading_client::Close::Percent(d("50")))
+        .close("AAPL", trading_client::positions::Close::Percent(d("50")))
         .unwrap();
     assert_eq!((half.side.clone(), half.qty), (Side::Sell, Some(d("5"))));
     client
         .positions()
-        .close("AAPL", trading_client::Close::Qty(d("2")))
+        .close("AAPL", trading_client::positions::Close::Qty(d("2")))
         .unwrap();
     assert_eq!(client.positions().get("AAPL").unwrap().qty, Some(d("3")));
     let too_many = client
         .positions()
-        .close("AAPL", trading_client::Close::Qty(d("4")))
+        .close("AAPL", trading_client::positions::Close::Qty(d("4")))
         .unwrap_err();
     assert_eq!(too_many.status(), Some(403), "{too_many:?}");
     let closing = client.positions().close_all().unwrap();
@@ -805,7 +810,7 @@ fn a_close_whose_answer_is_lost_closes_once() {
     sandbox.inject(Fault::on("DELETE", "/trading/v1/positions/AAPL").drop_connection());
     let order = client
         .positions()
-        .close("AAPL", trading_client::Close::Qty(d("2")))
+        .close("AAPL", trading_client::positions::Close::Qty(d("2")))
         .unwrap();
     assert_eq!(order.qty, Some(d("2")));
     assert_eq!(client.positions().get("AAPL").unwrap().qty, Some(d("4")));
@@ -813,7 +818,7 @@ fn a_close_whose_answer_is_lost_closes_once() {
 
 #[test]
 fn an_order_is_replaced_in_one_step_once_and_a_filled_one_is_a_conflict() {
-    use trading_client::ReplaceOrder;
+    use trading_client::orders::ReplaceOrder;
     let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     let price = sandbox.trading().price("AAPL");
@@ -848,7 +853,7 @@ fn an_order_is_replaced_in_one_step_once_and_a_filled_one_is_a_conflict() {
     assert_eq!(old.status, OrderStatus::Replaced);
     assert_eq!(old.replaced_by.as_ref(), Some(&new.id));
     let open = client.orders().list(&ListOrders::new()).unwrap();
-    assert_eq!(open.len(), 1, "one open order, not two: {open:?}");
+    assert_eq!(open.data.len(), 1, "one open order, not two: {open:?}");
 
     // Nothing to change is refused before sending; a filled order is a conflict.
     assert!(matches!(

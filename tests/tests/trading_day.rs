@@ -9,9 +9,15 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 use sandbox::{Sandbox, Service};
 use trading_client::{
-    ActivityType, Amount, AssetStatus, Client, Direction, Error, Event, ListActivities, ListOrders,
-    OrderRequest, OrderStatus, Period, PortfolioQuery, ReconnectPolicy, Side, StatusFilter, Step,
-    StreamConfig, TimeInForce, Trail,
+    Client, Error,
+    activities::{ActivityType, ListActivities, Period, PortfolioQuery, Step},
+    assets::AssetStatus,
+    news::ListNews,
+    orders::{
+        Amount, Direction, ListOrders, OrderRequest, OrderStatus, Side, StatusFilter, TimeInForce,
+        Trail,
+    },
+    stream::{Event, ReconnectPolicy, StreamConfig},
 };
 
 fn d(s: &str) -> Decimal {
@@ -62,11 +68,11 @@ fn orders_are_filtered_by_status_symbols_side_dates_and_direction() {
     let ids = |params: &ListOrders| -> Vec<String> {
         client
             .orders()
-            .iter(params)
+            .iter_from(params)
             .map(|o| o.unwrap().id.as_str().to_owned())
             .collect()
     };
-    let id = |o: &trading_client::Order| o.id.as_str().to_owned();
+    let id = |o: &trading_client::orders::Order| o.id.as_str().to_owned();
 
     // Status: a typed filter, or one exact status.
     assert_eq!(ids(&ListOrders::new().open()), [id(&resting)]);
@@ -208,7 +214,7 @@ fn activities_list_fills_and_the_deposit_paged_and_filtered() {
     }
     let all: Vec<_> = client
         .activities()
-        .iter(&ListActivities::new().page_size(2))
+        .iter_from(&ListActivities::new().limit(2))
         .map(Result::unwrap)
         .collect();
     assert_eq!(
@@ -227,7 +233,7 @@ fn activities_list_fills_and_the_deposit_paged_and_filtered() {
     // Each fill names its order, quantity and price; oldest first when asked.
     let fills: Vec<_> = client
         .activities()
-        .iter(
+        .iter_from(
             &ListActivities::new()
                 .types(&[ActivityType::Fill])
                 .direction(Direction::Asc),
@@ -250,13 +256,13 @@ fn activities_list_fills_and_the_deposit_paged_and_filtered() {
     let after_first = fills[0].transaction_time.unwrap();
     let later = client
         .activities()
-        .page(
+        .list(
             &ListActivities::new()
                 .types(&[ActivityType::Fill])
                 .after(after_first),
         )
         .unwrap();
-    assert_eq!(later.activities.len(), 2);
+    assert_eq!(later.data.len(), 2);
     assert!(later.next_page_token.is_none());
 }
 
@@ -360,10 +366,7 @@ fn news_by_date_range_and_one_quote() {
     let start = end - time::Duration::days(2);
     let items: Vec<_> = client
         .news()
-        .query(&["AAPL"])
-        .start(start)
-        .end(end)
-        .iter()
+        .iter_from(&ListNews::new(&["AAPL"]).start(start).end(end))
         .map(Result::unwrap)
         .collect();
     // An item every six hours: eight in two days, every one inside the range.
@@ -375,10 +378,7 @@ fn news_by_date_range_and_one_quote() {
     assert!(
         client
             .news()
-            .query(&["AAPL"])
-            .start(end)
-            .end(start)
-            .page(10, None)
+            .list(&ListNews::new(&["AAPL"]).start(end).end(start).limit(10))
             .is_err()
     );
 

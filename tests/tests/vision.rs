@@ -8,8 +8,9 @@ use std::time::Duration;
 use e2e::sandbox_time_builder;
 use sandbox::{Sandbox, Service};
 use vision_client::{
-    ClassifyRequest, Client, DetectRequest, ErrorKind, FacesRequest, OcrRequest, OutputFormat,
-    ServiceStatus, UsagePeriod,
+    Client, ErrorKind,
+    analyses::{ClassifyRequest, DetectRequest, FacesRequest, OcrRequest, OutputFormat},
+    status::{ServiceStatus, UsagePeriod},
 };
 
 const IMAGE: &str = "https://images.example.com/street.jpg";
@@ -26,7 +27,10 @@ fn every_endpoint_with_its_defaults() {
         .unwrap();
     let client = client(&sandbox);
 
-    let detection = client.detect(&DetectRequest::new(IMAGE)).unwrap();
+    let detection = client
+        .analyses()
+        .detect(&DetectRequest::new(IMAGE))
+        .unwrap();
     assert!(!detection.objects.is_empty());
     assert!(detection.objects.len() <= 100);
     assert!(detection.objects.iter().all(|o| o.confidence >= 0.5));
@@ -36,7 +40,10 @@ fn every_endpoint_with_its_defaults() {
         assert!(x2 > x1 && y2 > y1 && x2 <= 1920 && y2 <= 1080, "{object:?}");
     }
 
-    let classes = client.classify(&ClassifyRequest::new(IMAGE)).unwrap();
+    let classes = client
+        .analyses()
+        .classify(&ClassifyRequest::new(IMAGE))
+        .unwrap();
     assert_eq!(classes.predictions.len(), 5, "top_n defaults to 5");
     assert!(
         classes
@@ -45,21 +52,23 @@ fn every_endpoint_with_its_defaults() {
             .all(|w| w[0].confidence >= w[1].confidence)
     );
     let coco = client
+        .analyses()
         .classify(&ClassifyRequest::new(IMAGE).taxonomy("coco").top_n(2))
         .unwrap();
     assert_eq!(coco.predictions.len(), 2);
 
-    let text = client.ocr(&OcrRequest::new(IMAGE)).unwrap();
+    let text = client.analyses().ocr(&OcrRequest::new(IMAGE)).unwrap();
     assert!(!text.text.is_empty());
     assert!(text.blocks.is_empty(), "output_format defaults to text");
     let structured = client
+        .analyses()
         .ocr(&OcrRequest::new(IMAGE).output_format(OutputFormat::Structured))
         .unwrap();
     assert_eq!(structured.text, text.text);
     let lines: Vec<&str> = structured.blocks.iter().map(|b| b.text.as_str()).collect();
     assert_eq!(lines.join("\n"), text.text);
 
-    let faces = client.faces(&FacesRequest::new(IMAGE)).unwrap();
+    let faces = client.analyses().faces(&FacesRequest::new(IMAGE)).unwrap();
     assert!(!faces.faces.is_empty());
     for face in &faces.faces {
         let attributes = face.attributes.as_ref().unwrap();
@@ -68,6 +77,7 @@ fn every_endpoint_with_its_defaults() {
         assert!(face.matches.is_empty());
     }
     let matched = client
+        .analyses()
         .faces(
             &FacesRequest::new(IMAGE)
                 .attributes(["gender"])
@@ -81,7 +91,7 @@ fn every_endpoint_with_its_defaults() {
         assert_eq!(with.matches.len(), 1);
     }
 
-    let status = client.status().unwrap();
+    let status = client.status().get().unwrap();
     assert_eq!(status.status, ServiceStatus::Operational);
     assert_eq!(status.usage.calls_used, 7, "seven analyses so far");
     assert_eq!(
@@ -92,10 +102,14 @@ fn every_endpoint_with_its_defaults() {
 
     // Deterministic: the same image gives the same answer.
     assert_eq!(
-        client.detect(&DetectRequest::new(IMAGE)).unwrap(),
+        client
+            .analyses()
+            .detect(&DetectRequest::new(IMAGE))
+            .unwrap(),
         detection
     );
     let other = client
+        .analyses()
         .detect(&DetectRequest::new("https://images.example.com/other.jpg"))
         .unwrap();
     assert_ne!(other.objects, detection.objects);
@@ -106,10 +120,12 @@ fn a_threshold_filters_objects() {
     let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     let all = client
+        .analyses()
         .detect(&DetectRequest::new(IMAGE).confidence_threshold(0.0))
         .unwrap()
         .objects;
     let confident = client
+        .analyses()
         .detect(&DetectRequest::new(IMAGE).confidence_threshold(0.9))
         .unwrap()
         .objects;
@@ -128,6 +144,7 @@ fn a_threshold_filters_objects() {
     assert_eq!(confident, expected, "the same objects, fewer of them");
 
     let top = client
+        .analyses()
         .detect(
             &DetectRequest::new(IMAGE)
                 .confidence_threshold(0.0)
@@ -143,6 +160,7 @@ fn a_threshold_filters_objects() {
 
     // Out-of-range values never leave the client.
     let err = client
+        .analyses()
         .detect(&DetectRequest::new(IMAGE).confidence_threshold(1.01))
         .unwrap_err();
     assert!(
@@ -166,14 +184,18 @@ fn the_quota_is_reached_reported_and_reset_next_month() {
     let limit = sandbox.vision().quota("free");
     for i in 0..limit {
         client
+            .analyses()
             .classify(&ClassifyRequest::new(IMAGE).top_n(1))
             .unwrap_or_else(|e| panic!("call {i}: {e}"));
     }
-    let usage = client.status().unwrap().usage;
+    let usage = client.status().get().unwrap().usage;
     assert_eq!((usage.calls_used, usage.calls_limit), (limit, limit));
     assert_eq!(usage.remaining(), 0);
 
-    let err = client.detect(&DetectRequest::new(IMAGE)).unwrap_err();
+    let err = client
+        .analyses()
+        .detect(&DetectRequest::new(IMAGE))
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::QuotaExceeded, "{err}");
     assert_eq!(err.status(), Some(429));
     assert_eq!(err.api().unwrap().retry_after, None);
@@ -182,12 +204,15 @@ fn the_quota_is_reached_reported_and_reset_next_month() {
         "a quota error is not retried: {:?}",
         sleeper.slept()
     );
-    assert_eq!(client.status().unwrap().usage.calls_used, limit);
+    assert_eq!(client.status().get().unwrap().usage.calls_used, limit);
 
     // February: a new period, a fresh count.
     sandbox.advance(Duration::from_secs(3 * 3600));
-    client.detect(&DetectRequest::new(IMAGE)).unwrap();
-    let usage = client.status().unwrap().usage;
+    client
+        .analyses()
+        .detect(&DetectRequest::new(IMAGE))
+        .unwrap();
+    let usage = client.status().get().unwrap().usage;
     assert_eq!(usage.period, UsagePeriod::new(2026, time::Month::February));
     assert_eq!(usage.calls_used, 1);
 }

@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 use sandbox::{Sandbox, Service};
 use serde_json::{Map, Value, json};
 use worlds_client::{
-    Client, ErrorKind, Event, ListWorlds, NewWorld, Realtime, ReconnectPolicy, StreamConfig,
-    WorldObject, current_revision,
+    Client, ErrorKind,
+    assets::current_revision,
+    stream::{Event, ReconnectPolicy, StreamConfig, WorldsStream},
+    worlds::{ListWorlds, NewWorld, WorldObject},
 };
 
 fn client(sandbox: &Sandbox) -> Client {
@@ -34,7 +36,7 @@ fn props(v: Value) -> Map<String, Value> {
 }
 
 /// The next event (ten seconds at most).
-fn next(realtime: &mut Realtime) -> Event {
+fn next(realtime: &mut WorldsStream) -> Event {
     match realtime.next_timeout(Duration::from_secs(10)) {
         Some(Ok(event)) => event,
         other => panic!("expected an event, got {other:?}"),
@@ -158,9 +160,9 @@ fn two_clients_in_one_world_see_each_others_changes() {
         .add_asset(&plaza, json!({"colour": "red"}))
         .unwrap();
 
-    let mut alice_rt = alice.realtime().unwrap();
+    let mut alice_rt = alice.stream().unwrap();
     alice_rt.join_as(&plaza, "user_alice", "Alice").unwrap();
-    let mut bob_rt = bob.realtime().unwrap();
+    let mut bob_rt = bob.stream().unwrap();
     bob_rt.join(&plaza).unwrap();
     match next(&mut bob_rt) {
         Event::Joined { users, .. } => {
@@ -215,7 +217,7 @@ fn a_reconnect_reports_who_came_and_went_then_resynced() {
     let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
-    let mut rt = client.realtime_with(fast).unwrap();
+    let mut rt = client.stream_with(fast).unwrap();
     rt.join(&plaza).unwrap();
     assert!(matches!(next(&mut rt), Event::Joined { .. }));
 
@@ -285,7 +287,7 @@ fn a_lost_event_is_noticed_by_its_sequence_number_and_resynced() {
     let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
-    let mut rt = client.realtime().unwrap();
+    let mut rt = client.stream().unwrap();
     rt.join(&plaza).unwrap();
     assert!(matches!(next(&mut rt), Event::Joined { .. }));
 
@@ -322,7 +324,7 @@ fn unknown_events_arrive_whole_and_old_ones_are_dropped() {
     let sandbox = e2e::sandbox().unwrap();
     let client = client(&sandbox);
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
-    let mut rt = client.realtime().unwrap();
+    let mut rt = client.stream().unwrap();
     rt.join(&plaza).unwrap();
     assert!(matches!(next(&mut rt), Event::Joined { .. }));
     assert!(
@@ -361,9 +363,9 @@ fn the_realtime_channel_carries_the_key_only_in_its_header() {
         ))
         .build()
         .unwrap();
-    assert!(!client.realtime_url().contains(sandbox.api_key()));
+    assert!(!client.stream_url().contains(sandbox.api_key()));
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
-    let mut rt = client.realtime().unwrap();
+    let mut rt = client.stream().unwrap();
     rt.join(&plaza).unwrap();
     assert!(matches!(next(&mut rt), Event::Joined { .. }));
     assert!(!format!("{rt:?} {client:?}").contains(sandbox.api_key()));

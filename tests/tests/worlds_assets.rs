@@ -9,7 +9,10 @@ use std::time::Duration;
 use sandbox::Sandbox;
 use serde_json::{Map, Value, json};
 use worlds_client::{
-    Client, ErrorKind, Event, ListAssets, NewWorld, UpdateWorld, WorldObject, current_revision,
+    Client, ErrorKind,
+    assets::{ListAssets, current_revision},
+    stream::Event,
+    worlds::{NewWorld, UpdateWorld, WorldObject},
 };
 
 fn client(sandbox: &Sandbox) -> Client {
@@ -54,7 +57,7 @@ fn assets_are_created_read_and_listed_page_by_page() {
         .assets()
         .list(world.id.as_str(), &ListAssets::new().limit(2))
         .unwrap();
-    assert_eq!(first.assets.len(), 2);
+    assert_eq!(first.data.len(), 2);
     let token = first.next_page_token.clone().unwrap();
     let second = client
         .assets()
@@ -63,7 +66,7 @@ fn assets_are_created_read_and_listed_page_by_page() {
             &ListAssets::new().limit(2).page_token(token),
         )
         .unwrap();
-    assert_eq!(second.assets[0].id, ids[2]);
+    assert_eq!(second.data[0].id, ids[2]);
     let all: Vec<_> = client
         .assets()
         .iter(world.id.as_str())
@@ -155,7 +158,7 @@ fn every_asset_change_is_an_event_of_its_world() {
         .worlds()
         .create(&NewWorld::new("Gallery", "museum"))
         .unwrap();
-    let mut realtime = client.realtime().unwrap();
+    let mut realtime = client.stream().unwrap();
     realtime.join(world.id.as_str()).unwrap();
     let asset = client
         .assets()
@@ -192,7 +195,7 @@ fn a_world_changes_conditionally_and_is_deleted_with_its_assets() {
         .assets()
         .create(world.id.as_str(), &props(json!({"boat": "red"})))
         .unwrap();
-    let mut realtime = client.realtime().unwrap();
+    let mut realtime = client.stream().unwrap();
     realtime.join(world.id.as_str()).unwrap();
 
     // Only the fields given change; the objects, when given, as a whole.

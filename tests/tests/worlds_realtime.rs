@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 use core_http::ws::WsError;
 use sandbox::{Sandbox, Service};
 use serde_json::{Map, Value, json};
-use worlds_client::{Client, Event, Realtime, ReconnectPolicy, Recovery, StreamConfig};
+use worlds_client::{
+    Client,
+    stream::{Event, ReconnectPolicy, Recovery, StreamConfig, WorldsStream},
+};
 
 fn client(sandbox: &Sandbox) -> Client {
     Client::new(sandbox.worlds().url(), sandbox.api_key()).unwrap()
@@ -31,7 +34,7 @@ fn props(v: Value) -> Map<String, Value> {
 }
 
 /// The next event (ten seconds at most).
-fn next(realtime: &mut Realtime) -> Event {
+fn next(realtime: &mut WorldsStream) -> Event {
     match realtime.next_timeout(Duration::from_secs(10)) {
         Some(Ok(event)) => event,
         other => panic!("expected an event, got {other:?}"),
@@ -39,7 +42,7 @@ fn next(realtime: &mut Realtime) -> Event {
 }
 
 /// Events until one that `last` matches (included).
-fn until(realtime: &mut Realtime, last: impl Fn(&Event) -> bool) -> Vec<Event> {
+fn until(realtime: &mut WorldsStream, last: impl Fn(&Event) -> bool) -> Vec<Event> {
     let mut seen = Vec::new();
     loop {
         let event = next(realtime);
@@ -96,13 +99,13 @@ fn line(event: &Event) -> String {
 
 /// Joins the plaza with a fresh asset in it; the realtime channel, the plaza and the
 /// asset.
-fn joined(sandbox: &Sandbox) -> (Realtime, String, String) {
+fn joined(sandbox: &Sandbox) -> (WorldsStream, String, String) {
     let plaza = sandbox.worlds().plaza(sandbox.api_key());
     let asset = sandbox
         .worlds()
         .add_asset(&plaza, json!({"colour": "red", "size": 1}))
         .unwrap();
-    let mut rt = client(sandbox).realtime_with(fast).unwrap();
+    let mut rt = client(sandbox).stream_with(fast).unwrap();
     rt.join(&plaza).unwrap();
     assert!(matches!(next(&mut rt), Event::Joined { .. }));
     (rt, plaza, asset)
@@ -233,7 +236,7 @@ fn a_checkpoint_saved_before_a_restart_rejoins_with_what_came_after() {
 
     // The process is gone; meanwhile the world goes on.
     changes_during_outage(&sandbox, &plaza, &asset);
-    let mut again = client.realtime().unwrap();
+    let mut again = client.stream().unwrap();
     again.join_from(plaza.as_str(), saved).unwrap();
     let seen = until(&mut again, |e| matches!(e, Event::Resynced { .. }));
     let lines: Vec<String> = seen.iter().map(line).collect();
@@ -253,7 +256,7 @@ fn a_checkpoint_saved_before_a_restart_rejoins_with_what_came_after() {
     // A checkpoint the world no longer holds: the world as it is now, and the caller is
     // told what came after it is not known.
     assert!(sandbox.worlds().forget_events(&plaza));
-    let mut late = client.realtime().unwrap();
+    let mut late = client.stream().unwrap();
     late.join_from(plaza.as_str(), saved).unwrap();
     let lines: Vec<String> = until(&mut late, |e| matches!(e, Event::Resynced { .. }))
         .iter()
@@ -269,7 +272,7 @@ fn a_reader_that_sleeps_is_told_it_fell_behind_then_gets_every_change_once() {
     let asset = sandbox.worlds().add_asset(&plaza, json!({"n": 0})).unwrap();
     let client = client(&sandbox);
     let mut rt = client
-        .realtime_with(|c| fast(c).lossless_capacity(20))
+        .stream_with(|c| fast(c).lossless_capacity(20))
         .unwrap();
     rt.join(&plaza).unwrap();
     assert!(matches!(next(&mut rt), Event::Joined { .. }));
@@ -315,7 +318,7 @@ fn sends_are_acknowledged_and_every_session_sees_them() {
     let sandbox = e2e::sandbox().unwrap();
     let (mut watcher, plaza, _) = joined(&sandbox);
     let client = client(&sandbox);
-    let mut ada = client.realtime().unwrap();
+    let mut ada = client.stream().unwrap();
     ada.join_as(plaza.as_str(), "user_ada", "Ada").unwrap();
     assert!(matches!(next(&mut ada), Event::Joined { .. }));
 

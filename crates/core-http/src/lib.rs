@@ -113,8 +113,8 @@ pub use config::{
 pub use error::{ApiError, CutShort, Delivery, Error, ErrorKind, ItemFailure, Result};
 pub use observe::{Attempt, Observer, StreamEvent};
 pub use pagination::{
-    DEFAULT_MAX_PAGES, OffsetFetch, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta,
-    PageParams, TokenFetch, TokenPage, TokenPages, TokenPaginator, check_page_size,
+    DEFAULT_MAX_PAGES, OffsetFetch, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
+    TokenFetch, TokenPage, TokenPages, TokenPaginator, check_page_size,
 };
 pub use random::uuid_v4;
 pub use rate_limit::RateLimit;

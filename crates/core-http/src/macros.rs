@@ -6,7 +6,9 @@
 /// integer of up to 64 bits, kept as its exact digits; a larger integer is a decode
 /// error, since its digits are lost on the way in), and `segment()`, the one place an id
 /// becomes part of a path: percent-encoded, and refused before anything is sent when it
-/// is empty or would change the path (`.`, `..`).
+/// is empty or would change the path (`.`, `..`). A newtype declared in a module of the
+/// crate names that module after `in` (`pub struct OrderId in orders;`), so that the
+/// examples generated for it use the path users use.
 ///
 /// ```
 /// core_http::string_id! {
@@ -30,20 +32,20 @@
 /// ```
 #[macro_export]
 macro_rules! string_id {
-    ($(#[$meta:meta])* $vis:vis struct $name:ident;) => {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident $(in $($module:ident)::+)?;) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         $vis struct $name(String);
 
         impl $name {
             /// Wraps an id.
-            #[doc = concat!("\n```\nlet id = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"id_1\");\nassert_eq!(id.to_string(), \"id_1\");\n```")]
+            #[doc = concat!("\n```\nlet id = ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), "::new(\"id_1\");\nassert_eq!(id.to_string(), \"id_1\");\n```")]
             pub fn new(id: impl Into<String>) -> Self {
                 $name(id.into())
             }
 
             /// The id as a string.
-            #[doc = concat!("\n```\nlet id = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::from(\"id_1\");\nassert_eq!(id.as_str(), \"id_1\");\n```")]
+            #[doc = concat!("\n```\nlet id = ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), "::from(\"id_1\");\nassert_eq!(id.as_str(), \"id_1\");\n```")]
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -51,7 +53,7 @@ macro_rules! string_id {
             /// The id as one path segment, percent-encoded; an
             /// [`InvalidRequest`](core_http::Error::InvalidRequest) error when it is empty or
             /// would change the path (`.`, `..`), so that nothing is sent.
-            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nassert_eq!(", stringify!($name), "::new(\"a/b c\").segment()?, \"a%2Fb%20c\");\nassert!(", stringify!($name), "::new(\"..\").segment().is_err());\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
+            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), ";\nassert_eq!(", stringify!($name), "::new(\"a/b c\").segment()?, \"a%2Fb%20c\");\nassert!(", stringify!($name), "::new(\"..\").segment().is_err());\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn segment(&self) -> $crate::Result<::std::string::String> {
                 $crate::__private::path_segment(concat!("a ", stringify!($name)), &self.0)
             }
@@ -134,7 +136,7 @@ macro_rules! string_id {
 macro_rules! string_enum {
     (
         $(#[$meta:meta])*
-        $vis:vis enum $name:ident {
+        $vis:vis enum $name:ident $(in $($module:ident)::+)? {
             $( $(#[$vmeta:meta])* $variant:ident = $value:literal $(| $alias:literal)* ),+ $(,)?
         }
     ) => {
@@ -152,7 +154,7 @@ macro_rules! string_enum {
             pub const KNOWN: &'static [$name] = &[$($name::$variant),+];
 
             /// The wire spelling.
-            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nfor known in ", stringify!($name), "::KNOWN {\n    assert_eq!(", stringify!($name), "::from(known.as_str()), *known);\n}\n// A value added by the service later is kept as it was sent.\nassert_eq!(", stringify!($name), "::from(\"something_new\").as_str(), \"something_new\");\n```")]
+            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), ";\nfor known in ", stringify!($name), "::KNOWN {\n    assert_eq!(", stringify!($name), "::from(known.as_str()), *known);\n}\n// A value added by the service later is kept as it was sent.\nassert_eq!(", stringify!($name), "::from(\"something_new\").as_str(), \"something_new\");\n```")]
             pub fn as_str(&self) -> &str {
                 match self {
                     $( $name::$variant => $value, )+
@@ -161,7 +163,7 @@ macro_rules! string_enum {
             }
 
             /// Whether this is a value this version does not know.
-            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nassert!(", stringify!($name), "::from(\"something_new\").is_unknown());\nassert!(!", stringify!($name), "::KNOWN[0].is_unknown());\n```")]
+            #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), ";\nassert!(", stringify!($name), "::from(\"something_new\").is_unknown());\nassert!(!", stringify!($name), "::KNOWN[0].is_unknown());\n```")]
             pub fn is_unknown(&self) -> bool {
                 matches!(self, $name::Unknown(_))
             }
@@ -424,8 +426,8 @@ macro_rules! reexports {
         /// and pages that the list methods return.
         pub mod pagination {
             pub use $crate::{
-                OffsetFetch, OffsetPage, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
-                TokenFetch, TokenPage, TokenPages, TokenPaginator,
+                OffsetFetch, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams, TokenFetch,
+                TokenPage, TokenPages, TokenPaginator,
             };
         }
 

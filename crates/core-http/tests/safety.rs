@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use common::hostile::{Act, Hostile, refused_url};
 use common::{ManualClock, RecordingSleeper};
 use core_http::{
-    Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPage, OffsetPaginator, RateLimit,
+    Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPaginator, Page, RateLimit,
     RequestOptions, RetryPolicy,
 };
 use serde_json::{Value, json};
@@ -624,7 +624,7 @@ fn a_server_that_ignores_offset_does_not_loop_and_says_the_list_was_cut_short() 
             .query("offset", offset)
             .query("limit", limit)
             .send_json()?;
-        Ok(OffsetPage::from(page))
+        Ok(page)
     })
     .collect();
     assert_eq!(items.len(), 3, "{items:?}");
@@ -652,10 +652,7 @@ fn an_endless_list_stops_at_the_page_cap_with_an_error() {
     let mut n = 0u32;
     let results: Vec<_> = OffsetPaginator::new(2, |_, _| {
         n += 2;
-        Ok(OffsetPage {
-            items: vec![n, n + 1],
-            total: None,
-        })
+        Ok(Page::new(vec![n, n + 1], None))
     })
     .max_pages(5)
     .collect();

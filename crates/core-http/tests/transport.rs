@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use common::hostile::{Act, Hostile, refused_url};
 use common::{ManualClock, RecordingSleeper};
 use core_http::{
-    Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPage, OffsetPaginator, RateLimit,
+    Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPaginator, Page, RateLimit,
     RequestOptions, TokenPage, TokenPaginator,
 };
 use mockito::Matcher;
@@ -956,10 +956,7 @@ fn offset_items(c: &HttpClient, page: u32) -> Vec<u32> {
             .query("offset", offset)
             .query("limit", limit)
             .send_json()?;
-        Ok(OffsetPage {
-            items: l.data,
-            total: l.meta.and_then(|m| m.total),
-        })
+        Ok(Page::new(l.data, l.meta.and_then(|m| m.total)))
     })
     .collect::<Result<Vec<_>, _>>()
     .unwrap()
@@ -1040,10 +1037,7 @@ fn offset_paginator_is_lazy() {
             .query("offset", offset)
             .query("limit", limit)
             .send_json()?;
-        Ok(OffsetPage {
-            items: l.data,
-            total: None,
-        })
+        Ok(Page::new(l.data, None))
     })
     .take(2)
     .map(Result::unwrap)
@@ -1086,10 +1080,7 @@ fn token_paginator_follows_tokens_and_reports_a_repeat_as_cut_short() {
         .unwrap();
     let items: Vec<Result<u32, Error>> = TokenPaginator::new(|token| {
         let b: Bars = c.get("/bars").query_opt("page_token", token).send_json()?;
-        Ok(TokenPage {
-            items: b.bars,
-            next_token: b.next_page_token,
-        })
+        Ok(TokenPage::new(b.bars, b.next_page_token))
     })
     .collect();
     let read: Vec<u32> = items[..4].iter().map(|i| *i.as_ref().unwrap()).collect();
@@ -1122,10 +1113,7 @@ fn token_paginator_stops_without_a_token_and_reports_errors() {
         .unwrap();
     let fetch = |token: Option<&str>| -> core_http::Result<TokenPage<u32>> {
         let b: Bars = c.get("/bars").query_opt("page_token", token).send_json()?;
-        Ok(TokenPage {
-            items: b.bars,
-            next_token: b.next_page_token,
-        })
+        Ok(TokenPage::new(b.bars, b.next_page_token))
     };
     let items: Vec<u32> = TokenPaginator::new(fetch)
         .collect::<Result<_, _>>()
@@ -1141,10 +1129,7 @@ fn token_paginator_stops_without_a_token_and_reports_errors() {
         .unwrap();
     let results: Vec<_> = TokenPaginator::new(|token: Option<&str>| {
         let b: Bars = c.get("/bars").query_opt("page_token", token).send_json()?;
-        Ok(TokenPage {
-            items: b.bars,
-            next_token: b.next_page_token,
-        })
+        Ok(TokenPage::new(b.bars, b.next_page_token))
     })
     .collect();
     assert_eq!(results.len(), 1);

@@ -18,7 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use esign_client::{Client, DocumentSource, NewSigner, SendDocument};
+use esign_client::{
+    Client,
+    documents::{DocumentSource, NewSigner, SendDocument},
+};
 
 /// The resident-memory target for a download, whatever the file's size.
 const TARGET_PEAK_MIB: f64 = 8.0;

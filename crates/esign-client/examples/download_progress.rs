@@ -7,7 +7,7 @@
 
 mod common;
 
-use esign_client::{DocumentSource, NewSigner, SendDocument};
+use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
 use indicatif::{ProgressBar, ProgressStyle};
 
 fn main() -> anyhow::Result<()> {

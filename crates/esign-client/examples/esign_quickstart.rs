@@ -6,7 +6,7 @@
 
 mod common;
 
-use esign_client::{DocumentSource, DocumentStatus, NewSigner, SendDocument};
+use esign_client::documents::{DocumentSource, DocumentStatus, NewSigner, SendDocument};
 
 /// A tiny but valid PDF, used when no file is given.
 const SAMPLE_PDF: &[u8] =

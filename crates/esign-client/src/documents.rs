@@ -1,4 +1,5 @@
-//! The documents resource: send one for signature, get it, download the signed PDF.
+//! The documents resource: send one for signature, get it, download the signed PDF;
+//! the document and its signers as the service answers them; what to send; a download.
 
 use std::io::Write;
 use std::path::Path;
@@ -6,9 +7,9 @@ use std::path::Path;
 use core_http::Result;
 
 use crate::client::Client;
-use crate::download::{Download, DownloadRequest};
-use crate::models::{Document, DocumentId};
-use crate::send::SendDocument;
+pub use crate::download::{Download, DownloadRequest};
+pub use crate::models::{Document, DocumentId, DocumentStatus, Signer, SignerStatus};
+pub use crate::send::{DEFAULT_MAX_DOCUMENT_SIZE, DocumentSource, NewSigner, SendDocument};
 
 /// The documents resource: `client.documents()`.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +35,7 @@ impl<'a> Documents<'a> {
     ///
     /// ```no_run
     /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
-    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
     /// let document = client.documents().send(
     ///     &SendDocument::new(DocumentSource::path("contract.pdf"))
     ///         .signer(NewSigner::new("Ada Lovelace", "ada@example.com"))

@@ -20,7 +20,7 @@ pub struct Download {
     pub path: Option<PathBuf>,
 }
 
-/// A download being set up: [`Documents::download`](crate::Documents::download).
+/// A download being set up: [`Documents::download`](crate::documents::Documents::download).
 #[must_use = "a download does nothing until to_writer or to_path is called"]
 pub struct DownloadRequest<'a> {
     client: &'a Client,
@@ -69,7 +69,7 @@ impl<'a> DownloadRequest<'a> {
         self
     }
 
-    /// Streams the PDF into `to`; see [`Documents::download_to`](crate::Documents::download_to).
+    /// Streams the PDF into `to`; see [`Documents::download_to`](crate::documents::Documents::download_to).
     ///
     /// ```no_run
     /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
@@ -83,7 +83,7 @@ impl<'a> DownloadRequest<'a> {
         Ok(Download { bytes, path: None })
     }
 
-    /// Downloads the PDF to `path` atomically; see [`Documents::download_to_path`](crate::Documents::download_to_path).
+    /// Downloads the PDF to `path` atomically; see [`Documents::download_to_path`](crate::documents::Documents::download_to_path).
     ///
     /// ```no_run
     /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;

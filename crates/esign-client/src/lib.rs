@@ -2,7 +2,7 @@
 //! it, download the signed PDF safely, and verify webhook events.
 //!
 //! ```no_run
-//! use esign_client::{Client, DocumentSource, DocumentStatus, NewSigner, SendDocument};
+//! use esign_client::{Client, documents::{DocumentSource, DocumentStatus, NewSigner, SendDocument}};
 //!
 //! let client = Client::new("https://api.example.com/v1", "sk_live_...")?;
 //! let document = client.documents().send(
@@ -73,7 +73,7 @@
 #![deny(missing_docs)]
 
 mod client;
-mod documents;
+pub mod documents;
 mod download;
 mod encode;
 mod models;
@@ -82,13 +82,9 @@ mod send;
 pub mod webhooks;
 
 pub use client::{Client, Plan};
-pub use documents::Documents;
-pub use download::{Download, DownloadRequest};
-pub use models::{Document, DocumentId, DocumentStatus, Signer, SignerStatus};
-pub use send::{DEFAULT_MAX_DOCUMENT_SIZE, DocumentSource, NewSigner, SendDocument};
-pub use time::OffsetDateTime;
 
 core_http::reexports!();
+
 /// Feature `http`: the `http` crate, whose `HeaderMap` (axum, actix-web and hyper give
 /// headers in one) [`webhooks::verify_and_parse`] takes as it is.
 #[cfg(feature = "http")]

@@ -6,12 +6,12 @@ use time::OffsetDateTime;
 
 core_http::string_id! {
     /// The id of a document.
-    pub struct DocumentId;
+    pub struct DocumentId in documents;
 }
 
 core_http::string_enum! {
     /// Where a document stands. Values the service adds later are kept as sent.
-    pub enum DocumentStatus {
+    pub enum DocumentStatus in documents {
         /// Not sent yet.
         Draft = "draft",
         /// Sent to the signers.
@@ -35,7 +35,7 @@ impl DocumentStatus {
     /// Whether the document will not change any more.
     ///
     /// ```
-    /// use esign_client::DocumentStatus;
+    /// use esign_client::documents::DocumentStatus;
     /// assert!(DocumentStatus::Completed.is_final());
     /// assert!(!DocumentStatus::Sent.is_final());
     /// ```
@@ -52,7 +52,7 @@ impl DocumentStatus {
 
 core_http::string_enum! {
     /// Where one signer stands.
-    pub enum SignerStatus {
+    pub enum SignerStatus in documents {
         /// Not signed yet.
         Pending = "pending",
         /// Has opened the document.

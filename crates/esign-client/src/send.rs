@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::encode::{Base64Reader, encoded_len};
 
-/// The default largest document [`Documents::send`](crate::Documents::send) accepts:
+/// The default largest document [`Documents::send`](crate::documents::Documents::send) accepts:
 /// 25 MiB.
 pub const DEFAULT_MAX_DOCUMENT_SIZE: u64 = 25 * 1024 * 1024;
 
@@ -39,7 +39,7 @@ impl DocumentSource {
     /// A file on disk.
     ///
     /// ```
-    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
     /// let nda = SendDocument::new(DocumentSource::path("contracts/nda.pdf"))
     ///     .signer(NewSigner::new("Ada Lovelace", "ada@example.com"));
     /// # let _ = nda;
@@ -51,7 +51,7 @@ impl DocumentSource {
     /// Bytes in memory, under `filename`.
     ///
     /// ```
-    /// use esign_client::DocumentSource;
+    /// use esign_client::documents::DocumentSource;
     /// let pdf: Vec<u8> = b"%PDF-1.7 ... %%EOF".to_vec();
     /// let source = DocumentSource::bytes("nda.pdf", pdf);
     /// # let _ = source;
@@ -66,7 +66,7 @@ impl DocumentSource {
     /// A URL the service fetches.
     ///
     /// ```
-    /// use esign_client::DocumentSource;
+    /// use esign_client::documents::DocumentSource;
     /// let source = DocumentSource::url("https://files.example.com/nda.pdf");
     /// # let _ = source;
     /// ```
@@ -92,7 +92,7 @@ impl NewSigner {
     /// A signer with no particular place in the order.
     ///
     /// ```
-    /// use esign_client::NewSigner;
+    /// use esign_client::documents::NewSigner;
     /// let signer = NewSigner::new("Ada Lovelace", "ada@example.com");
     /// assert_eq!(signer.order, None);
     /// ```
@@ -107,7 +107,7 @@ impl NewSigner {
     /// Sets the signer's place in the order (1 first).
     ///
     /// ```
-    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
     ///     .signer(NewSigner::new("Ada", "ada@example.com").order(1))
     ///     .signer(NewSigner::new("Grace", "grace@example.com").order(2));
@@ -122,7 +122,7 @@ impl NewSigner {
 /// A document to send for signature.
 ///
 /// ```
-/// use esign_client::{DocumentSource, NewSigner, SendDocument};
+/// use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
 /// let send = SendDocument::new(DocumentSource::path("contract.pdf"))
 ///     .name("Services agreement")
 ///     .signer(NewSigner::new("Ada Lovelace", "ada@example.com").order(1))
@@ -149,7 +149,7 @@ pub struct SendDocument {
     /// [`DEFAULT_MAX_DOCUMENT_SIZE`] (25 MiB).
     pub max_size: u64,
     /// The `Idempotency-Key` to send. Defaults to none: a fresh key is made for each
-    /// [`send`](crate::Documents::send) call, and every retry of that call reuses it.
+    /// [`send`](crate::documents::Documents::send) call, and every retry of that call reuses it.
     pub idempotency_key: Option<String>,
 }
 
@@ -157,7 +157,7 @@ impl SendDocument {
     /// A document from `source`, with no signers yet.
     ///
     /// ```
-    /// use esign_client::{DocumentSource, SendDocument};
+    /// use esign_client::documents::{DocumentSource, SendDocument};
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf"));
     /// assert!(document.signers.is_empty());
     /// ```
@@ -177,7 +177,7 @@ impl SendDocument {
     /// Sets the document's name.
     ///
     /// ```
-    /// use esign_client::{DocumentSource, SendDocument};
+    /// use esign_client::documents::{DocumentSource, SendDocument};
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf")).name("NDA, Acme 2026");
     /// assert_eq!(document.name.as_deref(), Some("NDA, Acme 2026"));
     /// ```
@@ -189,7 +189,7 @@ impl SendDocument {
     /// Adds a signer.
     ///
     /// ```
-    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
     ///     .signer(NewSigner::new("Ada", "ada@example.com"));
     /// assert_eq!(document.signers.len(), 1);
@@ -202,7 +202,7 @@ impl SendDocument {
     /// Sets the email subject.
     ///
     /// ```
-    /// use esign_client::{DocumentSource, SendDocument};
+    /// use esign_client::documents::{DocumentSource, SendDocument};
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf")).subject("Please sign the NDA");
     /// assert!(document.subject.is_some());
     /// ```
@@ -214,7 +214,7 @@ impl SendDocument {
     /// Sets the email message.
     ///
     /// ```
-    /// use esign_client::{DocumentSource, SendDocument};
+    /// use esign_client::documents::{DocumentSource, SendDocument};
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
     ///     .message("Hi Ada, here is the NDA we discussed.");
     /// assert!(document.message.is_some());
@@ -227,7 +227,7 @@ impl SendDocument {
     /// Sets one metadata entry.
     ///
     /// ```
-    /// use esign_client::{DocumentSource, SendDocument};
+    /// use esign_client::documents::{DocumentSource, SendDocument};
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
     ///     .metadata("deal", "acme-2026")
     ///     .metadata("amount", 1200);
@@ -243,7 +243,7 @@ impl SendDocument {
     /// Sets the largest document accepted.
     ///
     /// ```
-    /// use esign_client::{DocumentSource, SendDocument};
+    /// use esign_client::documents::{DocumentSource, SendDocument};
     /// let document = SendDocument::new(DocumentSource::path("scan.pdf")).max_size(100 * 1024 * 1024);
     /// assert_eq!(document.max_size, 100 * 1024 * 1024);
     /// ```
@@ -257,7 +257,7 @@ impl SendDocument {
     ///
     /// ```no_run
     /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
-    /// use esign_client::{DocumentSource, NewSigner, SendDocument};
+    /// use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
     /// // The key saved before a crash: resending it cannot send the document twice.
     /// let key = std::fs::read_to_string("nda.idempotency-key")?;
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))

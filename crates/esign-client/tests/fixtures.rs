@@ -6,7 +6,10 @@
 use std::fmt::Debug;
 
 use esign_client::webhooks::{self, WebhookEvent};
-use esign_client::{Client, DocumentId, DocumentSource, NewSigner, SendDocument};
+use esign_client::{
+    Client,
+    documents::{DocumentId, DocumentSource, NewSigner, SendDocument},
+};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 const SAMPLE: &[u8] = b"%PDF-1.4\n% sample contract\n%%EOF\n";

@@ -3,7 +3,7 @@
 //! and unknown fields must decode, and no answer at all makes a decoder panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use esign_client::Document;
+use esign_client::documents::Document;
 use esign_client::webhooks;
 use proptest::prelude::*;
 use serde_json::Value;

@@ -11,7 +11,10 @@
 
 mod common;
 
-use projects_client::{ErrorKind, NewProject, Project};
+use projects_client::{
+    ErrorKind,
+    projects::{NewProject, Project},
+};
 
 fn main() -> anyhow::Result<()> {
     let mut prefix = None;

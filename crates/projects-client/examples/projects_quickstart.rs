@@ -5,7 +5,10 @@
 
 mod common;
 
-use projects_client::{Environment, ErrorKind, ListParams, NewProject};
+use projects_client::{
+    ErrorKind,
+    projects::{Environment, ListProjects, NewProject},
+};
 
 fn main() -> anyhow::Result<()> {
     let (client, _sandbox) = common::client()?;
@@ -23,7 +26,7 @@ fn main() -> anyhow::Result<()> {
         scratch.id, scratch.name, scratch.status
     );
 
-    let page = projects.list(&ListParams::new().limit(10))?;
+    let page = projects.list(&ListProjects::new().limit(10))?;
     let total = page
         .meta
         .and_then(|m| m.total)

@@ -23,7 +23,7 @@ impl Client {
     ///
     /// ```no_run
     /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
-    /// let page = client.projects().list(&projects_client::ListParams::new().limit(10))?;
+    /// let page = client.projects().list(&projects_client::projects::ListProjects::new().limit(10))?;
     /// println!("{} projects on the first page", page.data.len());
     /// # Ok::<(), projects_client::Error>(())
     /// ```

@@ -2,7 +2,7 @@
 //! or lazily all of them, create them, delete them.
 //!
 //! ```no_run
-//! use projects_client::{Client, Environment, NewProject};
+//! use projects_client::{Client, projects::{Environment, NewProject}};
 //!
 //! let client = Client::new("https://api.example.com", "sk_live_...")?;
 //! let project = client
@@ -28,7 +28,7 @@
 //!   (after `Retry-After`) and 5xx, twice by default.
 //! - **Checks.** Checked before sending: a name that is not blank, a page size of 1 to 100.
 //! - **Decoding.** Only the id is required; unknown environments and statuses are kept as
-//!   `Unknown("...")`. `list(&ListParams::new().limit(50).offset(100))` returns one page
+//!   `Unknown("...")`. `list(&ListProjects::new().limit(50).offset(100))` returns one page
 //!   with `meta`; `iter()` walks everything, 100 at a time. Counts decode exactly or fail:
 //!   a negative, fractional or out-of-range `meta.total` is a decode error, never a total
 //!   to stop at. Ids sent as JSON integers keep their digits (up to 64 bits; a larger one is a decode error).
@@ -60,14 +60,9 @@
 #![deny(missing_docs)]
 
 mod client;
-mod projects;
+pub mod projects;
 
 pub use client::{Client, Plan};
-pub use projects::{
-    Environment, ListParams, MAX_PAGE_SIZE, NewProject, Project, ProjectId, ProjectPage,
-    ProjectStatus, Projects,
-};
-pub use time::OffsetDateTime;
 
 core_http::reexports!();
 

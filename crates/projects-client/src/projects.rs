@@ -8,12 +8,12 @@ use crate::client::Client;
 
 core_http::string_id! {
     /// The id of a project.
-    pub struct ProjectId;
+    pub struct ProjectId in projects;
 }
 
 core_http::string_enum! {
     /// Where a project runs. Values the service adds later are kept as sent.
-    pub enum Environment {
+    pub enum Environment in projects {
         /// Development (the sandbox's default when none is given).
         Development = "development",
         /// Staging.
@@ -25,7 +25,7 @@ core_http::string_enum! {
 
 core_http::string_enum! {
     /// Where a project stands. A new project is `active`.
-    pub enum ProjectStatus {
+    pub enum ProjectStatus in projects {
         /// In use.
         Active = "active",
         /// Suspended.
@@ -66,7 +66,7 @@ pub struct Project {
 /// A project to create.
 ///
 /// ```
-/// use projects_client::{Environment, NewProject};
+/// use projects_client::projects::{Environment, NewProject};
 /// let new = NewProject::new("billing")
 ///     .description("Invoices and payments")
 ///     .environment(Environment::Production);
@@ -89,7 +89,7 @@ impl NewProject {
     /// A project called `name`.
     ///
     /// ```
-    /// let new = projects_client::NewProject::new("billing");
+    /// let new = projects_client::projects::NewProject::new("billing");
     /// assert!(new.description.is_none() && new.environment.is_none());
     /// ```
     pub fn new(name: impl Into<String>) -> Self {
@@ -103,7 +103,7 @@ impl NewProject {
     /// Sets the description.
     ///
     /// ```
-    /// let new = projects_client::NewProject::new("billing").description("Invoices and payments");
+    /// let new = projects_client::projects::NewProject::new("billing").description("Invoices and payments");
     /// assert_eq!(new.description.as_deref(), Some("Invoices and payments"));
     /// ```
     pub fn description(mut self, description: impl Into<String>) -> Self {
@@ -114,7 +114,7 @@ impl NewProject {
     /// Sets the environment.
     ///
     /// ```
-    /// use projects_client::{Environment, NewProject};
+    /// use projects_client::projects::{Environment, NewProject};
     /// let new = NewProject::new("billing").environment(Environment::Staging);
     /// assert_eq!(new.environment, Some(Environment::Staging));
     /// ```
@@ -141,14 +141,11 @@ impl NewProject {
 }
 
 /// Which page of projects to list (`limit` 1 to 100, the service's default 20;
-/// `offset`): `ListParams::new().limit(50).offset(100)`.
-pub type ListParams = core_http::PageParams;
+/// `offset`): `ListProjects::new().limit(50).offset(100)`.
+pub type ListProjects = core_http::PageParams;
 
 /// The largest page the service serves.
 pub const MAX_PAGE_SIZE: u32 = 100;
-
-/// One page of projects, with `meta` (total, limit, offset) when the server sent it.
-pub type ProjectPage = Page<Project>;
 
 /// The projects resource: `client.projects()`.
 #[derive(Debug, Clone, Copy)]
@@ -168,12 +165,12 @@ impl<'a> Projects<'a> {
     ///
     /// ```no_run
     /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
-    /// use projects_client::ListParams;
-    /// let page = client.projects().list(&ListParams::new().limit(50))?;
+    /// use projects_client::projects::ListProjects;
+    /// let page = client.projects().list(&ListProjects::new().limit(50))?;
     /// println!("{} of {:?}", page.data.len(), page.meta.map(|m| m.total));
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    pub fn list(&self, params: &ListParams) -> Result<ProjectPage> {
+    pub fn list(&self, params: &ListProjects) -> Result<Page<Project>> {
         self.client
             .http()
             .get("/v1/projects")
@@ -195,7 +192,7 @@ impl<'a> Projects<'a> {
     /// # Ok::<(), projects_client::Error>(())
     /// ```
     pub fn iter(&self) -> OffsetPaginator<Project> {
-        self.iter_from(&ListParams::new())
+        self.iter_from(&ListProjects::new())
     }
 
     /// Every project from `params.offset` (default 0), fetched lazily `params.limit` (default
@@ -203,21 +200,20 @@ impl<'a> Projects<'a> {
     ///
     /// ```no_run
     /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
-    /// let mut items = client.projects().iter_from(&projects_client::ListParams::new().offset(200).limit(50));
+    /// let mut items = client.projects().iter_from(&projects_client::projects::ListProjects::new().offset(200).limit(50));
     /// for item in items.by_ref().take(10) {
     ///     println!("{:?}", item?);
     /// }
     /// println!("go on from offset {}", items.next_offset());
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    pub fn iter_from(&self, params: &ListParams) -> OffsetPaginator<Project> {
+    pub fn iter_from(&self, params: &ListProjects) -> OffsetPaginator<Project> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
         OffsetPaginator::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
-            let page = client
+            client
                 .projects()
-                .list(&ListParams::new().limit(limit).offset(offset))?;
-            Ok(page.into())
+                .list(&ListProjects::new().limit(limit).offset(offset))
         })
     }
 
@@ -226,19 +222,19 @@ impl<'a> Projects<'a> {
     ///
     /// ```no_run
     /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
-    /// for page in client.projects().pages(&projects_client::ListParams::new().limit(50)) {
+    /// for page in client.projects().pages(&projects_client::projects::ListProjects::new().limit(50)) {
     ///     let page = page?;
     ///     println!("{} items (of {:?})", page.data.len(), page.meta.map(|m| m.total));
     /// }
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    pub fn pages(&self, params: &ListParams) -> OffsetPages<Project> {
+    pub fn pages(&self, params: &ListProjects) -> OffsetPages<Project> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
         OffsetPages::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
             client
                 .projects()
-                .list(&ListParams::new().limit(limit).offset(offset))
+                .list(&ListProjects::new().limit(limit).offset(offset))
         })
     }
 
@@ -251,7 +247,7 @@ impl<'a> Projects<'a> {
     ///
     /// ```no_run
     /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
-    /// use projects_client::{Environment, NewProject};
+    /// use projects_client::projects::{Environment, NewProject};
     /// let project = client.projects().create(&NewProject::new("billing").environment(Environment::Production))?;
     /// println!("{} is {}", project.id, project.status);
     /// # Ok::<(), projects_client::Error>(())

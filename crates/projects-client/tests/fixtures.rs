@@ -5,7 +5,10 @@
 
 use std::fmt::Debug;
 
-use projects_client::{Client, Environment, ListParams, NewProject, ProjectId};
+use projects_client::{
+    Client,
+    projects::{Environment, ListProjects, NewProject, ProjectId},
+};
 use serde_json::{Value, json};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
@@ -43,13 +46,13 @@ fn projects_create_minimal() {
 #[test]
 fn projects_list() {
     // No parameters: the service's default page size applies.
-    check("projects_list", |c| c.projects().list(&ListParams::new()));
+    check("projects_list", |c| c.projects().list(&ListProjects::new()));
 }
 
 #[test]
 fn projects_list_page() {
     check("projects_list_page", |c| {
-        c.projects().list(&ListParams::new().limit(2).offset(1))
+        c.projects().list(&ListProjects::new().limit(2).offset(1))
     });
 }
 
@@ -93,14 +96,14 @@ fn error_invalid_limit() {
 #[test]
 fn error_unauthorized() {
     check("error_unauthorized", |c| {
-        c.projects().list(&ListParams::new())
+        c.projects().list(&ListProjects::new())
     });
 }
 
 #[test]
 fn error_rate_limited() {
     check("error_rate_limited", |c| {
-        c.projects().list(&ListParams::new().limit(1))
+        c.projects().list(&ListProjects::new().limit(1))
     });
 }
 
@@ -109,7 +112,7 @@ fn error_rate_limited() {
 #[test]
 fn projects_list_no_meta() {
     check("projects_list_no_meta", |c| {
-        c.projects().list(&ListParams::new())
+        c.projects().list(&ListProjects::new())
     });
 }
 
@@ -137,13 +140,15 @@ fn projects_delete_200_empty() {
 
 #[test]
 fn error_html_500() {
-    check("error_html_500", |c| c.projects().list(&ListParams::new()));
+    check("error_html_500", |c| {
+        c.projects().list(&ListProjects::new())
+    });
 }
 
 #[test]
 fn error_rate_limited_http_date() {
     check("error_rate_limited_http_date", |c| {
-        c.projects().list(&ListParams::new())
+        c.projects().list(&ListProjects::new())
     });
 }
 
@@ -161,7 +166,7 @@ fn bad_input_is_refused_without_a_request() {
     for limit in [0, 101] {
         let err = client
             .projects()
-            .list(&ListParams::new().limit(limit))
+            .list(&ListProjects::new().limit(limit))
             .unwrap_err();
         assert!(
             matches!(&err, projects_client::Error::InvalidRequest(m) if m.contains("1 to 100") && m.contains(&limit.to_string())),

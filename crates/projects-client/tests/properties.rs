@@ -3,7 +3,10 @@
 //! or null), and no answer at all makes them panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use projects_client::{Project, ProjectPage};
+use projects_client::pagination::Page;
+use projects_client::projects::Project;
+
+type ProjectPage = Page<Project>;
 use proptest::prelude::*;
 use serde_json::Value;
 use testkit::arb::{Kind, cases, json, object, optional, required};

@@ -9,7 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use social_client::{Client, ListPosts, NewPost, Platform};
+use social_client::{
+    Client,
+    posts::{ListPosts, NewPost, Platform},
+};
 use testkit::bench::{memory_mib, reset_peak};
 
 /// The peak-memory target while iterating, whatever N.

@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use social_client::{NewPost, Platform, PostStatus};
+use social_client::posts::{NewPost, Platform, PostStatus};
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -25,7 +25,7 @@ fn main() -> anyhow::Result<()> {
 
     let now = match &sandbox {
         Some(sandbox) => sandbox.now(),
-        None => social_client::OffsetDateTime::now_utc(),
+        None => social_client::time::OffsetDateTime::now_utc(),
     };
     let at = now + time::Duration::minutes(minutes);
     let posts = client

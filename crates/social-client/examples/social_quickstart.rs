@@ -5,7 +5,7 @@
 
 mod common;
 
-use social_client::{ListPosts, NewPost, Platform};
+use social_client::posts::{ListPosts, NewPost, Platform};
 
 /// A figure the answer may not carry: `?` rather than a zero it did not give.
 fn figure<T: std::fmt::Display>(value: Option<T>) -> String {
@@ -33,7 +33,7 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or(page.data.len() as u64);
     println!("{total} posts in all; first page has {}", page.data.len());
 
-    let tomorrow = social_client::OffsetDateTime::now_utc() + time::Duration::days(1);
+    let tomorrow = social_client::time::OffsetDateTime::now_utc() + time::Duration::days(1);
     let scheduled = client
         .posts()
         .create(&NewPost::new("Tomorrow's news", [Platform::Mastodon]).scheduled_at(tomorrow))?;

@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use sandbox::Sandbox;
 use social_client::webhooks::{self, Event};
-use social_client::{Client, NewPost, Platform};
+use social_client::{
+    Client,
+    posts::{NewPost, Platform},
+};
 
 fn main() -> anyhow::Result<()> {
     let port: Option<u16> = std::env::args().nth(1).map(|p| p.parse()).transpose()?;

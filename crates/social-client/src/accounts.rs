@@ -9,12 +9,12 @@ use crate::posts::Platform;
 
 core_http::string_id! {
     /// The id of a connected account.
-    pub struct AccountId;
+    pub struct AccountId in accounts;
 }
 
 core_http::string_enum! {
     /// Whether an account is linked.
-    pub enum AccountStatus {
+    pub enum AccountStatus in accounts {
         /// Linked and usable.
         Connected = "connected",
         /// Unlinked.

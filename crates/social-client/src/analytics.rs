@@ -7,7 +7,7 @@ use crate::client::Client;
 
 core_http::string_enum! {
     /// A reporting window.
-    pub enum Period {
+    pub enum Period in analytics {
         /// The last day.
         Day = "day",
         /// The last 7 days.
@@ -85,7 +85,7 @@ impl<'a> Analytics<'a> {
     ///
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// use social_client::Period;
+    /// use social_client::analytics::Period;
     /// let week = client.analytics().overview_for(Period::Week)?;
     /// println!("{:?} impressions this week", week.impressions);
     /// # Ok::<(), social_client::Error>(())

@@ -3,7 +3,7 @@
 //! and verify webhook events.
 //!
 //! ```no_run
-//! use social_client::{Client, NewPost, Platform};
+//! use social_client::{Client, posts::{NewPost, Platform}};
 //!
 //! let client = Client::new("https://api.example.com", "sk_live_...")?;
 //! let posts = client.posts().create(&NewPost::new("Hello!", [Platform::X, Platform::LinkedIn]))?;
@@ -65,27 +65,22 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod accounts;
-mod analytics;
+pub mod accounts;
+pub mod analytics;
 mod client;
-mod posts;
-mod schedule;
+pub mod posts;
+pub mod schedule;
 #[cfg(feature = "webhooks")]
 pub mod webhooks;
 
-pub use accounts::{Account, AccountId, AccountStatus, Accounts};
-pub use analytics::{Analytics, AnalyticsOverview, Period};
 pub use client::{Client, Plan};
+
 core_http::reexports!();
+
 /// Feature `http`: the `http` crate, whose `HeaderMap` (axum, actix-web and hyper give
 /// headers in one) [`webhooks::verify_and_parse`] takes as it is.
 #[cfg(feature = "http")]
 pub use core_http::http;
-pub use posts::{
-    ListPosts, MAX_PAGE_SIZE, NewPost, Platform, Post, PostId, PostPage, PostStatus, Posts,
-};
-pub use schedule::{Schedule, ScheduleEntry, ScheduleId};
-pub use time::OffsetDateTime;
 
 /// The workspace README's examples, compiled as doc tests so they cannot go stale.
 #[cfg(doctest)]

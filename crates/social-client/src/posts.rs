@@ -9,13 +9,13 @@ use crate::client::Client;
 
 core_http::string_id! {
     /// The id of a post.
-    pub struct PostId;
+    pub struct PostId in posts;
 }
 
 core_http::string_enum! {
     /// A social network a post can go to. Unknown identifiers are kept as sent, so a
     /// platform added by the service still works.
-    pub enum Platform {
+    pub enum Platform in posts {
         /// X (formerly Twitter; `twitter` is read as this too).
         X = "x" | "twitter",
         /// LinkedIn.
@@ -35,7 +35,7 @@ core_http::string_enum! {
 
 core_http::string_enum! {
     /// Where a post stands.
-    pub enum PostStatus {
+    pub enum PostStatus in posts {
         /// Saved, not scheduled.
         Draft = "draft",
         /// Waiting for its `scheduled_at`.
@@ -93,7 +93,7 @@ pub struct Post {
 /// A post to create: its text, the platforms, and optionally when to publish.
 ///
 /// ```
-/// use social_client::{NewPost, Platform};
+/// use social_client::posts::{NewPost, Platform};
 /// let post = NewPost::new("Hello", [Platform::X, Platform::LinkedIn]);
 /// assert_eq!(post.platforms.len(), 2);
 /// ```
@@ -116,7 +116,7 @@ impl NewPost {
     /// A post to publish now on `platforms`.
     ///
     /// ```
-    /// use social_client::{NewPost, Platform};
+    /// use social_client::posts::{NewPost, Platform};
     /// let post = NewPost::new("Hello", [Platform::X]);
     /// assert!(post.scheduled_at.is_none());
     /// ```
@@ -131,7 +131,7 @@ impl NewPost {
     /// Publishes at `at` instead of now (the service refuses a time in the past).
     ///
     /// ```
-    /// use social_client::{NewPost, Platform};
+    /// use social_client::posts::{NewPost, Platform};
     /// use social_client::time::{Duration, OffsetDateTime};
     /// let tomorrow = OffsetDateTime::now_utc() + Duration::days(1);
     /// let post = NewPost::new("Tomorrow", [Platform::X]).scheduled_at(tomorrow);
@@ -169,9 +169,6 @@ pub type ListPosts = core_http::PageParams;
 /// The largest page the service serves.
 pub const MAX_PAGE_SIZE: u32 = 100;
 
-/// One page of posts, with `meta` (total, limit, offset) when the server sent it.
-pub type PostPage = core_http::Page<Post>;
-
 /// The posts resource: `client.posts()`.
 #[derive(Debug, Clone, Copy)]
 pub struct Posts<'a> {
@@ -193,7 +190,7 @@ impl<'a> Posts<'a> {
     ///
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// use social_client::{NewPost, Platform};
+    /// use social_client::posts::{NewPost, Platform};
     /// let posts = client.posts().create(&NewPost::new("Launch day!", [Platform::X, Platform::LinkedIn]))?;
     /// for post in &posts {
     ///     println!("{} on {:?}: {}", post.id, post.platform, post.status);
@@ -214,12 +211,12 @@ impl<'a> Posts<'a> {
     ///
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// use social_client::ListPosts;
+    /// use social_client::posts::ListPosts;
     /// let page = client.posts().list(&ListPosts::new().limit(50).offset(100))?;
     /// println!("{} posts here, {:?} in all", page.data.len(), page.meta.map(|m| m.total));
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    pub fn list(&self, params: &ListPosts) -> Result<PostPage> {
+    pub fn list(&self, params: &ListPosts) -> Result<core_http::Page<Post>> {
         self.client
             .http()
             .get("/v1/posts")
@@ -246,7 +243,7 @@ impl<'a> Posts<'a> {
     ///
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// let mut items = client.posts().iter_from(&social_client::ListPosts::new().offset(200).limit(50));
+    /// let mut items = client.posts().iter_from(&social_client::posts::ListPosts::new().offset(200).limit(50));
     /// for item in items.by_ref().take(10) {
     ///     println!("{:?}", item?);
     /// }
@@ -257,10 +254,9 @@ impl<'a> Posts<'a> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
         OffsetPaginator::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
-            let page = client
+            client
                 .posts()
-                .list(&ListPosts::new().limit(limit).offset(offset))?;
-            Ok(page.into())
+                .list(&ListPosts::new().limit(limit).offset(offset))
         })
     }
 
@@ -269,7 +265,7 @@ impl<'a> Posts<'a> {
     ///
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// for page in client.posts().pages(&social_client::ListPosts::new().limit(50)) {
+    /// for page in client.posts().pages(&social_client::posts::ListPosts::new().limit(50)) {
     ///     let page = page?;
     ///     println!("{} items (of {:?})", page.data.len(), page.meta.map(|m| m.total));
     /// }

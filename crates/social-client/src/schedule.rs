@@ -9,7 +9,7 @@ use crate::posts::PostId;
 
 core_http::string_id! {
     /// The id of a schedule entry.
-    pub struct ScheduleId;
+    pub struct ScheduleId in schedule;
 }
 
 /// A post waiting to be published.

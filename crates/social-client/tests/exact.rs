@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
-use social_client::{Client, Error, ListPosts};
+use social_client::{Client, Error, posts::ListPosts};
 
 fn serve(path: &str, body: &str) -> (mockito::ServerGuard, mockito::Mock) {
     let mut server = mockito::Server::new();

@@ -7,7 +7,12 @@ use std::fmt::Debug;
 
 use serde_json::{Value, json};
 use social_client::webhooks;
-use social_client::{Client, ListPosts, NewPost, OffsetDateTime, Period, Platform};
+use social_client::{
+    Client,
+    analytics::Period,
+    posts::{ListPosts, NewPost, Platform},
+    time::OffsetDateTime,
+};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
@@ -24,7 +29,8 @@ fn check<T: Debug>(name: &str, call: impl FnOnce(&Client) -> social_client::Resu
 }
 
 fn at(s: &str) -> OffsetDateTime {
-    social_client::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).unwrap()
+    social_client::time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+        .unwrap()
 }
 
 // ---- recorded from the sandbox ----

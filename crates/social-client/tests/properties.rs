@@ -5,8 +5,13 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
+use social_client::pagination::Page;
 use social_client::webhooks;
-use social_client::{Account, AnalyticsOverview, Post, PostPage, ScheduleEntry};
+use social_client::{
+    accounts::Account, analytics::AnalyticsOverview, posts::Post, schedule::ScheduleEntry,
+};
+
+type PostPage = Page<Post>;
 use testkit::arb::{Kind, cases, json, object, optional, required};
 
 fn post() -> BoxedStrategy<Value> {

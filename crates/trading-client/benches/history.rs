@@ -1,5 +1,5 @@
 //! `cargo xtask bench`: twenty years of one-minute bars (about two million) iterated from
-//! the sandbox with `history().bars(..).iter()`, side by side with a raw `ureq` +
+//! the sandbox with `history().iter_from(..)`, side by side with a raw `ureq` +
 //! `serde_json` loop over the same pages; bars per second and peak resident memory of
 //! each.
 //!
@@ -18,7 +18,7 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use trading_client::{Client, OffsetDateTime, Timeframe};
+use trading_client::{Client, markets::Timeframe, time::OffsetDateTime};
 
 /// The resident-memory target, whatever the range.
 const TARGET_PEAK_MIB: f64 = 64.0;
@@ -114,7 +114,7 @@ AAPL in pages of {PAGE}. The client decodes each bar into exact `Decimal` prices
 bars for both. Peak memory is the iterating process's resident high-water mark \
 (`VmHWM`, reset before each pass); before any pass it was {baseline:.1} MiB.\n\n\
 | side | median time | bars per second | peak resident memory |\n|---|---|---|---|\n\
-| `history().bars(..).iter()` | {:.2} s | {:.0} | {ours_peak:.1} MiB |\n\
+| `history().iter_from(..)` | {:.2} s | {:.0} | {ours_peak:.1} MiB |\n\
 | raw `ureq` + `serde_json` | {:.2} s | {:.0} | {raw_peak:.1} MiB |\n\n\
 Throughput ratio client / raw: **{ratio:.3}** (target at least {TARGET_RATIO}: {}). \
 Peak memory target under {TARGET_PEAK_MIB:.0} MiB: {}.\n",
@@ -141,14 +141,11 @@ Peak memory target under {TARGET_PEAK_MIB:.0} MiB: {}.\n",
 fn ours_pass(client: &Client, start: OffsetDateTime, end: OffsetDateTime) -> (u64, f64) {
     let mut n = 0u64;
     let mut sum = trading_client::Decimal::ZERO;
-    for bar in client
-        .history()
-        .bars("AAPL", Timeframe::Minute)
+    let bars = trading_client::history::ListBars::new("AAPL", Timeframe::Minute)
         .start(start)
         .end(end)
-        .page_size(PAGE)
-        .iter()
-    {
+        .limit(PAGE);
+    for bar in client.history().iter_from(&bars) {
         let bar = bar.unwrap();
         n += 1;
         sum += bar.c;

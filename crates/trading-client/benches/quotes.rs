@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use trading_client::{Client, Event};
+use trading_client::{Client, stream::Event};
 use tungstenite::Message;
 
 /// The throughput target: our quotes per second over the raw reader's.
@@ -53,7 +53,7 @@ fn main() {
             let (url, server) = serve(encoded.clone());
             let elapsed = match side {
                 0 => ours_pass(&url, quotes),
-                1 => raw_pass::<trading_client::Quote>(&url, quotes, |q| {
+                1 => raw_pass::<trading_client::markets::Quote>(&url, quotes, |q| {
                     q.price > trading_client::Decimal::ZERO
                 }),
                 _ => raw_pass::<RawQuote>(&url, quotes, |q| q.price > 0.0),
@@ -197,7 +197,7 @@ The client's p99 within 50 µs of the raw side's: {verdict} ({:+.1} µs).\n",
 const PACE: Duration = Duration::from_micros(200);
 
 /// How long ago `q` was stamped.
-fn age(q: &trading_client::Quote) -> Duration {
+fn age(q: &trading_client::markets::Quote) -> Duration {
     let stamped = q.timestamp.expect("stamped");
     let age = time::OffsetDateTime::now_utc() - stamped;
     Duration::try_from(age).unwrap_or_default()
@@ -232,7 +232,7 @@ fn raw_latency(url: &str, frames: usize) -> Vec<Duration> {
         if let Message::Text(t) = ws.read().unwrap()
             && t.as_str().contains("\"quote\"")
         {
-            let q: trading_client::Quote = serde_json::from_str(t.as_str()).unwrap();
+            let q: trading_client::markets::Quote = serde_json::from_str(t.as_str()).unwrap();
             ages.push(age(&q));
         }
     }

@@ -11,7 +11,10 @@ mod common;
 
 use std::time::Duration;
 
-use trading_client::{Decimal, Entry, Environment, Order, OrderRequest, Side, StopLoss};
+use trading_client::{
+    Decimal, Environment,
+    orders::{Entry, Order, OrderRequest, Side, StopLoss},
+};
 
 fn show(order: &Order) {
     let price = order

@@ -12,7 +12,9 @@ mod common;
 use std::time::Duration;
 
 use trading_client::{
-    ActivityType, Amount, Decimal, ListActivities, OrderRequest, Period, PortfolioQuery, Side, Step,
+    Decimal,
+    activities::{ActivityType, ListActivities, Period, PortfolioQuery, Step},
+    orders::{Amount, OrderRequest, Side},
 };
 
 fn main() -> anyhow::Result<()> {
@@ -38,7 +40,7 @@ fn main() -> anyhow::Result<()> {
     let mut net = Decimal::ZERO;
     for activity in client
         .activities()
-        .iter(&ListActivities::new().direction(trading_client::Direction::Asc))
+        .iter_from(&ListActivities::new().direction(trading_client::orders::Direction::Asc))
     {
         let a = activity?;
         net += a.net_amount.unwrap_or_default();
@@ -57,7 +59,7 @@ fn main() -> anyhow::Result<()> {
     println!("cash from activities: {}", net.round_dp(2));
     let fills = client
         .activities()
-        .iter(&ListActivities::new().types(&[ActivityType::Fill]))
+        .iter_from(&ListActivities::new().types(&[ActivityType::Fill]))
         .count();
     println!("{fills} fills");
 

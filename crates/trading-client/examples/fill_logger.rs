@@ -13,7 +13,11 @@ mod common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use trading_client::{Amount, Decimal, Event, OrderRequest, Side};
+use trading_client::{
+    Decimal,
+    orders::{Amount, OrderRequest, Side},
+    stream::Event,
+};
 
 fn main() -> anyhow::Result<()> {
     let orders: usize = std::env::args()

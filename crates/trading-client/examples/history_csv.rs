@@ -13,7 +13,7 @@ use std::io::{BufWriter, Write};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use trading_client::{OffsetDateTime, Timeframe};
+use trading_client::{history::ListBars, markets::Timeframe, time::OffsetDateTime};
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -36,16 +36,14 @@ fn main() -> anyhow::Result<()> {
     .replace_second(0)?
     .replace_nanosecond(0)?;
     let start = end - time::Duration::days(days);
-    let query = client
-        .history()
-        .bars(&symbol, Timeframe::Minute)
+    let mut query = ListBars::new(&symbol, Timeframe::Minute)
         .start(start)
         .end(end)
-        .page_size(10_000);
-    let mut bars = match resume {
-        Some(token) => query.iter_from(token),
-        None => query.iter(),
-    };
+        .limit(10_000);
+    if let Some(token) = resume {
+        query = query.page_token(token);
+    }
+    let mut bars = client.history().iter_from(&query);
 
     // Progress by time covered: the bars' count is not known before the last page.
     let minutes = |t: OffsetDateTime| (t - start).whole_minutes().max(0) as u64;

@@ -10,7 +10,7 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use trading_client::{Decimal, Event};
+use trading_client::{Decimal, stream::Event};
 
 fn main() -> anyhow::Result<()> {
     let mut symbols = Vec::new();

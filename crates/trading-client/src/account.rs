@@ -5,10 +5,11 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use crate::client::Client;
+use crate::positions::Position;
 
 core_http::string_enum! {
     /// Whether the account can trade.
-    pub enum AccountStatus {
+    pub enum AccountStatus in account {
         /// Open and trading.
         Active = "active",
         /// Being opened.
@@ -71,51 +72,6 @@ pub struct Account {
     pub positions: Vec<Position>,
 }
 
-/// A position in one symbol.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Position {
-    /// The symbol (empty when not given).
-    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
-    pub symbol: String,
-    /// Shares held, negative when short; `None` when the answer does not say, never a
-    /// position of zero.
-    #[serde(
-        default,
-        deserialize_with = "crate::money::opt_decimal",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub qty: Option<Decimal>,
-    /// The average price paid, when given.
-    #[serde(
-        default,
-        deserialize_with = "crate::money::opt_decimal",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub avg_entry_price: Option<Decimal>,
-    /// What the shares are worth now, when given.
-    #[serde(
-        default,
-        deserialize_with = "crate::money::opt_decimal",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub market_value: Option<Decimal>,
-    /// Gain or loss not yet realised, when given.
-    #[serde(
-        default,
-        deserialize_with = "crate::money::opt_decimal",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub unrealized_pl: Option<Decimal>,
-    /// The current price, when given.
-    #[serde(
-        default,
-        deserialize_with = "crate::money::opt_decimal",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub current_price: Option<Decimal>,
-}
-
 /// The account resource: `client.account()`.
 #[derive(Debug, Clone, Copy)]
 pub struct AccountHandle<'a> {
@@ -146,7 +102,7 @@ impl<'a> AccountHandle<'a> {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::{Period, PortfolioQuery, Step};
+    /// use trading_client::activities::{Period, PortfolioQuery, Step};
     /// let week = client.account().portfolio_history(&PortfolioQuery::new(Period::Week, Step::Hour))?;
     /// if let Some(last) = week.points.last() {
     ///     println!("equity {} ({:?} this week)", last.equity, last.profit_loss);
@@ -155,8 +111,8 @@ impl<'a> AccountHandle<'a> {
     /// ```
     pub fn portfolio_history(
         &self,
-        query: &crate::PortfolioQuery,
-    ) -> Result<crate::PortfolioHistory> {
+        query: &crate::activities::PortfolioQuery,
+    ) -> Result<crate::activities::PortfolioHistory> {
         query.send(self.client)
     }
 }

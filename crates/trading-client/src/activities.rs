@@ -2,7 +2,7 @@
 //! `GET /v1/activities`; and the portfolio's history (equity and profit or loss over a
 //! period) at `GET /v1/account/history`.
 
-use core_http::{Result, TokenPage, TokenPaginator};
+use core_http::{Result, TokenPage, TokenPages, TokenPaginator};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -12,7 +12,7 @@ use crate::orders::{Direction, OrderId, Side};
 
 core_http::string_enum! {
     /// What an activity was.
-    pub enum ActivityType {
+    pub enum ActivityType in activities {
         /// One execution of an order.
         Fill = "fill",
         /// Money paid in.
@@ -83,13 +83,13 @@ pub struct Activity {
 /// Which activities to list. Every filter is optional.
 ///
 /// ```
-/// use trading_client::{ActivityType, Direction, ListActivities};
+/// use trading_client::{activities::{ActivityType, ListActivities}, orders::Direction};
 /// use trading_client::time::macros::datetime;
 /// let params = ListActivities::new()
 ///     .types(&[ActivityType::Fill])
 ///     .after(datetime!(2026-11-01 00:00 UTC))
 ///     .direction(Direction::Asc)
-///     .page_size(100);
+///     .limit(100);
 /// assert_eq!(params.types, [ActivityType::Fill]);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub struct ListActivities {
     /// Newest first (the default) or oldest first.
     pub direction: Option<Direction>,
     /// At most this many a page (1 to 100; the service's default is 50).
-    pub page_size: Option<u32>,
+    pub limit: Option<u32>,
     /// The page a `next_page_token` names.
     pub page_token: Option<String>,
 }
@@ -113,7 +113,7 @@ impl ListActivities {
     /// Every activity, newest first.
     ///
     /// ```
-    /// let params = trading_client::ListActivities::new();
+    /// let params = trading_client::activities::ListActivities::new();
     /// assert!(params.types.is_empty() && params.page_token.is_none());
     /// ```
     pub fn new() -> Self {
@@ -123,7 +123,7 @@ impl ListActivities {
     /// Only activities of these types.
     ///
     /// ```
-    /// use trading_client::{ActivityType, ListActivities};
+    /// use trading_client::activities::{ActivityType, ListActivities};
     /// let cash = ListActivities::new().types(&[ActivityType::Deposit, ActivityType::Withdrawal]);
     /// assert_eq!(cash.types.len(), 2);
     /// ```
@@ -136,7 +136,7 @@ impl ListActivities {
     ///
     /// ```
     /// use trading_client::time::macros::datetime;
-    /// let params = trading_client::ListActivities::new().after(datetime!(2026-11-02 00:00 UTC));
+    /// let params = trading_client::activities::ListActivities::new().after(datetime!(2026-11-02 00:00 UTC));
     /// assert!(params.after.is_some());
     /// ```
     pub fn after(mut self, t: OffsetDateTime) -> Self {
@@ -148,7 +148,7 @@ impl ListActivities {
     ///
     /// ```
     /// use trading_client::time::macros::datetime;
-    /// let params = trading_client::ListActivities::new().until(datetime!(2026-11-07 00:00 UTC));
+    /// let params = trading_client::activities::ListActivities::new().until(datetime!(2026-11-07 00:00 UTC));
     /// assert!(params.until.is_some());
     /// ```
     pub fn until(mut self, t: OffsetDateTime) -> Self {
@@ -159,7 +159,7 @@ impl ListActivities {
     /// Newest first (the default) or oldest first.
     ///
     /// ```
-    /// use trading_client::{Direction, ListActivities};
+    /// use trading_client::{orders::Direction, activities::ListActivities};
     /// assert_eq!(ListActivities::new().direction(Direction::Asc).direction, Some(Direction::Asc));
     /// ```
     pub fn direction(mut self, direction: Direction) -> Self {
@@ -170,17 +170,17 @@ impl ListActivities {
     /// At most `n` a page (1 to 100).
     ///
     /// ```
-    /// assert_eq!(trading_client::ListActivities::new().page_size(100).page_size, Some(100));
+    /// assert_eq!(trading_client::activities::ListActivities::new().limit(100).limit, Some(100));
     /// ```
-    pub fn page_size(mut self, n: u32) -> Self {
-        self.page_size = Some(n);
+    pub fn limit(mut self, n: u32) -> Self {
+        self.limit = Some(n);
         self
     }
 
     /// The page `token` names.
     ///
     /// ```
-    /// let params = trading_client::ListActivities::new().page_token("1767625200000000000:exec_1");
+    /// let params = trading_client::activities::ListActivities::new().page_token("1767625200000000000:exec_1");
     /// assert!(params.page_token.is_some());
     /// ```
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
@@ -189,21 +189,18 @@ impl ListActivities {
     }
 }
 
-/// One page of activities.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[non_exhaustive]
-pub struct ActivityPage {
-    /// The activities of the page.
+/// A page of activities as the service answers it.
+#[derive(Deserialize)]
+struct ActivityList {
     #[serde(deserialize_with = "core_http::de::or_default")]
-    pub activities: Vec<Activity>,
-    /// The token of the next page; `None` after the last.
+    activities: Vec<Activity>,
     #[serde(default, deserialize_with = "core_http::de::opt_text")]
-    pub next_page_token: Option<String>,
+    next_page_token: Option<String>,
 }
 
 core_http::string_enum! {
     /// The span of a portfolio history.
-    pub enum Period {
+    pub enum Period in activities {
         /// One day.
         Day = "1D",
         /// One week.
@@ -219,7 +216,7 @@ core_http::string_enum! {
 
 core_http::string_enum! {
     /// The step between the points of a portfolio history.
-    pub enum Step {
+    pub enum Step in activities {
         /// One minute.
         Minute = "1Min",
         /// Five minutes.
@@ -392,19 +389,20 @@ impl<'a> Activities<'a> {
     }
 
     /// One page of activities.
-    /// `GET /v1/activities?types&after&until&direction&page_size&page_token`.
+    /// `GET /v1/activities?types&after&until&direction&page_size&page_token` (`limit` is
+    /// sent as `page_size`).
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::{ActivityType, ListActivities};
-    /// let page = client.activities().page(&ListActivities::new().types(&[ActivityType::Fill]))?;
-    /// for a in &page.activities {
+    /// use trading_client::activities::{ActivityType, ListActivities};
+    /// let page = client.activities().list(&ListActivities::new().types(&[ActivityType::Fill]))?;
+    /// for a in &page.data {
     ///     println!("{} {:?} {:?} at {:?}", a.id, a.side, a.qty, a.price);
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn page(&self, params: &ListActivities) -> Result<ActivityPage> {
-        core_http::check_page_size(params.page_size, 100)?;
+    pub fn list(&self, params: &ListActivities) -> Result<TokenPage<Activity>> {
+        core_http::check_page_size(params.limit, 100)?;
         let format = core_http::timestamp::format;
         let types = params
             .types
@@ -412,7 +410,7 @@ impl<'a> Activities<'a> {
             .map(ActivityType::as_str)
             .collect::<Vec<_>>()
             .join(",");
-        let mut page: ActivityPage = self
+        let page: ActivityList = self
             .client
             .http()
             .get("/v1/activities")
@@ -420,37 +418,67 @@ impl<'a> Activities<'a> {
             .query_opt("after", params.after.map(format))
             .query_opt("until", params.until.map(format))
             .query_opt("direction", params.direction.map(Direction::as_str))
-            .query_opt("page_size", params.page_size)
+            .query_opt("page_size", params.limit)
             .query_opt("page_token", params.page_token.as_deref())
             .send_json()?;
-        page.next_page_token = page.next_page_token.filter(|t| !t.is_empty());
-        Ok(page)
+        Ok(TokenPage::new(page.activities, page.next_page_token))
     }
 
-    /// Every activity `params` selects, page after page, fetched as the iteration
-    /// reaches them.
+    /// Every activity, newest first, page after page as the iteration reaches them.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::{Decimal, ListActivities};
+    /// use trading_client::Decimal;
     /// let mut cash = Decimal::ZERO;
-    /// for a in client.activities().iter(&ListActivities::new()) {
+    /// for a in client.activities().iter() {
     ///     cash += a?.net_amount.unwrap_or_default();
     /// }
     /// println!("net cash moved: {cash}");
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn iter(&self, params: &ListActivities) -> TokenPaginator<Activity> {
+    pub fn iter(&self) -> TokenPaginator<Activity> {
+        self.iter_from(&ListActivities::new())
+    }
+
+    /// Every activity `params` selects, from the page its token names (the first without
+    /// one); `resume_token()` tells where to go on.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::activities::{ActivityType, ListActivities};
+    /// let fills = ListActivities::new().types(&[ActivityType::Fill]).limit(100);
+    /// for a in client.activities().iter_from(&fills) {
+    ///     println!("{}", a?.id);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn iter_from(&self, params: &ListActivities) -> TokenPaginator<Activity> {
         let client = self.client.clone();
         let base = params.clone();
         TokenPaginator::boxed(params.page_token.clone(), move |token| {
             let mut params = base.clone();
             params.page_token = token.map(str::to_owned);
-            let page = client.activities().page(&params)?;
-            Ok(TokenPage {
-                items: page.activities,
-                next_token: page.next_page_token,
-            })
+            client.activities().list(&params)
+        })
+    }
+
+    /// The activities `params` selects, page by page.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::activities::ListActivities;
+    /// for page in client.activities().pages(&ListActivities::new().limit(100)) {
+    ///     println!("{} activities", page?.data.len());
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn pages(&self, params: &ListActivities) -> TokenPages<Activity> {
+        let client = self.client.clone();
+        let base = params.clone();
+        TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
+            let mut params = base.clone();
+            params.page_token = token.map(str::to_owned);
+            client.activities().list(&params)
         })
     }
 }
@@ -472,7 +500,7 @@ impl PortfolioQuery {
     /// `period` in steps of `timeframe`, ending now.
     ///
     /// ```
-    /// use trading_client::{Period, PortfolioQuery, Step};
+    /// use trading_client::activities::{Period, PortfolioQuery, Step};
     /// let week = PortfolioQuery::new(Period::Week, Step::Hour);
     /// assert_eq!(week.period, Some(Period::Week));
     /// ```
@@ -487,7 +515,7 @@ impl PortfolioQuery {
     /// Ending at `t` rather than now.
     ///
     /// ```
-    /// use trading_client::{Period, PortfolioQuery, Step};
+    /// use trading_client::activities::{Period, PortfolioQuery, Step};
     /// use trading_client::time::macros::datetime;
     /// let friday = PortfolioQuery::new(Period::Day, Step::FiveMinutes).end(datetime!(2026-11-20 21:00 UTC));
     /// assert!(friday.end.is_some());

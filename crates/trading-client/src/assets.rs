@@ -1,7 +1,7 @@
 //! Assets: what can be traded and how (tradable, fractionable, shortable, tick size,
 //! smallest quantity, status). `GET /v1/assets`, `GET /v1/assets/{symbol}`; and the
 //! check of an order against its asset before it is sent
-//! ([`Orders::place_checked`](crate::Orders::place_checked)).
+//! ([`Orders::place_checked`](crate::orders::Orders::place_checked)).
 
 use core_http::{Error, Result};
 use rust_decimal::Decimal;
@@ -12,7 +12,7 @@ use crate::orders::{Amount, OrderRequest, OrderType, Trail};
 
 core_http::string_enum! {
     /// Whether an asset is listed.
-    pub enum AssetStatus {
+    pub enum AssetStatus in assets {
         /// Listed.
         Active = "active",
         /// No longer listed.
@@ -81,7 +81,7 @@ impl Asset {
     /// 1 USD, of 0.0001 below.
     ///
     /// ```
-    /// # let asset: trading_client::Asset = serde_json::from_str(r#"{"symbol":"AAPL","tick_size":0.01}"#).unwrap();
+    /// # let asset: trading_client::assets::Asset = serde_json::from_str(r#"{"symbol":"AAPL","tick_size":0.01}"#).unwrap();
     /// use trading_client::Decimal;
     /// assert!(asset.on_tick("187.10".parse().unwrap()));
     /// assert!(!asset.on_tick("187.105".parse().unwrap()));
@@ -105,9 +105,9 @@ impl Asset {
     /// `Error::InvalidRequest` says what is wrong.
     ///
     /// ```
-    /// # let asset: trading_client::Asset = serde_json::from_str(
+    /// # let asset: trading_client::assets::Asset = serde_json::from_str(
     /// #     r#"{"symbol":"BRK.A","tradable":true,"fractionable":false,"tick_size":0.01,"min_qty":1,"qty_increment":1}"#).unwrap();
-    /// use trading_client::{Amount, Decimal, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{Amount, OrderRequest, Side}};
     /// let half = OrderRequest::market("BRK.A", Side::Buy, Amount::Qty("0.5".parse().unwrap()));
     /// assert!(asset.check(&half).is_err());
     /// let one = OrderRequest::limit("BRK.A", Side::Buy, Decimal::ONE, "712000.00".parse().unwrap());

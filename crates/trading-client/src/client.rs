@@ -233,8 +233,8 @@ impl Client {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let open = client.orders().list(&trading_client::ListOrders::new())?;
-    /// println!("{} open orders", open.len());
+    /// let open = client.orders().list(&trading_client::orders::ListOrders::new())?;
+    /// println!("{} open orders on the first page", open.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn orders(&self) -> Orders<'_> {
@@ -248,8 +248,8 @@ impl Client {
     /// println!("open: {}", client.clock().get()?.is_open);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn clock(&self) -> crate::Clock<'_> {
-        crate::Clock::new(self)
+    pub fn clock(&self) -> crate::clock::ClockHandle<'_> {
+        crate::clock::ClockHandle::new(self)
     }
 
     /// Positions: list, get one, close one (all or part), close all.
@@ -260,8 +260,8 @@ impl Client {
     /// println!("{} positions closing, {} not", closing.done.len(), closing.failed.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn positions(&self) -> crate::Positions<'_> {
-        crate::Positions::new(self)
+    pub fn positions(&self) -> crate::positions::Positions<'_> {
+        crate::positions::Positions::new(self)
     }
 
     /// Assets: tradable, fractionable, shortable, tick size, smallest quantity.
@@ -272,23 +272,22 @@ impl Client {
     /// println!("whole shares only: {}", !asset.fractionable);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn assets(&self) -> crate::Assets<'_> {
-        crate::Assets::new(self)
+    pub fn assets(&self) -> crate::assets::Assets<'_> {
+        crate::assets::Assets::new(self)
     }
 
     /// Account activities: fills and cash movements, paged and filtered.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::ListActivities;
-    /// for activity in client.activities().iter(&ListActivities::new()).take(10) {
+    /// for activity in client.activities().iter().take(10) {
     ///     let a = activity?;
     ///     println!("{} {} {:?}", a.id, a.activity_type, a.net_amount);
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn activities(&self) -> crate::Activities<'_> {
-        crate::Activities::new(self)
+    pub fn activities(&self) -> crate::activities::Activities<'_> {
+        crate::activities::Activities::new(self)
     }
 
     /// The account: balances, buying power, positions, status.
@@ -307,8 +306,9 @@ impl Client {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let page = client.history().bars("AAPL", trading_client::Timeframe::Day).page(None)?;
-    /// println!("{} daily bars", page.bars.len());
+    /// use trading_client::{history::ListBars, markets::Timeframe};
+    /// let page = client.history().list(&ListBars::new("AAPL", Timeframe::Day))?;
+    /// println!("{} daily bars", page.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn history(&self) -> History<'_> {
@@ -319,7 +319,8 @@ impl Client {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// for item in client.news().iter(&["AAPL"]).take(5) {
+    /// use trading_client::news::ListNews;
+    /// for item in client.news().iter_from(&ListNews::new(&["AAPL"])).take(5) {
     ///     println!("{}", item?.headline);
     /// }
     /// # Ok::<(), trading_client::Error>(())
@@ -335,7 +336,7 @@ impl Client {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::Event;
+    /// use trading_client::stream::Event;
     /// let mut stream = client.stream()?;
     /// stream.subscribe_orders()?;
     /// for event in stream.by_ref() {
@@ -364,7 +365,7 @@ impl Client {
     /// ```
     pub fn stream_with(
         &self,
-        configure: impl FnOnce(crate::StreamConfig) -> crate::StreamConfig,
+        configure: impl FnOnce(crate::stream::StreamConfig) -> crate::stream::StreamConfig,
     ) -> Result<TradingStream> {
         TradingStream::open(self, configure)
     }

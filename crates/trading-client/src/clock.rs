@@ -72,13 +72,13 @@ struct Days {
 
 /// The market clock and calendar: `client.clock()`.
 #[derive(Debug, Clone, Copy)]
-pub struct Clock<'a> {
+pub struct ClockHandle<'a> {
     client: &'a Client,
 }
 
-impl<'a> Clock<'a> {
+impl<'a> ClockHandle<'a> {
     pub(crate) fn new(client: &'a Client) -> Self {
-        Clock { client }
+        ClockHandle { client }
     }
 
     /// Open now? Next open and close. `GET /v1/clock`.

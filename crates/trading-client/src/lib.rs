@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use trading_client::Decimal;
-//! use trading_client::{Amount, Client, Event, OrderRequest, Side};
+//! use trading_client::{Client, orders::{Amount, OrderRequest, Side}, stream::Event};
 //!
 //! let client = Client::new("https://paper-api.example.com", "pk_...")?; // paper trading
 //! let quote = &client.markets().quotes(&["AAPL"])?[0];
@@ -102,44 +102,24 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod account;
-mod activities;
-mod assets;
+pub mod account;
+pub mod activities;
+pub mod assets;
 mod client;
-mod clock;
-mod history;
-mod markets;
+pub mod clock;
+pub mod history;
+pub mod markets;
 mod money;
-mod news;
-mod orders;
-mod positions;
-mod stream;
+pub mod news;
+pub mod orders;
+pub mod positions;
+pub mod stream;
 
-pub use account::{Account, AccountHandle, AccountStatus, Position};
-pub use activities::{
-    Activities, Activity, ActivityPage, ActivityType, EquityPoint, ListActivities, Period,
-    PortfolioHistory, PortfolioQuery, Step,
-};
-pub use assets::{Asset, AssetStatus, Assets};
 pub use client::{Client, Environment, Plan};
-pub use clock::{Clock, MarketClock, TradingDay};
-pub use history::{BarIter, BarPage, BarsQuery, History};
-pub use markets::{Bar, Level, MAX_SYMBOLS, Markets, OrderBook, Quote, Timeframe, Trade};
-pub use news::{Earnings, News, NewsItem, NewsKind, NewsPage, NewsQuery};
-pub use orders::{
-    Amount, Direction, Entry, Execution, Exit, ListOrders, MAX_CLIENT_ORDER_ID, Order, OrderClass,
-    OrderId, OrderKind, OrderPage, OrderRequest, OrderStatus, OrderType, Orders, ReplaceOrder,
-    Side, StatusFilter, StopLoss, TimeInForce, Trail,
-};
-pub use positions::{Close, Positions};
 /// The decimal type of every price, quantity and amount.
 pub use rust_decimal::Decimal;
-pub use stream::{Event, Fill, TradingStream};
-pub use time::OffsetDateTime;
 
 core_http::reexports!();
-/// The stream's settings and counters.
-pub use core_http::ws::{ReconnectPolicy, StreamConfig, StreamStats};
 
 /// This crate's README examples, compiled as doc tests.
 #[cfg(doctest)]

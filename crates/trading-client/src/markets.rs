@@ -13,7 +13,7 @@ pub const MAX_SYMBOLS: usize = 100;
 
 core_http::string_enum! {
     /// A bar size.
-    pub enum Timeframe {
+    pub enum Timeframe in markets {
         /// One minute.
         Minute = "1Min",
         /// Five minutes.
@@ -276,7 +276,7 @@ impl<'a> Markets<'a> {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::Timeframe;
+    /// use trading_client::markets::Timeframe;
     /// for bar in client.markets().bars(&["AAPL"], Timeframe::FiveMinutes, 12)? {
     ///     println!("{} o {} c {} v {:?}", bar.t, bar.o, bar.c, bar.v);
     /// }

@@ -1,6 +1,6 @@
 //! News and earnings. `GET /v1/news?symbols&start&end&limit&page_token`.
 
-use core_http::{Result, TokenPage, TokenPaginator};
+use core_http::{Result, TokenPage, TokenPages, TokenPaginator};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -13,7 +13,7 @@ pub const MAX_PAGE_SIZE: u32 = 50;
 
 core_http::string_enum! {
     /// What a news item is.
-    pub enum NewsKind {
+    pub enum NewsKind in news {
         /// An article.
         News = "news",
         /// An earnings report.
@@ -81,19 +81,103 @@ pub struct NewsItem {
     pub earnings: Option<Earnings>,
 }
 
-/// One page of news and the token of the next.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[non_exhaustive]
-pub struct NewsPage {
-    /// The items, newest first.
+/// A page of news as the service answers it.
+#[derive(Deserialize)]
+struct NewsList {
     #[serde(deserialize_with = "core_http::de::or_default")]
-    pub news: Vec<NewsItem>,
-    /// The token of the next page; `None` on the last.
+    news: Vec<NewsItem>,
     #[serde(default)]
-    pub next_page_token: Option<String>,
+    next_page_token: Option<String>,
 }
 
-/// The news resource: `client.news()`.
+/// Which news: about which symbols (1 to 50, required), from and to when, how many a
+/// page, from which page. `ListNews::new(&["AAPL"]).start(t).end(t).limit(20)`.
+///
+/// ```
+/// use trading_client::news::ListNews;
+/// use trading_client::time::macros::datetime;
+/// let week = ListNews::new(&["AAPL", "MSFT"])
+///     .start(datetime!(2026-11-16 00:00 UTC))
+///     .end(datetime!(2026-11-23 00:00 UTC))
+///     .limit(50);
+/// assert_eq!(week.symbols, ["AAPL", "MSFT"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListNews {
+    /// The symbols the news is about.
+    pub symbols: Vec<String>,
+    /// Only items published at or after this instant.
+    pub start: Option<OffsetDateTime>,
+    /// Only items published at or before this instant.
+    pub end: Option<OffsetDateTime>,
+    /// Items a page (1 to 50). Defaults to the service's (50).
+    pub limit: Option<u32>,
+    /// The page a `next_page_token` names.
+    pub page_token: Option<String>,
+}
+
+impl ListNews {
+    /// News about `symbols`, newest first.
+    ///
+    /// ```
+    /// let aapl = trading_client::news::ListNews::new(&["AAPL"]);
+    /// assert!(aapl.start.is_none() && aapl.page_token.is_none());
+    /// ```
+    pub fn new<S: AsRef<str>>(symbols: &[S]) -> Self {
+        ListNews {
+            symbols: symbols.iter().map(|s| s.as_ref().to_owned()).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Only items published at or after `t`.
+    ///
+    /// ```
+    /// use trading_client::time::macros::datetime;
+    /// let since_monday = trading_client::news::ListNews::new(&["AAPL"]).start(datetime!(2026-11-23 00:00 UTC));
+    /// assert!(since_monday.start.is_some());
+    /// ```
+    pub fn start(mut self, t: OffsetDateTime) -> Self {
+        self.start = Some(t);
+        self
+    }
+
+    /// Only items published at or before `t`.
+    ///
+    /// ```
+    /// use trading_client::time::macros::datetime;
+    /// let last_year = trading_client::news::ListNews::new(&["AAPL"]).end(datetime!(2025-12-31 23:59:59 UTC));
+    /// assert!(last_year.end.is_some());
+    /// ```
+    pub fn end(mut self, t: OffsetDateTime) -> Self {
+        self.end = Some(t);
+        self
+    }
+
+    /// At most `n` items a page (1 to 50).
+    ///
+    /// ```
+    /// assert_eq!(trading_client::news::ListNews::new(&["AAPL"]).limit(10).limit, Some(10));
+    /// ```
+    pub fn limit(mut self, n: u32) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// The page `token` names.
+    ///
+    /// ```
+    /// assert!(trading_client::news::ListNews::new(&["AAPL"]).page_token("n50").page_token.is_some());
+    /// ```
+    pub fn page_token(mut self, token: impl Into<String>) -> Self {
+        self.page_token = Some(token.into());
+        self
+    }
+}
+
+/// The news resource: `client.news()`. News is always about symbols, so there is no
+/// `iter()` without them: [`iter_from`](Self::iter_from) with a [`ListNews`].
 #[derive(Debug, Clone, Copy)]
 pub struct News<'a> {
     client: &'a Client,
@@ -104,146 +188,22 @@ impl<'a> News<'a> {
         News { client }
     }
 
-    /// A query of news about `symbols`, to narrow to a date range, then page or
-    /// iterate.
+    /// One page of news, newest first: the first, or the one `params.page_token` names.
+    /// `GET /v1/news?symbols&start&end&limit&page_token`.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::time::{Duration, OffsetDateTime};
-    /// let end = OffsetDateTime::now_utc();
-    /// let last_week = client.news().query(&["AAPL"]).start(end - Duration::days(7)).end(end);
-    /// for item in last_week.iter() {
-    ///     let item = item?;
-    ///     println!("{:?} {}", item.created_at, item.headline);
-    /// }
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn query<S: AsRef<str>>(&self, symbols: &[S]) -> NewsQuery {
-        NewsQuery {
-            client: self.client.clone(),
-            symbols: symbols.iter().map(|s| s.as_ref().to_owned()).collect(),
-            start: None,
-            end: None,
-        }
-    }
-
-    /// One page of news about `symbols`, newest first: the first, or the one `token`
-    /// names. `limit` is 1 to 50.
-    ///
-    /// ```no_run
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let page = client.news().page(&["AAPL"], 10, None)?;
-    /// for item in &page.news {
+    /// use trading_client::news::ListNews;
+    /// let page = client.news().list(&ListNews::new(&["AAPL"]).limit(10))?;
+    /// for item in &page.data {
     ///     println!("{}", item.headline);
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn page<S: AsRef<str>>(
-        &self,
-        symbols: &[S],
-        limit: u32,
-        token: Option<&str>,
-    ) -> Result<NewsPage> {
-        self.query(symbols).page(limit, token)
-    }
-
-    /// Every item about `symbols`, newest first, fetched 50 at a time as the iteration
-    /// reaches them.
-    ///
-    /// ```no_run
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// for item in client.news().iter(&["AAPL"]).take(20) {
-    ///     println!("{}", item?.headline);
-    /// }
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn iter<S: AsRef<str>>(&self, symbols: &[S]) -> TokenPaginator<NewsItem> {
-        self.query(symbols).iter()
-    }
-
-    /// As [`iter`](Self::iter), from the page `token` names (a
-    /// [`resume_token`](TokenPaginator::resume_token) of an earlier iteration).
-    ///
-    /// ```no_run
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let mut news = client.news().iter(&["AAPL"]);
-    /// for item in news.by_ref().take(10) {
-    ///     println!("{}", item?.headline);
-    /// }
-    /// // Later: the next items, from where the first iteration stopped.
-    /// let token = news.resume_token().map(str::to_owned);
-    /// for item in client.news().iter_from(&["AAPL"], token.as_deref()).take(10) {
-    ///     println!("{}", item?.headline);
-    /// }
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn iter_from<S: AsRef<str>>(
-        &self,
-        symbols: &[S],
-        token: Option<&str>,
-    ) -> TokenPaginator<NewsItem> {
-        self.query(symbols).iter_from(token)
-    }
-}
-
-/// A query of news: about which symbols, and (optionally) from and to when. Built by
-/// [`News::query`].
-#[derive(Debug, Clone)]
-#[must_use = "a query does nothing until it is paged or iterated"]
-pub struct NewsQuery {
-    client: Client,
-    symbols: Vec<String>,
-    start: Option<OffsetDateTime>,
-    end: Option<OffsetDateTime>,
-}
-
-impl NewsQuery {
-    /// Only items published at or after `t`.
-    ///
-    /// ```
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::time::macros::datetime;
-    /// let since_monday = client.news().query(&["AAPL"]).start(datetime!(2026-11-23 00:00 UTC));
-    /// # let _ = since_monday;
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn start(mut self, t: OffsetDateTime) -> Self {
-        self.start = Some(t);
-        self
-    }
-
-    /// Only items published at or before `t`.
-    ///
-    /// ```
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::time::macros::datetime;
-    /// let last_year = client.news().query(&["AAPL"]).end(datetime!(2025-12-31 23:59:59 UTC));
-    /// # let _ = last_year;
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn end(mut self, t: OffsetDateTime) -> Self {
-        self.end = Some(t);
-        self
-    }
-
-    /// One page, newest first: the first, or the one `token` names. `limit` is 1 to
-    /// 50. `GET /v1/news?symbols&start&end&limit&page_token`.
-    ///
-    /// ```no_run
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::time::macros::datetime;
-    /// let query = client.news().query(&["AAPL"]).start(datetime!(2026-11-23 00:00 UTC));
-    /// let first = query.page(50, None)?;
-    /// if let Some(token) = first.next_page_token.as_deref() {
-    ///     let second = query.page(50, Some(token))?;
-    ///     println!("{} more", second.news.len());
-    /// }
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn page(&self, limit: u32, token: Option<&str>) -> Result<NewsPage> {
-        let symbols = check_symbols(&self.symbols)?;
-        core_http::check_page_size(Some(limit), MAX_PAGE_SIZE)?;
-        if let (Some(start), Some(end)) = (self.start, self.end)
+    pub fn list(&self, params: &ListNews) -> Result<TokenPage<NewsItem>> {
+        let symbols = check_symbols(&params.symbols)?;
+        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
+        if let (Some(start), Some(end)) = (params.start, params.end)
             && start > end
         {
             return Err(core_http::Error::InvalidRequest(
@@ -251,57 +211,64 @@ impl NewsQuery {
             ));
         }
         let format = core_http::timestamp::format;
-        let mut page: NewsPage = self
+        let page: NewsList = self
             .client
             .http()
             .get("/v1/news")
             .query("symbols", symbols)
-            .query_opt("start", self.start.map(format))
-            .query_opt("end", self.end.map(format))
-            .query("limit", limit)
-            .query_opt("page_token", token)
+            .query_opt("start", params.start.map(format))
+            .query_opt("end", params.end.map(format))
+            .query_opt("limit", params.limit)
+            .query_opt("page_token", params.page_token.as_deref())
             .send_json()?;
-        page.next_page_token = page.next_page_token.filter(|t| !t.is_empty());
-        Ok(page)
+        Ok(TokenPage::new(page.news, page.next_page_token))
     }
 
-    /// Every item, newest first, fetched 50 at a time as the iteration reaches them.
+    /// Every item `params` selects, newest first, from the page its token names (the
+    /// first without one), fetched as the iteration reaches them; `resume_token()` tells
+    /// where to go on later.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::time::macros::datetime;
-    /// let week = client.news().query(&["AAPL", "MSFT"]).start(datetime!(2026-11-16 00:00 UTC)).end(datetime!(2026-11-23 00:00 UTC));
-    /// for item in week.iter() {
+    /// use trading_client::news::ListNews;
+    /// use trading_client::time::{Duration, OffsetDateTime};
+    /// let end = OffsetDateTime::now_utc();
+    /// let last_week = ListNews::new(&["AAPL"]).start(end - Duration::days(7)).end(end);
+    /// let mut items = client.news().iter_from(&last_week);
+    /// for item in items.by_ref().take(20) {
     ///     println!("{}", item?.headline);
     /// }
+    /// let go_on_from = items.resume_token().map(str::to_owned);
+    /// # let _ = go_on_from;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn iter(&self) -> TokenPaginator<NewsItem> {
-        self.iter_from(None)
+    pub fn iter_from(&self, params: &ListNews) -> TokenPaginator<NewsItem> {
+        let client = self.client.clone();
+        let base = params.clone();
+        TokenPaginator::boxed(params.page_token.clone(), move |token| {
+            let mut params = base.clone();
+            params.page_token = token.map(str::to_owned);
+            client.news().list(&params)
+        })
     }
 
-    /// As [`iter`](Self::iter), from the page `token` names.
+    /// The items `params` selects, page by page.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let query = client.news().query(&["AAPL"]);
-    /// let mut items = query.iter();
-    /// let first: Vec<_> = items.by_ref().take(5).collect();
-    /// let token = items.resume_token().map(str::to_owned);
-    /// for item in query.iter_from(token.as_deref()).take(5) {
-    ///     println!("{}", item?.headline);
+    /// use trading_client::news::ListNews;
+    /// for page in client.news().pages(&ListNews::new(&["AAPL"]).limit(50)) {
+    ///     println!("{} items", page?.data.len());
     /// }
-    /// # let _ = first;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn iter_from(&self, token: Option<&str>) -> TokenPaginator<NewsItem> {
-        let query = self.clone();
-        TokenPaginator::boxed(token.map(str::to_owned), move |token| {
-            let page = query.page(MAX_PAGE_SIZE, token)?;
-            Ok(TokenPage {
-                items: page.news,
-                next_token: page.next_page_token,
-            })
+    pub fn pages(&self, params: &ListNews) -> TokenPages<NewsItem> {
+        let client = self.client.clone();
+        let base = params.clone();
+        TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
+            let mut params = base.clone();
+            params.page_token = token.map(str::to_owned);
+            client.news().list(&params)
         })
     }
 }

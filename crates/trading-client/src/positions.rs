@@ -5,11 +5,55 @@
 
 use core_http::Result;
 use rust_decimal::Decimal;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::account::Position;
 use crate::client::Client;
 use crate::orders::Order;
+
+/// A position in one symbol.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Position {
+    /// The symbol (empty when not given).
+    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
+    pub symbol: String,
+    /// Shares held, negative when short; `None` when the answer does not say, never a
+    /// position of zero.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub qty: Option<Decimal>,
+    /// The average price paid, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub avg_entry_price: Option<Decimal>,
+    /// What the shares are worth now, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub market_value: Option<Decimal>,
+    /// Gain or loss not yet realised, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unrealized_pl: Option<Decimal>,
+    /// The current price, when given.
+    #[serde(
+        default,
+        deserialize_with = "crate::money::opt_decimal",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub current_price: Option<Decimal>,
+}
 
 /// How much of a position to close.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +125,7 @@ impl<'a> Positions<'a> {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::{Close, Decimal};
+    /// use trading_client::{Decimal, positions::Close};
     /// let order = client.positions().close("AAPL", Close::Percent(Decimal::from(50)))?;
     /// println!("selling {:?} in {}", order.qty, order.id);
     /// # Ok::<(), trading_client::Error>(())

@@ -7,7 +7,10 @@
 use std::str::FromStr;
 
 use serde_json::json;
-use trading_client::{Amount, Client, Decimal, OrderRequest, Side};
+use trading_client::{
+    Client, Decimal,
+    orders::{Amount, OrderRequest, Side},
+};
 
 fn serve(path: &str, body: serde_json::Value) -> (mockito::ServerGuard, mockito::Mock) {
     let mut server = mockito::Server::new();

@@ -12,8 +12,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use trading_client::{
-    Amount, Client, Decimal, Entry, Event, ListOrders, OrderRequest, Side, StopLoss, TimeInForce,
-    Timeframe,
+    Client, Decimal,
+    history::ListBars,
+    markets::Timeframe,
+    news::ListNews,
+    orders::{Amount, Entry, ListOrders, OrderRequest, Side, StopLoss, TimeInForce},
+    stream::Event,
 };
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
@@ -28,9 +32,12 @@ fn d(text: &str) -> Decimal {
     Decimal::from_str(text).unwrap()
 }
 
-fn at(text: &str) -> trading_client::OffsetDateTime {
-    trading_client::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
-        .unwrap()
+fn at(text: &str) -> trading_client::time::OffsetDateTime {
+    trading_client::time::OffsetDateTime::parse(
+        text,
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap()
 }
 
 fn recorded_id(name: &str) -> String {
@@ -133,18 +140,20 @@ fn account() {
 #[test]
 fn history_page() {
     check("history_page", |c| {
-        c.history()
-            .bars("AAPL", Timeframe::Minute)
-            .start(at("2026-01-02T14:30:00Z"))
-            .end(at("2026-01-02T21:00:00Z"))
-            .page_size(3)
-            .page(None)
+        c.history().list(
+            &ListBars::new("AAPL", Timeframe::Minute)
+                .start(at("2026-01-02T14:30:00Z"))
+                .end(at("2026-01-02T21:00:00Z"))
+                .limit(3),
+        )
     });
 }
 
 #[test]
 fn news_page() {
-    check("news_page", |c| c.news().page(&["AAPL"], 3, None));
+    check("news_page", |c| {
+        c.news().list(&ListNews::new(&["AAPL"]).limit(3))
+    });
 }
 
 #[test]
@@ -175,7 +184,7 @@ fn error_order_not_found() {
 #[test]
 fn error_plan_required() {
     check("error_plan_required", |c| {
-        c.history().bars("AAPL", Timeframe::Day).page(None)
+        c.history().list(&ListBars::new("AAPL", Timeframe::Day))
     });
 }
 
@@ -218,7 +227,8 @@ fn account_odd() {
 #[test]
 fn history_last_page() {
     check("history_last_page", |c| {
-        c.history().bars("aapl", Timeframe::Day).page(Some("tok_9"))
+        c.history()
+            .list(&ListBars::new("aapl", Timeframe::Day).page_token("tok_9"))
     });
 }
 
@@ -415,14 +425,13 @@ fn bad_input_is_refused_without_a_request() {
     invalid(client.markets().orderbook(&["AAPL"], 51));
     invalid(client.orders().get(""));
     invalid(
-        client
-            .history()
-            .bars("AAPL", Timeframe::Day)
-            .start(at("2026-01-02T00:00:00Z"))
-            .end(at("2026-01-01T00:00:00Z"))
-            .page(None),
+        client.history().list(
+            &ListBars::new("AAPL", Timeframe::Day)
+                .start(at("2026-01-02T00:00:00Z"))
+                .end(at("2026-01-01T00:00:00Z")),
+        ),
     );
-    invalid(client.news().page(&["AAPL"], 51, None));
+    invalid(client.news().list(&ListNews::new(&["AAPL"]).limit(51)));
 }
 
 // ---- the stream, replayed ----

@@ -8,7 +8,12 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use testkit::arb::{Field, Kind, cases, json as any_json, object, optional, required};
-use trading_client::{Account, Bar, NewsItem, Order, OrderBook, Quote, Trade};
+use trading_client::{
+    account::Account,
+    markets::{Bar, OrderBook, Quote, Trade},
+    news::NewsItem,
+    orders::Order,
+};
 
 fn money(name: &'static str) -> Field {
     optional(name, Kind::Decimal)

@@ -5,7 +5,7 @@
 
 mod common;
 
-use vision_client::{ClassifyRequest, DetectRequest, FacesRequest, OcrRequest};
+use vision_client::analyses::{ClassifyRequest, DetectRequest, FacesRequest, OcrRequest};
 
 fn main() -> anyhow::Result<()> {
     let image = std::env::args()
@@ -13,7 +13,9 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| "https://images.example.com/street.jpg".to_owned());
     let (client, _sandbox) = common::client()?;
 
-    let detection = client.detect(&DetectRequest::new(&image).confidence_threshold(0.6))?;
+    let detection = client
+        .analyses()
+        .detect(&DetectRequest::new(&image).confidence_threshold(0.6))?;
     println!("{} objects (threshold 0.6):", detection.objects.len());
     for object in &detection.objects {
         let [x, y, w, h] = object.bbox.xywh();
@@ -24,7 +26,9 @@ fn main() -> anyhow::Result<()> {
         );
     }
 
-    let classes = client.classify(&ClassifyRequest::new(&image).top_n(3))?;
+    let classes = client
+        .analyses()
+        .classify(&ClassifyRequest::new(&image).top_n(3))?;
     let labels: Vec<String> = classes
         .predictions
         .iter()
@@ -32,10 +36,14 @@ fn main() -> anyhow::Result<()> {
         .collect();
     println!("looks like: {}", labels.join(", "));
 
-    let text = client.ocr(&OcrRequest::new(&image).languages(["en"]).structured())?;
+    let text = client
+        .analyses()
+        .ocr(&OcrRequest::new(&image).languages(["en"]).structured())?;
     println!("text: {:?} in {} block(s)", text.text, text.blocks.len());
 
-    let faces = client.faces(&FacesRequest::new(&image).attributes(["age", "emotion"]))?;
+    let faces = client
+        .analyses()
+        .faces(&FacesRequest::new(&image).attributes(["age", "emotion"]))?;
     for face in &faces.faces {
         let attributes = face.attributes.as_ref();
         println!(
@@ -48,13 +56,13 @@ fn main() -> anyhow::Result<()> {
         );
     }
 
-    let status = client.status()?;
+    let status = client.status().get()?;
     println!(
         "service {}; {} of {} calls used in {}",
         status.status, status.usage.calls_used, status.usage.calls_limit, status.usage.period
     );
 
-    match client.detect(&DetectRequest::new("not a url")) {
+    match client.analyses().detect(&DetectRequest::new("not a url")) {
         Err(e) if matches!(e, vision_client::Error::InvalidRequest(_)) => {
             println!("refused before sending: {e}")
         }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// and one beyond the range of `i64` saturates at its bound.
 ///
 /// ```
-/// let bbox: vision_client::BBox = vision_client::serde_json::from_str("[10, 20, 30, 40]").unwrap();
+/// let bbox: vision_client::analyses::BBox = vision_client::serde_json::from_str("[10, 20, 30, 40]").unwrap();
 /// assert_eq!(bbox.xywh(), [10, 20, 30, 40]);
 /// assert_eq!(bbox.xyxy(), [10, 20, 40, 60]);
 /// ```
@@ -24,7 +24,7 @@ impl BBox {
     /// A box from `[x, y, width, height]`.
     ///
     /// ```
-    /// let bbox = vision_client::BBox::from_xywh([10, 20, 30, 40]);
+    /// let bbox = vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]);
     /// assert_eq!(bbox.xyxy(), [10, 20, 40, 60]);
     /// ```
     pub fn from_xywh(xywh: [i64; 4]) -> BBox {
@@ -34,7 +34,7 @@ impl BBox {
     /// The four numbers as read: integers as received, floats rounded.
     ///
     /// ```
-    /// let bbox: vision_client::BBox = vision_client::serde_json::from_str("[10.4, 20.6, 30, 40]")?;
+    /// let bbox: vision_client::analyses::BBox = vision_client::serde_json::from_str("[10.4, 20.6, 30, 40]")?;
     /// assert_eq!(bbox.raw(), [10, 21, 30, 40]);
     /// # Ok::<(), vision_client::serde_json::Error>(())
     /// ```
@@ -45,7 +45,7 @@ impl BBox {
     /// `[x, y, width, height]`.
     ///
     /// ```
-    /// let bbox = vision_client::BBox::from_xywh([10, 20, 30, 40]);
+    /// let bbox = vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]);
     /// assert_eq!(bbox.xywh(), [10, 20, 30, 40]);
     /// ```
     pub fn xywh(&self) -> [i64; 4] {
@@ -55,7 +55,7 @@ impl BBox {
     /// `[x1, y1, x2, y2]`: the top-left and bottom-right corners.
     ///
     /// ```
-    /// let bbox = vision_client::BBox::from_xywh([10, 20, 30, 40]);
+    /// let bbox = vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]);
     /// let [left, top, right, bottom] = bbox.xyxy();
     /// assert_eq!((left, top, right, bottom), (10, 20, 40, 60));
     /// ```
@@ -67,7 +67,7 @@ impl BBox {
     /// The left edge.
     ///
     /// ```
-    /// assert_eq!(vision_client::BBox::from_xywh([10, 20, 30, 40]).x(), 10);
+    /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).x(), 10);
     /// ```
     pub fn x(&self) -> i64 {
         self.0[0]
@@ -76,7 +76,7 @@ impl BBox {
     /// The top edge.
     ///
     /// ```
-    /// assert_eq!(vision_client::BBox::from_xywh([10, 20, 30, 40]).y(), 20);
+    /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).y(), 20);
     /// ```
     pub fn y(&self) -> i64 {
         self.0[1]
@@ -85,7 +85,7 @@ impl BBox {
     /// The width.
     ///
     /// ```
-    /// assert_eq!(vision_client::BBox::from_xywh([10, 20, 30, 40]).width(), 30);
+    /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).width(), 30);
     /// ```
     pub fn width(&self) -> i64 {
         self.0[2]
@@ -94,7 +94,7 @@ impl BBox {
     /// The height.
     ///
     /// ```
-    /// assert_eq!(vision_client::BBox::from_xywh([10, 20, 30, 40]).height(), 40);
+    /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).height(), 40);
     /// ```
     pub fn height(&self) -> i64 {
         self.0[3]
@@ -103,7 +103,7 @@ impl BBox {
     /// Width times height (0 for a degenerate box).
     ///
     /// ```
-    /// assert_eq!(vision_client::BBox::from_xywh([10, 20, 30, 40]).area(), 1200);
+    /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).area(), 1200);
     /// ```
     pub fn area(&self) -> i64 {
         self.width().max(0).saturating_mul(self.height().max(0))

@@ -3,16 +3,16 @@
 //! usage.
 //!
 //! ```no_run
-//! use vision_client::{Client, DetectRequest};
+//! use vision_client::{Client, analyses::DetectRequest};
 //!
 //! let client = Client::new("https://api.example.com", "sk_live_...")?;
 //! let found = client
-//!     .detect(&DetectRequest::new("https://example.com/street.jpg").confidence_threshold(0.7))?;
+//!     .analyses().detect(&DetectRequest::new("https://example.com/street.jpg").confidence_threshold(0.7))?;
 //! for object in &found.objects {
 //!     let [x1, y1, x2, y2] = object.bbox.xyxy();
 //!     println!("{} {:.0}% at ({x1},{y1})-({x2},{y2})", object.label, object.confidence * 100.0);
 //! }
-//! let usage = client.status()?.usage;
+//! let usage = client.status().get()?.usage;
 //! println!("{}/{} calls used in {}", usage.calls_used, usage.calls_limit, usage.period);
 //! # Ok::<(), vision_client::Error>(())
 //! ```
@@ -37,7 +37,7 @@
 //!   never 0.
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id. The quota-exhausted 429 is `ErrorKind::QuotaExceeded` and is never retried.
-//! - **Limits.** `client.status()?.usage` shows `calls_used`, `calls_limit` and the
+//! - **Limits.** `client.status().get()?.usage` shows `calls_used`, `calls_limit` and the
 //!   `period` (a parsed `YYYY-MM`). No rate limit is documented, so the crate has no `Plan`.
 //! - **Configuration.** Calls and streams go through the proxy in `HTTPS_PROXY`, `HTTP_PROXY` or `ALL_PROXY`
 //!   (upper or lower case; `NO_PROXY` hosts directly), by an HTTP `CONNECT` tunnel;
@@ -61,20 +61,12 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod analyses;
+pub mod analyses;
 mod bbox;
 mod client;
-mod status;
+pub mod status;
 
-pub use analyses::{
-    Classification, ClassifyRequest, DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_MAX_OBJECTS,
-    DEFAULT_TAXONOMY, DEFAULT_TOP_N, DetectRequest, DetectedObject, Detection, Emotion, Face,
-    FaceAttributes, FaceMatch, Faces, FacesRequest, Gender, OcrRequest, OcrResult, OutputFormat,
-    Prediction, TextBlock,
-};
-pub use bbox::BBox;
 pub use client::Client;
-pub use status::{ServiceStatus, Status, Usage, UsagePeriod};
 
 core_http::reexports!();
 

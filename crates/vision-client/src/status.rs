@@ -6,9 +6,35 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use time::Month;
 
+use crate::client::Client;
+
+/// The status resource: `client.status()`.
+#[derive(Debug, Clone, Copy)]
+pub struct StatusHandle<'a> {
+    client: &'a Client,
+}
+
+impl<'a> StatusHandle<'a> {
+    pub(crate) fn new(client: &'a Client) -> Self {
+        StatusHandle { client }
+    }
+
+    /// The service's health and the account's usage. `GET /v2/status`.
+    ///
+    /// ```no_run
+    /// # let client = vision_client::Client::new("https://api.example.com", "sk")?;
+    /// let usage = client.status().get()?.usage;
+    /// println!("{} of {} calls used, {} left", usage.calls_used, usage.calls_limit, usage.remaining());
+    /// # Ok::<(), vision_client::Error>(())
+    /// ```
+    pub fn get(&self) -> core_http::Result<Status> {
+        self.client.http().get("/v2/status").send()?.json_data()
+    }
+}
+
 core_http::string_enum! {
     /// The service's health. The document gives `operational`; other values are kept.
-    pub enum ServiceStatus {
+    pub enum ServiceStatus in status {
         /// Working normally.
         Operational = "operational",
     }
@@ -51,7 +77,7 @@ impl Usage {
     ///
     /// ```no_run
     /// # let client = vision_client::Client::new("https://api.example.com", "sk")?;
-    /// let usage = client.status()?.usage;
+    /// let usage = client.status().get()?.usage;
     /// println!("{} of {} calls left in {}", usage.remaining(), usage.calls_limit, usage.period);
     /// # Ok::<(), vision_client::Error>(())
     /// ```
@@ -63,7 +89,7 @@ impl Usage {
 /// A usage period: a calendar month, written `YYYY-MM` on the wire.
 ///
 /// ```
-/// let period: vision_client::UsagePeriod = "2026-01".parse().unwrap();
+/// let period: vision_client::status::UsagePeriod = "2026-01".parse().unwrap();
 /// assert_eq!(period.year(), 2026);
 /// assert_eq!(period.month(), vision_client::time::Month::January);
 /// assert_eq!(period.to_string(), "2026-01");
@@ -78,7 +104,7 @@ impl UsagePeriod {
     /// The period of `month` in `year`.
     ///
     /// ```
-    /// use vision_client::{UsagePeriod, time::Month};
+    /// use vision_client::{time::Month, status::UsagePeriod};
     /// let period = UsagePeriod::new(2026, Month::March);
     /// assert_eq!(period.to_string(), "2026-03");
     /// ```
@@ -89,7 +115,7 @@ impl UsagePeriod {
     /// The year.
     ///
     /// ```
-    /// use vision_client::{UsagePeriod, time::Month};
+    /// use vision_client::{time::Month, status::UsagePeriod};
     /// assert_eq!(UsagePeriod::new(2026, Month::March).year(), 2026);
     /// ```
     pub fn year(&self) -> i32 {
@@ -99,7 +125,7 @@ impl UsagePeriod {
     /// The month.
     ///
     /// ```
-    /// use vision_client::{UsagePeriod, time::Month};
+    /// use vision_client::{time::Month, status::UsagePeriod};
     /// assert_eq!(UsagePeriod::new(2026, Month::March).month(), Month::March);
     /// ```
     pub fn month(&self) -> Month {

@@ -6,7 +6,10 @@
 use std::fmt::Debug;
 
 use serde_json::{Value, json};
-use vision_client::{ClassifyRequest, Client, DetectRequest, FacesRequest, OcrRequest};
+use vision_client::{
+    Client,
+    analyses::{ClassifyRequest, DetectRequest, FacesRequest, OcrRequest},
+};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 const IMAGE: &str = "https://images.example.com/street.jpg";
@@ -21,13 +24,15 @@ fn check<T: Debug>(name: &str, call: impl FnOnce(&Client) -> vision_client::Resu
 
 #[test]
 fn detect() {
-    check("detect", |c| c.detect(&DetectRequest::new(IMAGE)));
+    check("detect", |c| {
+        c.analyses().detect(&DetectRequest::new(IMAGE))
+    });
 }
 
 #[test]
 fn detect_options() {
     check("detect_options", |c| {
-        c.detect(
+        c.analyses().detect(
             &DetectRequest::new(IMAGE)
                 .model("accurate")
                 .confidence_threshold(0.3)
@@ -38,37 +43,41 @@ fn detect_options() {
 
 #[test]
 fn classify() {
-    check("classify", |c| c.classify(&ClassifyRequest::new(IMAGE)));
+    check("classify", |c| {
+        c.analyses().classify(&ClassifyRequest::new(IMAGE))
+    });
 }
 
 #[test]
 fn classify_options() {
     check("classify_options", |c| {
-        c.classify(&ClassifyRequest::new(IMAGE).top_n(2).taxonomy("coco"))
+        c.analyses()
+            .classify(&ClassifyRequest::new(IMAGE).top_n(2).taxonomy("coco"))
     });
 }
 
 #[test]
 fn ocr() {
-    check("ocr", |c| c.ocr(&OcrRequest::new(IMAGE)));
+    check("ocr", |c| c.analyses().ocr(&OcrRequest::new(IMAGE)));
 }
 
 #[test]
 fn ocr_structured() {
     check("ocr_structured", |c| {
-        c.ocr(&OcrRequest::new(IMAGE).languages(["en", "de"]).structured())
+        c.analyses()
+            .ocr(&OcrRequest::new(IMAGE).languages(["en", "de"]).structured())
     });
 }
 
 #[test]
 fn faces() {
-    check("faces", |c| c.faces(&FacesRequest::new(IMAGE)));
+    check("faces", |c| c.analyses().faces(&FacesRequest::new(IMAGE)));
 }
 
 #[test]
 fn faces_collection() {
     check("faces_collection", |c| {
-        c.faces(
+        c.analyses().faces(
             &FacesRequest::new(IMAGE)
                 .attributes(["age", "emotion", "gender"])
                 .collection("col_staff"),
@@ -78,31 +87,32 @@ fn faces_collection() {
 
 #[test]
 fn status() {
-    check("status", |c| c.status());
+    check("status", |c| c.status().get());
 }
 
 #[test]
 fn status_quota_used() {
-    check("status_quota_used", |c| c.status());
+    check("status_quota_used", |c| c.status().get());
 }
 
 #[test]
 fn error_quota_exceeded() {
     check("error_quota_exceeded", |c| {
-        c.classify(&ClassifyRequest::new(IMAGE).top_n(1))
+        c.analyses().classify(&ClassifyRequest::new(IMAGE).top_n(1))
     });
 }
 
 #[test]
 fn error_unknown_taxonomy() {
     check("error_unknown_taxonomy", |c| {
-        c.classify(&ClassifyRequest::new(IMAGE).taxonomy("birds-of-europe"))
+        c.analyses()
+            .classify(&ClassifyRequest::new(IMAGE).taxonomy("birds-of-europe"))
     });
 }
 
 #[test]
 fn error_unauthorized() {
-    check("error_unauthorized", |c| c.status());
+    check("error_unauthorized", |c| c.status().get());
 }
 
 // The client refuses these before sending; the raw escape hatch still reaches the
@@ -132,41 +142,45 @@ fn error_threshold_out_of_range() {
 #[test]
 fn detect_bbox_floats() {
     check("detect_bbox_floats", |c| {
-        c.detect(&DetectRequest::new(IMAGE))
+        c.analyses().detect(&DetectRequest::new(IMAGE))
     });
 }
 
 #[test]
 fn faces_unknown_values() {
     check("faces_unknown_values", |c| {
-        c.faces(&FacesRequest::new(IMAGE))
+        c.analyses().faces(&FacesRequest::new(IMAGE))
     });
 }
 
 #[test]
 fn ocr_missing_fields() {
-    check("ocr_missing_fields", |c| c.ocr(&OcrRequest::new(IMAGE)));
+    check("ocr_missing_fields", |c| {
+        c.analyses().ocr(&OcrRequest::new(IMAGE))
+    });
 }
 
 #[test]
 fn status_unknown_value() {
-    check("status_unknown_value", |c| c.status());
+    check("status_unknown_value", |c| c.status().get());
 }
 
 #[test]
 fn status_bad_period() {
-    check("status_bad_period", |c| c.status());
+    check("status_bad_period", |c| c.status().get());
 }
 
 #[test]
 fn error_html_500() {
-    check("error_html_500", |c| c.detect(&DetectRequest::new(IMAGE)));
+    check("error_html_500", |c| {
+        c.analyses().detect(&DetectRequest::new(IMAGE))
+    });
 }
 
 #[test]
 fn error_quota_problem_json() {
     check("error_quota_problem_json", |c| {
-        c.classify(&ClassifyRequest::new(IMAGE))
+        c.analyses().classify(&ClassifyRequest::new(IMAGE))
     });
 }
 
@@ -182,19 +196,26 @@ fn bad_input_is_refused_without_a_request() {
         .unwrap();
     let errors = [
         client
+            .analyses()
             .detect(&DetectRequest::new("/street.jpg"))
             .unwrap_err(),
         client
+            .analyses()
             .detect(&DetectRequest::new(IMAGE).confidence_threshold(-0.1))
             .unwrap_err(),
         client
+            .analyses()
             .detect(&DetectRequest::new(IMAGE).max_objects(0))
             .unwrap_err(),
         client
+            .analyses()
             .classify(&ClassifyRequest::new(IMAGE).top_n(0))
             .unwrap_err(),
-        client.ocr(&OcrRequest::new("mailto:a@b.c")).unwrap_err(),
-        client.faces(&FacesRequest::new("")).unwrap_err(),
+        client
+            .analyses()
+            .ocr(&OcrRequest::new("mailto:a@b.c"))
+            .unwrap_err(),
+        client.analyses().faces(&FacesRequest::new("")).unwrap_err(),
     ];
     for err in errors {
         assert!(

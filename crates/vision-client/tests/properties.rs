@@ -6,7 +6,10 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use testkit::arb::{Kind, cases, json, object, optional, required};
-use vision_client::{Classification, Detection, Faces, OcrResult, Status};
+use vision_client::{
+    analyses::{Classification, Detection, Faces, OcrResult},
+    status::Status,
+};
 
 fn answer(key: &'static str, item: Vec<testkit::arb::Field>) -> BoxedStrategy<Value> {
     object(vec![

@@ -1,4 +1,4 @@
-//! `cargo xtask bench`: a world's events read per second through `client.realtime()`,
+//! `cargo xtask bench`: a world's events read per second through `client.stream()`,
 //! side by side with raw `tungstenite` + `serde_json` reading the same frames into the
 //! same `WorldObject`.
 //!
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use tungstenite::Message;
-use worlds_client::{Client, Event, WorldObject};
+use worlds_client::{Client, stream::Event, worlds::WorldObject};
 
 fn main() {
     let option = testkit::bench::option;
@@ -72,11 +72,11 @@ Release build, one run, {rounds} rounds per side (after a warm-up round; each ro
 starts with another side) of {events} `object.moved` events from a local tungstenite \
 server thread, one per Text frame, sequence numbers following on, encoded once \
 beforehand and written as fast as the socket takes them after the join's snapshot. The \
-client reads them through `realtime()` (read on the calling thread while it waits, the \
+client reads them through `stream()` (read on the calling thread while it waits, the \
 sequence check, the handler); the raw side reads the same frames with `tungstenite` on \
 the calling thread and `serde_json` into an envelope holding the same `WorldObject`.\n\n\
 | side | median time | events per second |\n|---|---|---|\n\
-| `realtime()` | {:.3} s | {:.0} |\n\
+| `stream()` | {:.3} s | {:.0} |\n\
 | raw `tungstenite` + `serde_json` into `WorldObject` | {:.3} s | {:.0} |\n\n\
 Throughput ratio client / raw: **{:.3}**.\n",
         ours_t.as_secs_f64(),
@@ -138,7 +138,7 @@ fn serve(encoded: Arc<Vec<u8>>) -> (String, JoinHandle<()>) {
 
 fn ours_pass(base: &str, events: usize) -> Duration {
     let client = Client::new(base, "sk_bench").unwrap();
-    let mut realtime = client.realtime().unwrap();
+    let mut realtime = client.stream().unwrap();
     // Returns once the snapshot came.
     realtime.join("w1").unwrap();
     let started = Instant::now();

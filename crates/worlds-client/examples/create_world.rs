@@ -15,7 +15,7 @@
 mod common;
 
 use serde::Deserialize;
-use worlds_client::{NewWorld, WorldObject};
+use worlds_client::worlds::{NewWorld, WorldObject};
 
 #[derive(Deserialize)]
 struct FileWorld {

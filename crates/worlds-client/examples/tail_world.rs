@@ -13,7 +13,7 @@ mod common;
 use std::time::Duration;
 
 use serde_json::json;
-use worlds_client::Event;
+use worlds_client::stream::Event;
 
 fn line(event: &Event) -> String {
     match event {
@@ -81,7 +81,7 @@ fn main() -> anyhow::Result<()> {
         (None, Some(_)) => {
             let made = client
                 .worlds()
-                .create(&worlds_client::NewWorld::new("Tail", "harbour"))?;
+                .create(&worlds_client::worlds::NewWorld::new("Tail", "harbour"))?;
             println!("created {} to follow", made.id);
             made.id.to_string()
         }
@@ -89,7 +89,7 @@ fn main() -> anyhow::Result<()> {
             anyhow::bail!("name the world to follow: tail_world WORLD_ID [--count N]")
         }
     };
-    let mut realtime = client.realtime()?;
+    let mut realtime = client.stream()?;
     realtime.join(world.as_str())?;
     println!("following {world}");
 

@@ -10,7 +10,7 @@ use crate::worlds::WorldId;
 
 core_http::string_id! {
     /// An asset's id.
-    pub struct AssetId;
+    pub struct AssetId in assets;
 }
 
 /// An asset: its properties (any JSON object), the world it belongs to, and its
@@ -62,7 +62,7 @@ pub(crate) fn revision_of(etag: &str) -> Option<u64> {
 /// # let properties = worlds_client::serde_json::Map::new();
 /// match client.assets().replace_if("asset_1", &properties, 3) {
 ///     Ok(asset) => println!("now at revision {:?}", asset.revision),
-///     Err(e) => match worlds_client::current_revision(&e) {
+///     Err(e) => match worlds_client::assets::current_revision(&e) {
 ///         Some(current) => println!("someone else changed it: it is at {current}"),
 ///         None => return Err(e),
 ///     },
@@ -85,7 +85,7 @@ struct Body<'a> {
 /// Which of a world's assets to list: a page size and where to start.
 ///
 /// ```
-/// let params = worlds_client::ListAssets::new().limit(100);
+/// let params = worlds_client::assets::ListAssets::new().limit(100);
 /// assert_eq!(params.limit, Some(100));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -101,7 +101,7 @@ impl ListAssets {
     /// The first page, the service's page size.
     ///
     /// ```
-    /// assert!(worlds_client::ListAssets::new().page_token.is_none());
+    /// assert!(worlds_client::assets::ListAssets::new().page_token.is_none());
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -110,7 +110,7 @@ impl ListAssets {
     /// At most `n` a page (1 to 100).
     ///
     /// ```
-    /// assert_eq!(worlds_client::ListAssets::new().limit(5).limit, Some(5));
+    /// assert_eq!(worlds_client::assets::ListAssets::new().limit(5).limit, Some(5));
     /// ```
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
@@ -120,7 +120,7 @@ impl ListAssets {
     /// The page `token` names.
     ///
     /// ```
-    /// assert!(worlds_client::ListAssets::new().page_token("a20").page_token.is_some());
+    /// assert!(worlds_client::assets::ListAssets::new().page_token("a20").page_token.is_some());
     /// ```
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
@@ -128,16 +128,13 @@ impl ListAssets {
     }
 }
 
-/// One page of a world's assets.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[non_exhaustive]
-pub struct AssetPage {
-    /// The assets, in the service's order (the sandbox's: by id).
+/// A page of a world's assets as the service answers it.
+#[derive(Deserialize)]
+struct AssetList {
     #[serde(deserialize_with = "core_http::de::or_default")]
-    pub assets: Vec<Asset>,
-    /// The token of the next page; `None` after the last.
+    assets: Vec<Asset>,
     #[serde(default, deserialize_with = "core_http::de::opt_text")]
-    pub next_page_token: Option<String>,
+    next_page_token: Option<String>,
 }
 
 /// How a change applies: the properties replaced whole, or merged.
@@ -181,25 +178,28 @@ impl<'a> Assets<'a> {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::ListAssets;
+    /// use worlds_client::assets::ListAssets;
     /// let page = client.assets().list("world_1", &ListAssets::new().limit(50))?;
-    /// for asset in &page.assets {
+    /// for asset in &page.data {
     ///     println!("{} {:?}", asset.id, asset.properties);
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn list(&self, world: impl Into<WorldId>, params: &ListAssets) -> Result<AssetPage> {
+    pub fn list(
+        &self,
+        world: impl Into<WorldId>,
+        params: &ListAssets,
+    ) -> Result<core_http::TokenPage<Asset>> {
         core_http::check_page_size(params.limit, 100)?;
         let path = format!("/api/v1/worlds/{}/assets", world.into().segment()?);
-        let mut page: AssetPage = self
+        let page: AssetList = self
             .client
             .http()
             .get(&path)
             .query_opt("limit", params.limit)
             .query_opt("page_token", params.page_token.as_deref())
             .send_json()?;
-        page.next_page_token = page.next_page_token.filter(|t| !t.is_empty());
-        Ok(page)
+        Ok(core_http::TokenPage::new(page.assets, page.next_page_token))
     }
 
     /// Every asset of a world, page after page as the iteration reaches them.
@@ -212,16 +212,59 @@ impl<'a> Assets<'a> {
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     pub fn iter(&self, world: impl Into<WorldId>) -> core_http::TokenPaginator<Asset> {
+        self.iter_from(world, &ListAssets::new())
+    }
+
+    /// Every asset of a world from the page `params.page_token` names (the first without
+    /// one), `params.limit` (default 100) a page; `resume_token()` tells where to go on.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::assets::ListAssets;
+    /// for asset in client.assets().iter_from("world_1", &ListAssets::new().limit(20)) {
+    ///     println!("{}", asset?.id);
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn iter_from(
+        &self,
+        world: impl Into<WorldId>,
+        params: &ListAssets,
+    ) -> core_http::TokenPaginator<Asset> {
         let client = self.client.clone();
         let world = world.into();
-        core_http::TokenPaginator::boxed(None, move |token| {
-            let mut params = ListAssets::new().limit(100);
+        let limit = params.limit.unwrap_or(100);
+        core_http::TokenPaginator::boxed(params.page_token.clone(), move |token| {
+            let mut params = ListAssets::new().limit(limit);
             params.page_token = token.map(str::to_owned);
-            let page = client.assets().list(world.clone(), &params)?;
-            Ok(core_http::TokenPage {
-                items: page.assets,
-                next_token: page.next_page_token,
-            })
+            client.assets().list(world.clone(), &params)
+        })
+    }
+
+    /// A world's assets page by page from `params` (the first page, or the one its token
+    /// names).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::assets::ListAssets;
+    /// for page in client.assets().pages("world_1", &ListAssets::new().limit(50)) {
+    ///     println!("{} assets", page?.data.len());
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    pub fn pages(
+        &self,
+        world: impl Into<WorldId>,
+        params: &ListAssets,
+    ) -> core_http::TokenPages<Asset> {
+        let client = self.client.clone();
+        let world = world.into();
+        let limit = params.limit;
+        core_http::TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
+            let mut params = ListAssets::new();
+            params.limit = limit;
+            params.page_token = token.map(str::to_owned);
+            client.assets().list(world.clone(), &params)
         })
     }
 
@@ -284,7 +327,7 @@ impl<'a> Assets<'a> {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::{current_revision, serde_json::json};
+    /// use worlds_client::{serde_json::json, assets::current_revision};
     /// let asset = client.assets().get("asset_1")?;
     /// let mut properties = asset.properties.clone();
     /// properties.insert("colour".into(), json!("oak"));

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use core_http::Result;
 
 use crate::assets::Assets;
-use crate::realtime::Realtime;
+use crate::stream::WorldsStream;
 use crate::worlds::Worlds;
 
 /// A client of the virtual worlds service. Cheap to clone; clones share the connection
@@ -14,9 +14,9 @@ use crate::worlds::Worlds;
 ///
 /// Build it with [`Client::new`] (Bearer key), [`Client::builder`] (for a custom auth
 /// header: `.auth(Auth::header("x-api-key", key))`) or [`Client::from_env`]
-/// (`WORLDS_BASE_URL`, `WORLDS_API_KEY`, and optionally `WORLDS_REALTIME_URL`), then reach
+/// (`WORLDS_BASE_URL`, `WORLDS_API_KEY`, and optionally `WORLDS_STREAM_URL`), then reach
 /// the resources: [`worlds`](Client::worlds), [`assets`](Client::assets), and the
-/// [`realtime`](Client::realtime) channel.
+/// [`stream`](Client::stream) channel.
 #[derive(Clone, Debug)]
 pub struct Client {
     http: core_http::HttpClient,
@@ -38,7 +38,7 @@ pub(crate) struct Settings {
 
 #[derive(Debug, Clone, Default)]
 struct SettingsInner {
-    realtime_url: Option<String>,
+    stream_url: Option<String>,
 }
 
 impl Client {
@@ -47,12 +47,12 @@ impl Client {
     ///
     /// ```
     /// let client = worlds_client::Client::new("https://worlds.example.com", "key")?
-    ///     .with_realtime_url("wss://realtime.example.com/v1");
-    /// assert_eq!(client.realtime_url(), "wss://realtime.example.com/v1");
+    ///     .with_stream_url("wss://realtime.example.com/v1");
+    /// assert_eq!(client.stream_url(), "wss://realtime.example.com/v1");
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn with_realtime_url(mut self, url: impl Into<String>) -> Client {
-        Arc::make_mut(&mut self.settings.inner).realtime_url = Some(url.into());
+    pub fn with_stream_url(mut self, url: impl Into<String>) -> Client {
+        Arc::make_mut(&mut self.settings.inner).stream_url = Some(url.into());
         self
     }
 
@@ -61,11 +61,11 @@ impl Client {
     ///
     /// ```
     /// let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// assert_eq!(client.realtime_url(), "wss://worlds.example.com/ws/v1/realtime");
+    /// assert_eq!(client.stream_url(), "wss://worlds.example.com/ws/v1/realtime");
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn realtime_url(&self) -> String {
-        if let Some(url) = &self.settings.inner.realtime_url {
+    pub fn stream_url(&self) -> String {
+        if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
         }
         self.http.websocket_url("/ws/v1/realtime")
@@ -76,8 +76,8 @@ impl Client {
         lookup: &impl Fn(&str) -> Option<String>,
     ) -> Result<Client> {
         Ok(
-            match lookup("WORLDS_REALTIME_URL").filter(|v| !v.trim().is_empty()) {
-                Some(url) => client.with_realtime_url(url.trim()),
+            match lookup("WORLDS_STREAM_URL").filter(|v| !v.trim().is_empty()) {
+                Some(url) => client.with_stream_url(url.trim()),
                 None => client,
             },
         )
@@ -113,9 +113,9 @@ impl Client {
     /// their events.
     ///
     /// ```no_run
-    /// use worlds_client::Event;
+    /// use worlds_client::stream::Event;
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// for event in realtime.by_ref().take(10) {
     ///     match event? {
@@ -126,17 +126,17 @@ impl Client {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn realtime(&self) -> Result<Realtime> {
-        Realtime::open(self, |config| config)
+    pub fn stream(&self) -> Result<WorldsStream> {
+        WorldsStream::open(self, |config| config)
     }
 
-    /// As [`realtime`](Self::realtime), with the channel's settings adjusted first (its
+    /// As [`stream`](Self::stream), with the channel's settings adjusted first (its
     /// reconnect policy, ping and silence timers).
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
     /// use std::time::Duration;
-    /// let mut realtime = client.realtime_with(|config| {
+    /// let mut realtime = client.stream_with(|config| {
     ///     config
     ///         .ping_after(Duration::from_secs(10))
     ///         .dead_after(Duration::from_secs(30))
@@ -144,11 +144,11 @@ impl Client {
     /// realtime.join("world_1")?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn realtime_with(
+    pub fn stream_with(
         &self,
-        configure: impl FnOnce(crate::StreamConfig) -> crate::StreamConfig,
-    ) -> Result<Realtime> {
-        Realtime::open(self, configure)
+        configure: impl FnOnce(crate::stream::StreamConfig) -> crate::stream::StreamConfig,
+    ) -> Result<WorldsStream> {
+        WorldsStream::open(self, configure)
     }
 }
 
@@ -158,23 +158,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_realtime_url_follows_the_base_url_unless_given() {
+    fn the_stream_url_follows_the_base_url_unless_given() {
         let c = Client::new("https://worlds.example.com/", "k").unwrap();
-        assert_eq!(c.realtime_url(), "wss://worlds.example.com/ws/v1/realtime");
+        assert_eq!(c.stream_url(), "wss://worlds.example.com/ws/v1/realtime");
         let c = Client::new("http://127.0.0.1:8080/worlds", "k").unwrap();
-        assert_eq!(
-            c.realtime_url(),
-            "ws://127.0.0.1:8080/worlds/ws/v1/realtime"
-        );
-        let c = c.with_realtime_url("wss://rt.example.com/live");
-        assert_eq!(c.realtime_url(), "wss://rt.example.com/live");
+        assert_eq!(c.stream_url(), "ws://127.0.0.1:8080/worlds/ws/v1/realtime");
+        let c = c.with_stream_url("wss://rt.example.com/live");
+        assert_eq!(c.stream_url(), "wss://rt.example.com/live");
         let env = |name: &str| match name {
             "WORLDS_BASE_URL" => Some("https://w.example.com".to_owned()),
             "WORLDS_API_KEY" => Some("k".to_owned()),
-            "WORLDS_REALTIME_URL" => Some("wss://rt.example.com/x".to_owned()),
+            "WORLDS_STREAM_URL" => Some("wss://rt.example.com/x".to_owned()),
             _ => None,
         };
         let c = Client::from_env_with(env).unwrap();
-        assert_eq!(c.realtime_url(), "wss://rt.example.com/x");
+        assert_eq!(c.stream_url(), "wss://rt.example.com/x");
     }
 }

@@ -5,14 +5,14 @@
 //! and lost messages, and which sends custom events, object moves and presence.
 //!
 //! ```no_run
-//! use worlds_client::{Client, Event, NewWorld, WorldObject};
+//! use worlds_client::{Client, stream::Event, worlds::{NewWorld, WorldObject}};
 //!
 //! let client = Client::from_env()?; // WORLDS_API_KEY, WORLDS_BASE_URL
 //! let world = client.worlds().create(
 //!     &NewWorld::new("Harbour", "seaside")
 //!         .object(WorldObject::new("lighthouse", [12.0, 0.0, -3.5])),
 //! )?;
-//! let mut realtime = client.realtime()?;
+//! let mut realtime = client.stream()?;
 //! realtime.join(&world.id)?;
 //! for event in realtime.by_ref().take(5) {
 //!     match event? {
@@ -79,7 +79,7 @@
 //!   key))` sends the key in a header of your choice, on REST calls and on the realtime
 //!   upgrade; `Auth::bearer_from(|| key)` reads a key that rotates for every call and
 //!   every reconnect. `Client::from_env()` reads `WORLDS_BASE_URL` and `WORLDS_API_KEY` (plus
-//!   `WORLDS_REALTIME_URL`, `WORLDS_MAX_RETRIES`, `WORLDS_TIMEOUT_SECS`). `client.raw()`
+//!   `WORLDS_STREAM_URL`, `WORLDS_MAX_RETRIES`, `WORLDS_TIMEOUT_SECS`). `client.raw()`
 //!   reaches anything else with the same auth, retries and errors.
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin and the realtime channel.
@@ -89,30 +89,20 @@
 //!
 //! The document shows the paths and little else; every choice made where it is silent
 //! is in `docs/worlds.md`. Records keep the fields this version does not model in
-//! `extra`, unknown event types arrive as [`Event::Unknown`], and
+//! `extra`, unknown event types arrive as [`Event::Unknown`](stream::Event::Unknown), and
 //! [`Client::raw`] reaches anything else with the same auth, retries and errors.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod assets;
+pub mod assets;
 mod client;
-mod realtime;
+pub mod stream;
 mod world_changes;
-mod worlds;
+pub mod worlds;
 
-pub use assets::{Asset, AssetId, AssetPage, Assets, ListAssets, current_revision};
 pub use client::Client;
-pub use realtime::{Accepted, Event, Realtime, Recovery};
-pub use time::OffsetDateTime;
-pub use world_changes::UpdateWorld;
-pub use worlds::{
-    ListWorlds, MAX_PAGE_SIZE, NewWorld, Presence, User, UserId, World, WorldId, WorldObject,
-    WorldPage, Worlds,
-};
 
 core_http::reexports!();
-/// The realtime channel's settings and counters.
-pub use core_http::ws::{ReconnectPolicy, StreamConfig, StreamStats};
 
 /// This crate's README examples, compiled as doc tests.
 #[cfg(doctest)]

@@ -10,7 +10,7 @@ use crate::worlds::{World, WorldId, WorldObject, Worlds, check_objects};
 /// are. Objects, when set, replace the world's list as a whole.
 ///
 /// ```
-/// use worlds_client::{UpdateWorld, WorldObject};
+/// use worlds_client::worlds::{UpdateWorld, WorldObject};
 /// let change = UpdateWorld::new()
 ///     .name("Harbour at night")
 ///     .objects(vec![WorldObject::new("lighthouse", [12.0, 0.0, -3.5])]);
@@ -38,7 +38,7 @@ impl UpdateWorld {
     /// No change yet.
     ///
     /// ```
-    /// assert!(worlds_client::UpdateWorld::new().name.is_none());
+    /// assert!(worlds_client::worlds::UpdateWorld::new().name.is_none());
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -47,7 +47,7 @@ impl UpdateWorld {
     /// A new name (not blank, at most 100 characters).
     ///
     /// ```
-    /// let change = worlds_client::UpdateWorld::new().name("Harbour");
+    /// let change = worlds_client::worlds::UpdateWorld::new().name("Harbour");
     /// assert_eq!(change.name.as_deref(), Some("Harbour"));
     /// ```
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -58,7 +58,7 @@ impl UpdateWorld {
     /// A new theme (not blank).
     ///
     /// ```
-    /// let change = worlds_client::UpdateWorld::new().theme("winter");
+    /// let change = worlds_client::worlds::UpdateWorld::new().theme("winter");
     /// assert_eq!(change.theme.as_deref(), Some("winter"));
     /// ```
     pub fn theme(mut self, theme: impl Into<String>) -> Self {
@@ -69,7 +69,7 @@ impl UpdateWorld {
     /// A new description, or none (`None` removes it).
     ///
     /// ```
-    /// let change = worlds_client::UpdateWorld::new().description(None::<String>);
+    /// let change = worlds_client::worlds::UpdateWorld::new().description(None::<String>);
     /// assert_eq!(change.description, Some(None));
     /// ```
     pub fn description(mut self, description: Option<impl Into<String>>) -> Self {
@@ -80,7 +80,7 @@ impl UpdateWorld {
     /// The world's objects, replacing its list.
     ///
     /// ```
-    /// use worlds_client::{UpdateWorld, WorldObject};
+    /// use worlds_client::worlds::{UpdateWorld, WorldObject};
     /// let change = UpdateWorld::new().objects(vec![WorldObject::new("bench", [1.0, 0.0, 2.0])]);
     /// assert_eq!(change.objects.map(|o| o.len()), Some(1));
     /// ```
@@ -114,7 +114,7 @@ impl Worlds<'_> {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::UpdateWorld;
+    /// use worlds_client::worlds::UpdateWorld;
     /// let world = client.worlds().update("world_1", &UpdateWorld::new().theme("winter"))?;
     /// println!("{} is now {} (revision {:?})", world.name, world.theme, world.revision);
     /// # Ok::<(), worlds_client::Error>(())
@@ -125,12 +125,12 @@ impl Worlds<'_> {
 
     /// As [`update`](Self::update), only if the world is still at `revision`
     /// (`If-Match`); otherwise a [`Conflict`](core_http::ErrorKind::Conflict) error
-    /// whose [`current_revision`](crate::current_revision) says where it is now. Not
+    /// whose [`current_revision`](crate::assets::current_revision) says where it is now. Not
     /// repeated once the server may have acted on it.
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::{UpdateWorld, WorldObject};
+    /// use worlds_client::worlds::{UpdateWorld, WorldObject};
     /// let world = client.worlds().get("world_1")?;
     /// let mut objects = world.objects.clone();
     /// objects.push(WorldObject::new("lamp", [0.0, 0.0, 1.0]));

@@ -4,6 +4,8 @@ use core_http::{Error, Result};
 use std::marker::PhantomData;
 
 use core_http::{TokenPage, TokenPages, TokenPaginator};
+
+pub use crate::world_changes::UpdateWorld;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
@@ -15,17 +17,17 @@ pub const MAX_PAGE_SIZE: u32 = 100;
 
 core_http::string_id! {
     /// A world's id.
-    pub struct WorldId;
+    pub struct WorldId in worlds;
 }
 
 core_http::string_id! {
     /// A user's id.
-    pub struct UserId;
+    pub struct UserId in worlds;
 }
 
 core_http::string_enum! {
     /// Whether a user is there right now.
-    pub enum Presence {
+    pub enum Presence in worlds {
         /// Connected.
         Online = "online",
         /// Connected but idle.
@@ -121,7 +123,7 @@ impl WorldObject {
     /// An object of `kind` at `position` (x, y, z).
     ///
     /// ```
-    /// let fountain = worlds_client::WorldObject::new("fountain", [0.0, 0.0, 4.5]);
+    /// let fountain = worlds_client::worlds::WorldObject::new("fountain", [0.0, 0.0, 4.5]);
     /// assert_eq!(fountain.position, Some([0.0, 0.0, 4.5]));
     /// ```
     pub fn new(kind: impl Into<String>, position: [f64; 3]) -> Self {
@@ -136,7 +138,7 @@ impl WorldObject {
     /// Where it leads: a world id, a URL, or any JSON the service understands.
     ///
     /// ```
-    /// use worlds_client::WorldObject;
+    /// use worlds_client::worlds::WorldObject;
     /// let portal = WorldObject::new("portal", [1.0, 0.0, 2.0]).destination("world_harbour");
     /// assert_eq!(portal.destination, Some("world_harbour".into()));
     /// ```
@@ -302,7 +304,7 @@ pub struct User {
     )]
     pub joined_at: Option<OffsetDateTime>,
     /// What their session set with
-    /// [`Realtime::set_presence`](crate::Realtime::set_presence) (a position, a
+    /// [`WorldsStream::set_presence`](crate::stream::WorldsStream::set_presence) (a position, a
     /// status...), when it did.
     #[serde(
         default,
@@ -335,7 +337,7 @@ impl NewWorld {
     /// A world with a name and a theme.
     ///
     /// ```
-    /// let world = worlds_client::NewWorld::new("Harbour", "seaside");
+    /// let world = worlds_client::worlds::NewWorld::new("Harbour", "seaside");
     /// assert!(world.objects.is_empty());
     /// ```
     pub fn new(name: impl Into<String>, theme: impl Into<String>) -> Self {
@@ -350,7 +352,7 @@ impl NewWorld {
     /// Sets the description.
     ///
     /// ```
-    /// let world = worlds_client::NewWorld::new("Harbour", "seaside").description("Boats and a lighthouse");
+    /// let world = worlds_client::worlds::NewWorld::new("Harbour", "seaside").description("Boats and a lighthouse");
     /// assert_eq!(world.description.as_deref(), Some("Boats and a lighthouse"));
     /// ```
     pub fn description(mut self, description: impl Into<String>) -> Self {
@@ -361,7 +363,7 @@ impl NewWorld {
     /// Adds an object.
     ///
     /// ```
-    /// use worlds_client::{NewWorld, WorldObject};
+    /// use worlds_client::worlds::{NewWorld, WorldObject};
     /// let world = NewWorld::new("Harbour", "seaside")
     ///     .object(WorldObject::new("lighthouse", [12.0, 0.0, -3.5]))
     ///     .object(WorldObject::new("boat", [2.0, 0.0, 1.0]));
@@ -401,17 +403,6 @@ pub(crate) fn check_objects(objects: &[WorldObject]) -> Result<()> {
     Ok(())
 }
 
-/// One page of worlds and the token of the next.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[non_exhaustive]
-pub struct WorldPage {
-    /// The worlds, oldest first.
-    pub data: Vec<World>,
-    /// The token of the next page; `None` on the last.
-    #[serde(default)]
-    pub next_page_token: Option<String>,
-}
-
 /// Which page of worlds: [`Worlds::list`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -427,7 +418,7 @@ impl ListWorlds {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let first = client.worlds().list(&worlds_client::ListWorlds::new())?;
+    /// let first = client.worlds().list(&worlds_client::worlds::ListWorlds::new())?;
     /// println!("{} worlds on the first page", first.data.len());
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
@@ -438,7 +429,7 @@ impl ListWorlds {
     /// Sets the page size (1 to 100).
     ///
     /// ```
-    /// let params = worlds_client::ListWorlds::new().limit(100);
+    /// let params = worlds_client::worlds::ListWorlds::new().limit(100);
     /// assert_eq!(params.limit, Some(100));
     /// ```
     pub fn limit(mut self, limit: u32) -> Self {
@@ -450,7 +441,7 @@ impl ListWorlds {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::ListWorlds;
+    /// use worlds_client::worlds::ListWorlds;
     /// let first = client.worlds().list(&ListWorlds::new().limit(20))?;
     /// if let Some(token) = first.next_page_token {
     ///     let second = client.worlds().list(&ListWorlds::new().limit(20).page_token(token))?;
@@ -545,12 +536,12 @@ impl<'a> Worlds<'a> {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::ListWorlds;
+    /// use worlds_client::worlds::ListWorlds;
     /// let page = client.worlds().list(&ListWorlds::new().limit(20))?;
     /// println!("{} worlds, next page {:?}", page.data.len(), page.next_page_token);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn list(&self, params: &ListWorlds) -> Result<WorldPage> {
+    pub fn list(&self, params: &ListWorlds) -> Result<TokenPage<World>> {
         core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         let answer: PageAnswer<World> = self
             .client
@@ -560,10 +551,7 @@ impl<'a> Worlds<'a> {
             .query_opt("page_token", params.page_token.as_deref())
             .send_json()?;
         let (data, next_page_token) = answer.into_parts();
-        Ok(WorldPage {
-            data,
-            next_page_token,
-        })
+        Ok(TokenPage::new(data, next_page_token))
     }
 
     /// Every world, fetched 100 at a time as the iteration reaches them.
@@ -585,7 +573,7 @@ impl<'a> Worlds<'a> {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut worlds = client.worlds().iter_from(&worlds_client::ListWorlds::new().limit(20));
+    /// let mut worlds = client.worlds().iter_from(&worlds_client::worlds::ListWorlds::new().limit(20));
     /// for world in worlds.by_ref().take(20) {
     ///     println!("{}", world?.name);
     /// }
@@ -600,11 +588,7 @@ impl<'a> Worlds<'a> {
         let fetch = move |token: Option<&str>| {
             let mut params = ListWorlds::new().limit(limit);
             params.page_token = token.map(str::to_owned);
-            let page = client.worlds().list(&params)?;
-            Ok(TokenPage {
-                items: page.data,
-                next_token: page.next_page_token,
-            })
+            client.worlds().list(&params)
         };
         TokenPaginator::boxed(params.page_token.clone(), fetch)
     }
@@ -613,21 +597,19 @@ impl<'a> Worlds<'a> {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// for page in client.worlds().pages(&worlds_client::ListWorlds::new().limit(50)) {
+    /// for page in client.worlds().pages(&worlds_client::worlds::ListWorlds::new().limit(50)) {
     ///     println!("{} worlds", page?.data.len());
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn pages(&self, params: &ListWorlds) -> TokenPages<WorldPage> {
+    pub fn pages(&self, params: &ListWorlds) -> TokenPages<World> {
         let client = self.client.clone();
         let limit = params.limit;
         TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
             let mut params = ListWorlds::new();
             params.limit = limit;
             params.page_token = token.map(str::to_owned);
-            let page = client.worlds().list(&params)?;
-            let next = page.next_page_token.clone();
-            Ok((page, next))
+            client.worlds().list(&params)
         })
     }
 
@@ -636,7 +618,7 @@ impl<'a> Worlds<'a> {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::{NewWorld, WorldObject};
+    /// use worlds_client::worlds::{NewWorld, WorldObject};
     /// let world = client.worlds().create(
     ///     &NewWorld::new("Harbour", "seaside").object(WorldObject::new("lighthouse", [12.0, 0.0, -3.5])),
     /// )?;
@@ -670,7 +652,7 @@ impl<'a> Worlds<'a> {
     /// following `next_page_token` (sent back as `page_token`) until the last page. A
     /// list that cannot be read whole (a page token the service hands back twice, or more
     /// than [`core_http::DEFAULT_MAX_PAGES`] pages) is an error
-    /// ([`Error::ListCutShort`](crate::Error::ListCutShort)), never a short list.
+    /// ([`Error::ListCutShort`]), never a short list.
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
@@ -686,10 +668,11 @@ impl<'a> Worlds<'a> {
         let pages = TokenPages::starting_at(None, |token: Option<&str>| {
             let answer: PageAnswer<User> =
                 http.get(&path).query_opt("page_token", token).send_json()?;
-            Ok(answer.into_parts())
+            let (data, next) = answer.into_parts();
+            Ok(TokenPage::new(data, next))
         });
         for page in pages {
-            users.extend(page?);
+            users.extend(page?.data);
         }
         Ok(users)
     }

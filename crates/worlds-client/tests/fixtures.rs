@@ -8,7 +8,12 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use worlds_client::{Client, Event, ListWorlds, NewWorld, WorldObject, current_revision};
+use worlds_client::{
+    Client,
+    assets::current_revision,
+    stream::Event,
+    worlds::{ListWorlds, NewWorld, WorldObject},
+};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
@@ -272,7 +277,7 @@ fn transcript() -> Value {
     .unwrap()
 }
 
-fn events(realtime: &mut worlds_client::Realtime, n: usize) -> Vec<Event> {
+fn events(realtime: &mut worlds_client::stream::WorldsStream, n: usize) -> Vec<Event> {
     let mut out = Vec::new();
     while out.len() < n {
         match realtime.next_timeout(Duration::from_secs(10)) {
@@ -289,8 +294,8 @@ fn realtime_transcript_replays_into_typed_events() {
     let received = transcript["received"].as_array().unwrap().clone();
     let world = received[0]["world_id"].as_str().unwrap().to_owned();
     let (url, seen) = testkit::ws::replay(received, is_ack);
-    let client = testkit::client::<Client>("http://127.0.0.1:9").with_realtime_url(url);
-    let mut realtime = client.realtime().unwrap();
+    let client = testkit::client::<Client>("http://127.0.0.1:9").with_stream_url(url);
+    let mut realtime = client.stream().unwrap();
     realtime.join(world.as_str()).unwrap();
     let got = events(&mut realtime, 7);
     realtime.close();
@@ -353,8 +358,8 @@ fn realtime_drops_old_and_repeated_events_and_resyncs_after_a_gap() {
         json!({"type": "user.left", "world_id": w, "seq": 10, "data": user("u2")}),
     ];
     let (url, seen) = testkit::ws::replay(frames, is_ack);
-    let client = testkit::client::<Client>("http://127.0.0.1:9").with_realtime_url(url);
-    let mut realtime = client.realtime().unwrap();
+    let client = testkit::client::<Client>("http://127.0.0.1:9").with_stream_url(url);
+    let mut realtime = client.stream().unwrap();
     realtime.join(w).unwrap();
     let got = events(&mut realtime, 7);
     realtime.close();

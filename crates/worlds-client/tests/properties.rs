@@ -7,7 +7,10 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use testkit::arb::{Kind, cases, json, object, optional, required};
-use worlds_client::{Asset, User, World};
+use worlds_client::{
+    assets::Asset,
+    worlds::{User, World},
+};
 
 fn world() -> BoxedStrategy<Value> {
     object(vec![

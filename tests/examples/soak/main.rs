@@ -37,8 +37,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde_json::json;
-use trading_client::{Amount, Decimal, OrderRequest, Side};
-use worlds_client::NewWorld;
+use trading_client::{
+    Decimal,
+    orders::{Amount, OrderRequest, Side},
+};
+use worlds_client::worlds::NewWorld;
 
 /// A reproducible random sequence (splitmix64).
 struct Rng(u64);
@@ -261,10 +264,10 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let mut stream = trading_stream_client.stream_with(fast)?;
     stream.subscribe_orders()?;
     let worlds_stream_client = worlds_client::Client::new(format!("{via}/worlds"), key)?;
-    let mut realtime = worlds_stream_client.realtime_with(fast)?;
+    let mut realtime = worlds_stream_client.stream_with(fast)?;
     realtime.join(world_id.as_str())?;
     // A second session sends on the channel, through the same faults.
-    let mut sender = worlds_stream_client.realtime_with(fast)?;
+    let mut sender = worlds_stream_client.stream_with(fast)?;
     sender.join(world_id.as_str())?;
     sender.set_send_timeout(Duration::from_secs(2));
 
@@ -289,15 +292,15 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 match event {
-                    Some(Ok(trading_client::Event::Fill(f))) => {
+                    Some(Ok(trading_client::stream::Event::Fill(f))) => {
                         s.trading_events += 1;
                         *s.fills.entry(fill_key(&f.execution_id)).or_default() += 1;
                     }
-                    Some(Ok(trading_client::Event::Reconnected { gap })) => {
+                    Some(Ok(trading_client::stream::Event::Reconnected { gap })) => {
                         s.trading_reconnects += 1;
                         s.max_gap = s.max_gap.max(gap);
                     }
-                    Some(Ok(trading_client::Event::RecoveryPending { .. })) => {
+                    Some(Ok(trading_client::stream::Event::RecoveryPending { .. })) => {
                         s.recovery_pending += 1
                     }
                     Some(Ok(_)) => s.trading_events += 1,
@@ -321,7 +324,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                 let mut s = seen
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
-                use worlds_client::Event as W;
+                use worlds_client::stream::Event as W;
                 match event {
                     Some(Ok(e)) => {
                         s.world_events += 1;
@@ -370,7 +373,9 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
                             W::Resynced { recovery, seq, .. } => {
                                 s.resynced += 1;
                                 match recovery {
-                                    worlds_client::Recovery::Replayed { .. } => s.replayed += 1,
+                                    worlds_client::stream::Recovery::Replayed { .. } => {
+                                        s.replayed += 1
+                                    }
                                     _ => s.compared += 1,
                                 }
                                 if let Some(seq) = seq {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use social_client::serde_json::{Map, Value};
 use social_client::webhooks::{self, Event};
 use social_client::config::{Auth, RequestOptions, RetryPolicy, Secret};
-use social_client::{Client, ErrorKind, ListPosts, NewPost, Plan, Platform};
+use social_client::{Client, ErrorKind, Plan, posts::{ListPosts, NewPost, Platform}};
 
 fn main() -> Result<(), social_client::Error> {
     let key: Secret = std::env::var("SOCIAL_API_KEY").unwrap_or_default().into();

@@ -20,7 +20,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use social_client::{Client, ListPosts, PostPage};
+use social_client::Client;
+use social_client::pagination::Page;
+use social_client::posts::{ListPosts, Post};
+
+type PostPage = Page<Post>;
 
 const SIDES: [&str; 3] = ["client", "raw ureq", "reqwest blocking"];
 
@@ -275,7 +279,7 @@ fn build_costs() -> String {
                 "social-client = {{ path = {:?}, default-features = false }}\n",
                 client_path.display().to_string()
             ),
-            "fn main() {\n    let c = social_client::Client::new(\"https://a.example\", \"k\").unwrap();\n    println!(\"{:?}\", c.posts().list(&social_client::ListPosts::new()).map(|p| p.data.len()));\n}\n",
+            "fn main() {\n    let c = social_client::Client::new(\"https://a.example\", \"k\").unwrap();\n    println!(\"{:?}\", c.posts().list(&social_client::posts::ListPosts::new()).map(|p| p.data.len()));\n}\n",
         ),
         (
             "on `ureq` alone",

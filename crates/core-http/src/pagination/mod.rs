@@ -53,12 +53,27 @@ pub struct PageMeta {
     pub offset: Option<u64>,
 }
 
-impl<T> From<Page<T>> for OffsetPage<T> {
-    fn from(page: Page<T>) -> Self {
-        OffsetPage {
-            total: page.meta.and_then(|m| m.total),
-            items: page.data,
+impl<T> Page<T> {
+    /// A page from its items and the total the server gave, if any.
+    ///
+    /// ```
+    /// let page = core_http::Page::new(vec!["a", "b"], Some(7));
+    /// assert_eq!(page.total(), Some(7));
+    /// ```
+    pub fn new(data: Vec<T>, total: Option<u64>) -> Self {
+        Page {
+            data,
+            meta: total.map(|total| PageMeta {
+                total: Some(total),
+                limit: None,
+                offset: None,
+            }),
         }
+    }
+
+    /// How many items the list holds in all, when the server said.
+    pub fn total(&self) -> Option<u64> {
+        self.meta.as_ref().and_then(|m| m.total)
     }
 }
 
@@ -107,15 +122,6 @@ pub fn check_page_size(limit: Option<u32>, max: u32) -> Result<()> {
         ))),
         _ => Ok(()),
     }
-}
-
-/// One page of an offset/limit list.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OffsetPage<T> {
-    /// The items of the page.
-    pub items: Vec<T>,
-    /// The total number of items, when the server gave it.
-    pub total: Option<u64>,
 }
 
 /// The most pages one iteration fetches unless told otherwise: 10,000 (a million items
@@ -181,17 +187,21 @@ mod tests {
 
     #[test]
     fn token_pages_follow_tokens_resume_and_stop_on_a_repeat() {
-        let fetch = |token: Option<&str>| -> Result<(u32, Option<String>)> {
-            Ok(match token {
-                None => (1, Some("b".into())),
-                Some("b") => (2, Some("c".into())),
-                Some("c") => (3, Some("b".into())), // a token already given
+        let fetch = |token: Option<&str>| -> Result<TokenPage<u32>> {
+            let (item, next) = match token {
+                None => (1, Some("b")),
+                Some("b") => (2, Some("c")),
+                Some("c") => (3, Some("b")), // a token already given
                 Some(_) => (0, None),
-            })
+            };
+            Ok(TokenPage::new(vec![item], next.map(str::to_owned)))
         };
-        let pages: Vec<Result<u32>> = TokenPages::starting_at(None, fetch).collect();
+        let pages: Vec<Result<TokenPage<u32>>> = TokenPages::starting_at(None, fetch).collect();
         assert_eq!(pages.len(), 4);
-        let read: Vec<u32> = pages[..3].iter().map(|p| *p.as_ref().unwrap()).collect();
+        let read: Vec<u32> = pages[..3]
+            .iter()
+            .map(|p| p.as_ref().unwrap().data[0])
+            .collect();
         assert_eq!(read, [1, 2, 3]);
         assert!(matches!(
             pages[3],
@@ -201,7 +211,7 @@ mod tests {
             })
         ));
         let mut from_c = TokenPages::starting_at(Some("c".into()), fetch);
-        assert_eq!(from_c.next().unwrap().unwrap(), 3);
+        assert_eq!(from_c.next().unwrap().unwrap().data, [3]);
         assert_eq!(from_c.resume_token(), Some("b"));
     }
 }

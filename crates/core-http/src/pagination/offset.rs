@@ -3,12 +3,12 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use super::{DEFAULT_MAX_PAGES, OffsetPage, Page};
+use super::{DEFAULT_MAX_PAGES, Page};
 use crate::error::{CutShort, Error, Result};
 
 /// The page fetcher of the iterators list methods return, boxed so that their types can
 /// be named: `OffsetPaginator<Post>`, `OffsetPages<Post>`.
-pub type OffsetFetch<P> = Box<dyn FnMut(u64, u32) -> Result<P> + Send>;
+pub type OffsetFetch<T> = Box<dyn FnMut(u64, u32) -> Result<Page<T>> + Send>;
 
 /// Iterates an offset/limit list item by item.
 ///
@@ -18,7 +18,7 @@ pub type OffsetFetch<P> = Box<dyn FnMut(u64, u32) -> Result<P> + Send>;
 /// that ignores `offset`; or [`max_pages`](Self::max_pages) pages) ends with
 /// [`Error::ListCutShort`], never silently. So a missing, wrong or huge `total` cannot
 /// make it loop forever, and a list that ends without that error is whole.
-pub struct OffsetPaginator<T, F = OffsetFetch<OffsetPage<T>>> {
+pub struct OffsetPaginator<T, F = OffsetFetch<T>> {
     fetch: F,
     cursor: OffsetCursor<T>,
     buffer: VecDeque<T>,
@@ -100,7 +100,7 @@ impl<T: Clone + PartialEq> OffsetCursor<T> {
 impl<T, F> OffsetPaginator<T, F>
 where
     T: Clone + PartialEq,
-    F: FnMut(u64, u32) -> Result<OffsetPage<T>>,
+    F: FnMut(u64, u32) -> Result<Page<T>>,
 {
     /// An iterator that calls `fetch(offset, limit)` for each page, starting at offset 0.
     pub fn new(page_size: u32, fetch: F) -> Self {
@@ -134,7 +134,7 @@ impl<T: Clone + PartialEq> OffsetPaginator<T> {
     pub fn boxed(
         offset: u64,
         page_size: u32,
-        fetch: impl FnMut(u64, u32) -> Result<OffsetPage<T>> + Send + 'static,
+        fetch: impl FnMut(u64, u32) -> Result<Page<T>> + Send + 'static,
     ) -> Self {
         Self::starting_at(offset, page_size, Box::new(fetch))
     }
@@ -143,7 +143,7 @@ impl<T: Clone + PartialEq> OffsetPaginator<T> {
 impl<T, F> Iterator for OffsetPaginator<T, F>
 where
     T: Clone + PartialEq,
-    F: FnMut(u64, u32) -> Result<OffsetPage<T>>,
+    F: FnMut(u64, u32) -> Result<Page<T>>,
 {
     type Item = Result<T>;
 
@@ -155,10 +155,11 @@ where
             Ok(page) => page,
             Err(e) => return Some(Err(e)),
         };
-        if let Err(cut) = self.cursor.accept(&page.items, page.total) {
+        let total = page.total();
+        if let Err(cut) = self.cursor.accept(&page.data, total) {
             return Some(Err(cut));
         }
-        self.buffer.extend(page.items);
+        self.buffer.extend(page.data);
         self.buffer.pop_front().map(Ok)
     }
 }
@@ -179,7 +180,7 @@ impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
 /// stopping rules as [`OffsetPaginator`]: after an error, at an empty or short page, at
 /// the server's `total`; cut short with [`Error::ListCutShort`] at a page that repeats
 /// the previous one and after [`max_pages`](Self::max_pages) pages.
-pub struct OffsetPages<T, F = OffsetFetch<Page<T>>> {
+pub struct OffsetPages<T, F = OffsetFetch<T>> {
     fetch: F,
     cursor: OffsetCursor<T>,
 }
@@ -238,8 +239,7 @@ where
             self.cursor.done = true;
             return None;
         }
-        let total = page.meta.as_ref().and_then(|m| m.total);
-        if let Err(cut) = self.cursor.accept(&page.data, total) {
+        if let Err(cut) = self.cursor.accept(&page.data, page.total()) {
             return Some(Err(cut));
         }
         Some(Ok(page))

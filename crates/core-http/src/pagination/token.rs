@@ -4,6 +4,8 @@
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
 
+use serde::Serialize;
+
 use super::DEFAULT_MAX_PAGES;
 use crate::error::{CutShort, Error, Result};
 
@@ -33,8 +35,8 @@ impl SeenTokens {
 }
 
 /// The page fetcher of the iterators list methods return, boxed so that their types can
-/// be named: `TokenPaginator<World>`, `TokenPages<WorldPage>`.
-pub type TokenFetch<P> = Box<dyn FnMut(Option<&str>) -> Result<P> + Send>;
+/// be named: `TokenPaginator<World>`, `TokenPages<World>`.
+pub type TokenFetch<T> = Box<dyn FnMut(Option<&str>) -> Result<TokenPage<T>> + Send>;
 
 /// Where a page-token listing stands, and its stopping rules, for both iterators: after
 /// an error, at the last page (no token, or an empty one), and cut short with a final
@@ -121,22 +123,22 @@ impl TokenCursor {
 /// page; a list that cannot be read to its end (a token the server already gave, or
 /// [`max_pages`](Self::max_pages) pages) ends with [`Error::ListCutShort`], never
 /// silently.
-pub struct TokenPages<P, F = TokenFetch<(P, Option<String>)>> {
+pub struct TokenPages<T, F = TokenFetch<T>> {
     fetch: F,
     cursor: TokenCursor,
-    _page: std::marker::PhantomData<fn() -> P>,
+    _item: std::marker::PhantomData<fn() -> T>,
 }
 
-impl<P, F> TokenPages<P, F>
+impl<T, F> TokenPages<T, F>
 where
-    F: FnMut(Option<&str>) -> Result<(P, Option<String>)>,
+    F: FnMut(Option<&str>) -> Result<TokenPage<T>>,
 {
     /// Pages from the first (`token` `None`) or from the one `token` names.
     pub fn starting_at(token: Option<String>, fetch: F) -> Self {
         TokenPages {
             fetch,
             cursor: TokenCursor::starting_at(token),
-            _page: std::marker::PhantomData,
+            _item: std::marker::PhantomData,
         }
     }
 
@@ -152,29 +154,35 @@ where
     }
 }
 
-impl<P> TokenPages<P> {
+impl<T> TokenPages<T> {
     /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
-    /// `TokenPages<P>`, which a list method can name in its signature.
+    /// `TokenPages<T>`, which a list method can name in its signature.
     pub fn boxed(
         token: Option<String>,
-        fetch: impl FnMut(Option<&str>) -> Result<(P, Option<String>)> + Send + 'static,
+        fetch: impl FnMut(Option<&str>) -> Result<TokenPage<T>> + Send + 'static,
     ) -> Self {
         Self::starting_at(token, Box::new(fetch))
     }
 }
 
-impl<P, F> Iterator for TokenPages<P, F>
+impl<T, F> Iterator for TokenPages<T, F>
 where
-    F: FnMut(Option<&str>) -> Result<(P, Option<String>)>,
+    F: FnMut(Option<&str>) -> Result<TokenPage<T>>,
 {
-    type Item = Result<P>;
+    type Item = Result<TokenPage<T>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.cursor.fetch(&mut self.fetch)
+        let fetch = &mut self.fetch;
+        self.cursor.fetch(|token| {
+            fetch(token).map(|page| {
+                let next = page.next_page_token.clone();
+                (page, next)
+            })
+        })
     }
 }
 
-impl<P, F> fmt::Debug for TokenPages<P, F> {
+impl<T, F> fmt::Debug for TokenPages<T, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TokenPages")
             .field("next", &self.cursor.next)
@@ -184,13 +192,30 @@ impl<P, F> fmt::Debug for TokenPages<P, F> {
     }
 }
 
-/// One page of a page-token list.
-#[derive(Debug, Clone, PartialEq)]
+/// One page of a page-token list: its items and the token of the next page, whatever
+/// the service calls them on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TokenPage<T> {
     /// The items of the page.
-    pub items: Vec<T>,
-    /// The token of the next page; `None` or empty on the last page.
-    pub next_token: Option<String>,
+    pub data: Vec<T>,
+    /// The token of the next page; `None` on the last page.
+    pub next_page_token: Option<String>,
+}
+
+impl<T> TokenPage<T> {
+    /// A page from its items and the next page's token (an empty token reads as none).
+    ///
+    /// ```
+    /// let page = core_http::TokenPage::new(vec![1, 2], Some(String::new()));
+    /// assert_eq!(page.next_page_token, None);
+    /// ```
+    pub fn new(data: Vec<T>, next_page_token: Option<String>) -> Self {
+        TokenPage {
+            data,
+            next_page_token: next_page_token.filter(|t| !t.is_empty()),
+        }
+    }
 }
 
 /// Iterates a page-token list item by item.
@@ -200,7 +225,7 @@ pub struct TokenPage<T> {
 /// after [`max_pages`](Self::max_pages) pages, its last item is
 /// [`Error::ListCutShort`]: a list that ends without that error is whole.
 /// [`resume_token`](Self::resume_token) tells where to start again later.
-pub struct TokenPaginator<T, F = TokenFetch<TokenPage<T>>> {
+pub struct TokenPaginator<T, F = TokenFetch<T>> {
     fetch: F,
     cursor: TokenCursor,
     buffer: VecDeque<T>,
@@ -256,7 +281,7 @@ impl<T> TokenPaginator<T> {
         token: Option<String>,
         fetch: impl FnMut(Option<&str>) -> Result<TokenPage<T>> + Send + 'static,
     ) -> Self {
-        let fetch: TokenFetch<TokenPage<T>> = Box::new(fetch);
+        let fetch: TokenFetch<T> = Box::new(fetch);
         match token {
             Some(token) => Self::starting_at(token, fetch),
             None => Self::new(fetch),
@@ -278,7 +303,7 @@ where
             let fetch = &mut self.fetch;
             let items = match self
                 .cursor
-                .fetch(|token| fetch(token).map(|page| (page.items, page.next_token)))?
+                .fetch(|token| fetch(token).map(|page| (page.data, page.next_page_token)))?
             {
                 Ok(items) => items,
                 Err(e) => return Some(Err(e)),

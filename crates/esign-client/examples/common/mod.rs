@@ -31,7 +31,7 @@ pub fn client() -> anyhow::Result<(Client, Option<Sandbox>)> {
 pub fn sign_all(
     client: &Client,
     sandbox: Option<&Sandbox>,
-    document: &esign_client::Document,
+    document: &esign_client::documents::Document,
 ) -> anyhow::Result<()> {
     match sandbox {
         Some(sandbox) => {

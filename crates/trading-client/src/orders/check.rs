@@ -193,7 +193,7 @@ fn prices(order_type: OrderType) -> (Option<Decimal>, Option<Decimal>, Option<Tr
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::{Side, TimeInForce};
+    use crate::orders::{Side, TimeInForce};
 
     fn order(json: serde_json::Value) -> Order {
         serde_json::from_value(json).unwrap()

@@ -2,7 +2,7 @@
 
 use time::OffsetDateTime;
 
-use super::{Order, OrderStatus, Side};
+use super::{OrderStatus, Side};
 
 /// Which orders by where they stand: open, closed, all, or those of one status.
 ///
@@ -12,7 +12,7 @@ use super::{Order, OrderStatus, Side};
 /// [`ListOrders::open`]).
 ///
 /// ```
-/// use trading_client::{ListOrders, OrderStatus, StatusFilter};
+/// use trading_client::orders::{ListOrders, OrderStatus, StatusFilter};
 /// let open = ListOrders::new().status(StatusFilter::Open);
 /// let filled = ListOrders::new().status(OrderStatus::Filled);
 /// assert_eq!(filled.status, Some(StatusFilter::Is(OrderStatus::Filled)));
@@ -36,7 +36,7 @@ impl StatusFilter {
     /// The wire spelling: `open`, `closed`, `all`, or the status's own.
     ///
     /// ```
-    /// use trading_client::{OrderStatus, StatusFilter};
+    /// use trading_client::orders::{OrderStatus, StatusFilter};
     /// assert_eq!(StatusFilter::Closed.as_str(), "closed");
     /// assert_eq!(StatusFilter::from(OrderStatus::Filled).as_str(), "filled");
     /// ```
@@ -71,7 +71,7 @@ impl Direction {
     /// The wire spelling: `asc` or `desc`.
     ///
     /// ```
-    /// assert_eq!(trading_client::Direction::Asc.as_str(), "asc");
+    /// assert_eq!(trading_client::orders::Direction::Asc.as_str(), "asc");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -85,7 +85,7 @@ impl Direction {
 /// list (symbols *and* side *and* dates *and* status).
 ///
 /// ```
-/// use trading_client::{Direction, ListOrders, OrderStatus, Side};
+/// use trading_client::orders::{Direction, ListOrders, OrderStatus, Side};
 /// use trading_client::time::macros::datetime;
 /// let params = ListOrders::new()
 ///     .status(OrderStatus::Filled)
@@ -127,8 +127,8 @@ impl ListOrders {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// let open = client.orders().list(&trading_client::ListOrders::new())?;
-    /// println!("{} open orders", open.len());
+    /// let open = client.orders().list(&trading_client::orders::ListOrders::new())?;
+    /// println!("{} open orders on the first page", open.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn new() -> Self {
@@ -138,7 +138,7 @@ impl ListOrders {
     /// Orders that stand as `status` says: a [`StatusFilter`] or one [`OrderStatus`].
     ///
     /// ```
-    /// use trading_client::{ListOrders, OrderStatus, StatusFilter};
+    /// use trading_client::orders::{ListOrders, OrderStatus, StatusFilter};
     /// assert_eq!(ListOrders::new().status(OrderStatus::Canceled).status.unwrap().as_str(), "canceled");
     /// assert_eq!(ListOrders::new().status(StatusFilter::Closed).status.unwrap().as_str(), "closed");
     /// ```
@@ -150,8 +150,8 @@ impl ListOrders {
     /// Open orders only (as the service does when no status is given).
     ///
     /// ```
-    /// let params = trading_client::ListOrders::new().open();
-    /// assert_eq!(params.status, Some(trading_client::StatusFilter::Open));
+    /// let params = trading_client::orders::ListOrders::new().open();
+    /// assert_eq!(params.status, Some(trading_client::orders::StatusFilter::Open));
     /// ```
     pub fn open(self) -> Self {
         self.status(StatusFilter::Open)
@@ -160,8 +160,8 @@ impl ListOrders {
     /// Every order, open or not.
     ///
     /// ```
-    /// let params = trading_client::ListOrders::new().all();
-    /// assert_eq!(params.status, Some(trading_client::StatusFilter::All));
+    /// let params = trading_client::orders::ListOrders::new().all();
+    /// assert_eq!(params.status, Some(trading_client::orders::StatusFilter::All));
     /// ```
     pub fn all(self) -> Self {
         self.status(StatusFilter::All)
@@ -170,8 +170,8 @@ impl ListOrders {
     /// Closed orders only.
     ///
     /// ```
-    /// let params = trading_client::ListOrders::new().closed();
-    /// assert_eq!(params.status, Some(trading_client::StatusFilter::Closed));
+    /// let params = trading_client::orders::ListOrders::new().closed();
+    /// assert_eq!(params.status, Some(trading_client::orders::StatusFilter::Closed));
     /// ```
     pub fn closed(self) -> Self {
         self.status(StatusFilter::Closed)
@@ -180,7 +180,7 @@ impl ListOrders {
     /// Only orders in these symbols (at most 100).
     ///
     /// ```
-    /// let params = trading_client::ListOrders::new().symbols(&["aapl"]);
+    /// let params = trading_client::orders::ListOrders::new().symbols(&["aapl"]);
     /// assert_eq!(params.symbols, ["AAPL"]);
     /// ```
     pub fn symbols<S: AsRef<str>>(mut self, symbols: &[S]) -> Self {
@@ -194,7 +194,7 @@ impl ListOrders {
     /// Only buys or only sells.
     ///
     /// ```
-    /// use trading_client::{ListOrders, Side};
+    /// use trading_client::orders::{ListOrders, Side};
     /// assert_eq!(ListOrders::new().side(Side::Sell).side, Some(Side::Sell));
     /// ```
     pub fn side(mut self, side: Side) -> Self {
@@ -206,7 +206,7 @@ impl ListOrders {
     ///
     /// ```
     /// use trading_client::time::macros::datetime;
-    /// let params = trading_client::ListOrders::new().after(datetime!(2026-11-02 00:00 UTC));
+    /// let params = trading_client::orders::ListOrders::new().after(datetime!(2026-11-02 00:00 UTC));
     /// assert!(params.after.is_some());
     /// ```
     pub fn after(mut self, t: OffsetDateTime) -> Self {
@@ -218,7 +218,7 @@ impl ListOrders {
     ///
     /// ```
     /// use trading_client::time::macros::datetime;
-    /// let params = trading_client::ListOrders::new().until(datetime!(2026-11-07 00:00 UTC));
+    /// let params = trading_client::orders::ListOrders::new().until(datetime!(2026-11-07 00:00 UTC));
     /// assert!(params.until.is_some());
     /// ```
     pub fn until(mut self, t: OffsetDateTime) -> Self {
@@ -229,7 +229,7 @@ impl ListOrders {
     /// Newest first (the default) or oldest first.
     ///
     /// ```
-    /// use trading_client::{Direction, ListOrders};
+    /// use trading_client::orders::{Direction, ListOrders};
     /// assert_eq!(ListOrders::new().direction(Direction::Asc).direction, Some(Direction::Asc));
     /// ```
     pub fn direction(mut self, direction: Direction) -> Self {
@@ -241,9 +241,10 @@ impl ListOrders {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::{ListOrders, time::{Duration, OffsetDateTime}};
+    /// use trading_client::{time::{Duration, OffsetDateTime}, orders::ListOrders};
     /// let hour_ago = OffsetDateTime::now_utc() - Duration::hours(1);
-    /// for order in client.orders().list(&ListOrders::new().all().updated_since(hour_ago))? {
+    /// for order in client.orders().iter_from(&ListOrders::new().all().updated_since(hour_ago)) {
+    ///     let order = order?;
     ///     println!("{} is {}", order.id, order.status);
     /// }
     /// # Ok::<(), trading_client::Error>(())
@@ -256,7 +257,7 @@ impl ListOrders {
     /// At most `n` orders (1 to 500).
     ///
     /// ```
-    /// let params = trading_client::ListOrders::new().all().limit(500);
+    /// let params = trading_client::orders::ListOrders::new().all().limit(500);
     /// assert_eq!(params.limit, Some(500));
     /// ```
     pub fn limit(mut self, n: u32) -> Self {
@@ -267,7 +268,7 @@ impl ListOrders {
     /// The page a `next_page_token` names.
     ///
     /// ```
-    /// let params = trading_client::ListOrders::new().all().page_token("u1767625200000000000:ord_1");
+    /// let params = trading_client::orders::ListOrders::new().all().page_token("u1767625200000000000:ord_1");
     /// assert!(params.page_token.is_some());
     /// ```
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
@@ -295,14 +296,4 @@ impl ListOrders {
             .query_opt("limit", self.limit)
             .query_opt("page_token", self.page_token.as_deref())
     }
-}
-
-/// One page of orders.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct OrderPage {
-    /// The orders of the page.
-    pub orders: Vec<Order>,
-    /// The token of the next page (`ListOrders::page_token`); `None` after the last.
-    pub next_page_token: Option<String>,
 }

@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use crate::client::Client;
 pub(crate) use check::closed as check_closed;
-pub use list::{Direction, ListOrders, OrderPage, StatusFilter};
+pub use list::{Direction, ListOrders, StatusFilter};
 pub use model::*;
 pub use replace::ReplaceOrder;
 pub use request::*;
@@ -80,7 +80,7 @@ impl<'a> Orders<'a> {
     ///
     /// ```no_run
     /// use trading_client::Decimal;
-    /// use trading_client::{Amount, OrderRequest, Side};
+    /// use trading_client::orders::{Amount, OrderRequest, Side};
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// let order = client
     ///     .orders()
@@ -154,7 +154,7 @@ impl<'a> Orders<'a> {
     /// would rather know before. Then as [`place`](Self::place): exactly once.
     ///
     /// ```no_run
-    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side}};
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// let half = OrderRequest::limit("BRK.A", Side::Buy, "0.5".parse().unwrap(), Decimal::from(700_000));
     /// match client.orders().place_checked(&half) {
@@ -229,45 +229,40 @@ impl<'a> Orders<'a> {
         }
     }
 
-    /// One page of orders, newest first (or, with `updated_since`, oldest change first).
-    /// `GET /v1/orders?status&updated_since&limit&page_token`. [`page`](Self::page) gives
-    /// the next page's token too; [`iter`](Self::iter) reads every page.
+    /// One page of orders, newest first (or, with `updated_since`, oldest change first),
+    /// and the token of the next. `GET /v1/orders?status&updated_since&limit&page_token`.
+    /// Listing by change (`updated_since`) pages with a cursor after the last change
+    /// read: an order that changes while you page comes again later, never skipped.
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::ListOrders;
-    /// for order in client.orders().list(&ListOrders::new().all().limit(100))? {
-    ///     println!("{} {} {}", order.id, order.symbol, order.status);
-    /// }
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
-    pub fn list(&self, params: &ListOrders) -> Result<Vec<Order>> {
-        Ok(self.page(params)?.orders)
-    }
-
-    /// One page of orders and the token of the next. Listing by change
-    /// (`updated_since`) pages with a cursor after the last change read: an order that
-    /// changes while you page comes again later, never skipped.
-    ///
-    /// ```no_run
-    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::ListOrders;
-    /// let first = client.orders().page(&ListOrders::new().all().limit(500))?;
+    /// use trading_client::orders::ListOrders;
+    /// let first = client.orders().list(&ListOrders::new().all().limit(500))?;
     /// if let Some(token) = first.next_page_token {
-    ///     let second = client.orders().page(&ListOrders::new().all().limit(500).page_token(token))?;
-    ///     println!("{} more", second.orders.len());
+    ///     let second = client.orders().list(&ListOrders::new().all().limit(500).page_token(token))?;
+    ///     println!("{} more", second.data.len());
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn page(&self, params: &ListOrders) -> Result<OrderPage> {
+    pub fn list(&self, params: &ListOrders) -> Result<core_http::TokenPage<Order>> {
         core_http::check_page_size(params.limit, 500)?;
         let list: OrderList = params
             .apply(self.client.http().get("/v1/orders"))
             .send_json()?;
-        Ok(OrderPage {
-            orders: list.orders,
-            next_page_token: list.next_page_token.filter(|t| !t.is_empty()),
-        })
+        Ok(core_http::TokenPage::new(list.orders, list.next_page_token))
+    }
+
+    /// Every open order, newest first, page after page.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// for order in client.orders().iter() {
+    ///     println!("{}", order?.id);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn iter(&self) -> core_http::TokenPaginator<Order> {
+        self.iter_from(&ListOrders::new())
     }
 
     /// Every order `params` selects, page after page (from `params.page_token`, or the
@@ -275,23 +270,39 @@ impl<'a> Orders<'a> {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::ListOrders;
-    /// for order in client.orders().iter(&ListOrders::new().all().limit(500)) {
+    /// use trading_client::orders::ListOrders;
+    /// for order in client.orders().iter_from(&ListOrders::new().all().limit(500)) {
     ///     println!("{}", order?.id);
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn iter(&self, params: &ListOrders) -> core_http::TokenPaginator<Order> {
+    pub fn iter_from(&self, params: &ListOrders) -> core_http::TokenPaginator<Order> {
         let client = self.client.clone();
         let base = params.clone();
         core_http::TokenPaginator::boxed(params.page_token.clone(), move |token| {
             let mut params = base.clone();
             params.page_token = token.map(str::to_owned);
-            let page = client.orders().page(&params)?;
-            Ok(core_http::TokenPage {
-                items: page.orders,
-                next_token: page.next_page_token,
-            })
+            client.orders().list(&params)
+        })
+    }
+
+    /// The orders `params` selects, page by page.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::orders::ListOrders;
+    /// for page in client.orders().pages(&ListOrders::new().all().limit(500)) {
+    ///     println!("{} orders", page?.data.len());
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    pub fn pages(&self, params: &ListOrders) -> core_http::TokenPages<Order> {
+        let client = self.client.clone();
+        let base = params.clone();
+        core_http::TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
+            let mut params = base.clone();
+            params.page_token = token.map(str::to_owned);
+            client.orders().list(&params)
         })
     }
 
@@ -320,7 +331,7 @@ impl<'a> Orders<'a> {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::{Decimal, ReplaceOrder};
+    /// use trading_client::{Decimal, orders::ReplaceOrder};
     /// let new = client.orders().replace("ord_123", &ReplaceOrder::new().limit_price(Decimal::from(186)))?;
     /// println!("{} replaces {:?}", new.id, new.replaces);
     /// # Ok::<(), trading_client::Error>(())

@@ -6,12 +6,12 @@ use time::OffsetDateTime;
 
 core_http::string_id! {
     /// The id of an order.
-    pub struct OrderId;
+    pub struct OrderId in orders;
 }
 
 core_http::string_enum! {
     /// Buy or sell.
-    pub enum Side {
+    pub enum Side in orders {
         /// Buy.
         Buy = "buy",
         /// Sell.
@@ -21,7 +21,7 @@ core_http::string_enum! {
 
 core_http::string_enum! {
     /// How long an order stays working.
-    pub enum TimeInForce {
+    pub enum TimeInForce in orders {
         /// Until the end of the trading day. The default.
         Day = "day",
         /// Until canceled.
@@ -39,7 +39,7 @@ core_http::string_enum! {
 
 core_http::string_enum! {
     /// Where an order stands.
-    pub enum OrderStatus {
+    pub enum OrderStatus in orders {
         /// Received.
         New = "new",
         /// Accepted, not yet working.
@@ -72,7 +72,7 @@ impl OrderStatus {
     /// rejected, replaced).
     ///
     /// ```
-    /// use trading_client::OrderStatus;
+    /// use trading_client::orders::OrderStatus;
     /// assert!(OrderStatus::Filled.is_terminal());
     /// assert!(!OrderStatus::PartiallyFilled.is_terminal());
     /// ```
@@ -90,7 +90,7 @@ impl OrderStatus {
 
 core_http::string_enum! {
     /// The type of an order, as the service reports it.
-    pub enum OrderKind {
+    pub enum OrderKind in orders {
         /// At the market.
         Market = "market",
         /// At a price or better.
@@ -106,7 +106,7 @@ core_http::string_enum! {
 
 core_http::string_enum! {
     /// How an order relates to others.
-    pub enum OrderClass {
+    pub enum OrderClass in orders {
         /// One order.
         Simple = "simple",
         /// An entry with a take-profit and a stop-loss exit.
@@ -225,7 +225,7 @@ pub struct Order {
         skip_serializing_if = "Option::is_none"
     )]
     pub hwm: Option<Decimal>,
-    /// May fill in the extended sessions ([`OrderRequest::extended_hours`](crate::OrderRequest::extended_hours)).
+    /// May fill in the extended sessions ([`OrderRequest::extended_hours`](crate::orders::OrderRequest::extended_hours)).
     #[serde(default)]
     pub extended_hours: bool,
     /// Its class.
@@ -287,7 +287,7 @@ pub struct Order {
     /// The order a leg belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<OrderId>,
-    /// The order this one replaced ([`Orders::replace`](crate::Orders::replace)).
+    /// The order this one replaced ([`Orders::replace`](crate::orders::Orders::replace)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaces: Option<OrderId>,
     /// The order that replaced this one (its status is then `replaced`).

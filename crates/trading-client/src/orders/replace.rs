@@ -9,7 +9,7 @@ use super::model::TimeInForce;
 use super::request::Trail;
 use crate::money::JsonObject;
 
-/// What to change in an open order ([`Orders::replace`](crate::Orders::replace)): its
+/// What to change in an open order ([`Orders::replace`](crate::orders::Orders::replace)): its
 /// quantity, limit, stop, trail or time in force; what is not set stays as it was. At
 /// least one change is needed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl ReplaceOrder {
     /// No change yet.
     ///
     /// ```
-    /// use trading_client::{Decimal, ReplaceOrder};
+    /// use trading_client::{Decimal, orders::ReplaceOrder};
     /// let change = ReplaceOrder::new().qty(Decimal::from(3)).limit_price("187.50".parse()?);
     /// assert_eq!(change.qty, Some(Decimal::from(3)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -46,7 +46,7 @@ impl ReplaceOrder {
     /// A new quantity.
     ///
     /// ```
-    /// let change = trading_client::ReplaceOrder::new().qty(trading_client::Decimal::from(3));
+    /// let change = trading_client::orders::ReplaceOrder::new().qty(trading_client::Decimal::from(3));
     /// assert!(change.qty.is_some());
     /// ```
     pub fn qty(mut self, qty: Decimal) -> Self {
@@ -57,7 +57,7 @@ impl ReplaceOrder {
     /// A new limit price.
     ///
     /// ```
-    /// let change = trading_client::ReplaceOrder::new().limit_price(trading_client::Decimal::from(187));
+    /// let change = trading_client::orders::ReplaceOrder::new().limit_price(trading_client::Decimal::from(187));
     /// assert!(change.limit_price.is_some());
     /// ```
     pub fn limit_price(mut self, price: Decimal) -> Self {
@@ -68,7 +68,7 @@ impl ReplaceOrder {
     /// A new stop price.
     ///
     /// ```
-    /// let change = trading_client::ReplaceOrder::new().stop_price(trading_client::Decimal::from(180));
+    /// let change = trading_client::orders::ReplaceOrder::new().stop_price(trading_client::Decimal::from(180));
     /// assert!(change.stop_price.is_some());
     /// ```
     pub fn stop_price(mut self, price: Decimal) -> Self {
@@ -79,7 +79,7 @@ impl ReplaceOrder {
     /// A new trail.
     ///
     /// ```
-    /// use trading_client::{Decimal, ReplaceOrder, Trail};
+    /// use trading_client::{Decimal, orders::{ReplaceOrder, Trail}};
     /// let change = ReplaceOrder::new().trail(Trail::Percent(Decimal::from(2)));
     /// assert!(change.trail.is_some());
     /// ```
@@ -91,7 +91,7 @@ impl ReplaceOrder {
     /// A new time in force.
     ///
     /// ```
-    /// use trading_client::{ReplaceOrder, TimeInForce};
+    /// use trading_client::orders::{ReplaceOrder, TimeInForce};
     /// let change = ReplaceOrder::new().time_in_force(TimeInForce::Gtc);
     /// assert!(change.time_in_force.is_some());
     /// ```
@@ -103,7 +103,7 @@ impl ReplaceOrder {
     /// The replacement's own `client_order_id` (1 to 48 characters).
     ///
     /// ```
-    /// let change = trading_client::ReplaceOrder::new().client_order_id("my-order-1-v2");
+    /// let change = trading_client::orders::ReplaceOrder::new().client_order_id("my-order-1-v2");
     /// assert!(change.client_order_id.is_some());
     /// ```
     pub fn client_order_id(mut self, id: impl Into<String>) -> Self {

@@ -79,7 +79,7 @@ impl StopLoss {
     /// Exits at the market once the price reaches `stop`.
     ///
     /// ```
-    /// use trading_client::{Decimal, OrderRequest, Side, StopLoss};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side, StopLoss}};
     /// let exits = OrderRequest::oco("AAPL", Side::Sell, Decimal::from(10), Decimal::new(200_00, 2), StopLoss::at(Decimal::new(175_00, 2)));
     /// # let _ = exits;
     /// ```
@@ -90,7 +90,7 @@ impl StopLoss {
     /// Exits with a limit at `limit` once the price reaches `stop`.
     ///
     /// ```
-    /// use trading_client::{Decimal, StopLoss};
+    /// use trading_client::{Decimal, orders::StopLoss};
     /// // Once AAPL trades at 175.00, sell, but not below 174.50.
     /// let stop = StopLoss::with_limit(Decimal::new(175_00, 2), Decimal::new(174_50, 2));
     /// assert_eq!(stop.limit, Some(Decimal::new(174_50, 2)));
@@ -131,7 +131,7 @@ enum Legs {
 ///
 /// ```
 /// use trading_client::Decimal;
-/// use trading_client::{OrderRequest, Side, StopLoss, Entry, TimeInForce};
+/// use trading_client::orders::{OrderRequest, Side, StopLoss, Entry, TimeInForce};
 ///
 /// let buy = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(18_550, 2))
 ///     .time_in_force(TimeInForce::Gtc);
@@ -186,7 +186,7 @@ impl OrderRequest {
     /// At the market, by quantity or by notional amount.
     ///
     /// ```
-    /// use trading_client::{Amount, Decimal, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{Amount, OrderRequest, Side}};
     /// let shares = OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(5)));
     /// let dollars = OrderRequest::market("AAPL", Side::Buy, Amount::Notional(Decimal::from(500)));
     /// # let _ = (shares, dollars);
@@ -198,9 +198,9 @@ impl OrderRequest {
     /// At `limit` or better.
     ///
     /// ```
-    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side}};
     /// let buy = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(185_50, 2));
-    /// assert_eq!(buy.amount, trading_client::Amount::Qty(Decimal::from(10)));
+    /// assert_eq!(buy.amount, trading_client::orders::Amount::Qty(Decimal::from(10)));
     /// ```
     pub fn limit(symbol: impl Into<String>, side: Side, qty: Decimal, limit: Decimal) -> Self {
         Self::new(symbol, side, Amount::Qty(qty), OrderType::Limit { limit })
@@ -209,7 +209,7 @@ impl OrderRequest {
     /// At the market once the price reaches `stop` (a stop-loss).
     ///
     /// ```
-    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side}};
     /// let stop_loss = OrderRequest::stop("AAPL", Side::Sell, Decimal::from(10), Decimal::new(175_00, 2));
     /// # let _ = stop_loss;
     /// ```
@@ -220,7 +220,7 @@ impl OrderRequest {
     /// At `limit` or better once the price reaches `stop`.
     ///
     /// ```
-    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side}};
     /// let order = OrderRequest::stop_limit(
     ///     "AAPL",
     ///     Side::Sell,
@@ -248,7 +248,7 @@ impl OrderRequest {
     /// A stop that follows the price by `trail`.
     ///
     /// ```
-    /// use trading_client::{Decimal, OrderRequest, Side, Trail};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side, Trail}};
     /// // Sell if AAPL falls 2% below its highest price since the order was placed.
     /// let order = OrderRequest::trailing_stop("AAPL", Side::Sell, Decimal::from(10), Trail::Percent(Decimal::from(2)));
     /// # let _ = order;
@@ -271,7 +271,7 @@ impl OrderRequest {
     /// the other is canceled.
     ///
     /// ```
-    /// use trading_client::{Decimal, Entry, OrderClass, OrderRequest, Side, StopLoss};
+    /// use trading_client::{Decimal, orders::{Entry, OrderClass, OrderRequest, Side, StopLoss}};
     /// let order = OrderRequest::bracket(
     ///     "AAPL",
     ///     Side::Buy,
@@ -302,7 +302,7 @@ impl OrderRequest {
     /// stop-loss. (`side` is the exits' side: sell to close a long position.)
     ///
     /// ```
-    /// use trading_client::{Decimal, OrderClass, OrderRequest, Side, StopLoss};
+    /// use trading_client::{Decimal, orders::{OrderClass, OrderRequest, Side, StopLoss}};
     /// let exits = OrderRequest::oco(
     ///     "AAPL",
     ///     Side::Sell,
@@ -332,7 +332,7 @@ impl OrderRequest {
     /// An entry that, once filled, sets one exit to work.
     ///
     /// ```
-    /// use trading_client::{Decimal, Entry, Exit, OrderClass, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{Entry, Exit, OrderClass, OrderRequest, Side}};
     /// let order = OrderRequest::oto(
     ///     "AAPL",
     ///     Side::Buy,
@@ -357,7 +357,7 @@ impl OrderRequest {
     /// Sets how long the order works. Defaults to [`TimeInForce::Day`].
     ///
     /// ```
-    /// use trading_client::{Decimal, OrderRequest, Side, TimeInForce};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side, TimeInForce}};
     /// let order = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(185_50, 2))
     ///     .time_in_force(TimeInForce::Gtc);
     /// assert_eq!(order.time_in_force, TimeInForce::Gtc);
@@ -372,7 +372,7 @@ impl OrderRequest {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side}};
     /// let order = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(185_50, 2))
     ///     .client_order_id("rebalance-2026-11-23-aapl");
     /// // Run twice (say, after a crash): the service still places one order.
@@ -389,7 +389,7 @@ impl OrderRequest {
     /// The order class this request makes.
     ///
     /// ```
-    /// use trading_client::{Amount, Decimal, OrderClass, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{Amount, OrderClass, OrderRequest, Side}};
     /// let order = OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(1)));
     /// assert_eq!(order.order_class(), OrderClass::Simple);
     /// ```
@@ -407,7 +407,7 @@ impl OrderRequest {
     /// refused before it is sent.
     ///
     /// ```
-    /// use trading_client::{Decimal, OrderRequest, Side};
+    /// use trading_client::{Decimal, orders::{OrderRequest, Side}};
     /// let early = OrderRequest::limit("AAPL", Side::Buy, Decimal::ONE, Decimal::new(18_000, 2))
     ///     .extended_hours(true);
     /// assert!(early.extended_hours);

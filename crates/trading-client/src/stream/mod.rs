@@ -11,7 +11,9 @@ mod recovery;
 
 use std::time::Duration;
 
-use core_http::ws::{Session, Stream, StreamStats, WsError};
+/// The stream's settings and counters, and why it failed.
+pub use core_http::ws::{ReconnectPolicy, StreamConfig, StreamStats, WsError};
+use core_http::ws::{Session, Stream};
 use core_http::{Error, Result};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -133,7 +135,7 @@ pub enum Event {
 /// [`next_timeout`](Self::next_timeout). Dropping it closes it.
 ///
 /// ```no_run
-/// use trading_client::Event;
+/// use trading_client::stream::Event;
 /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
 /// let mut stream = client.stream()?;
 /// stream.subscribe_quotes(&["AAPL"])?;
@@ -227,7 +229,7 @@ impl TradingStream {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::Event;
+    /// use trading_client::stream::Event;
     /// let mut stream = client.stream()?;
     /// stream.subscribe_trades(&["AAPL"])?;
     /// if let Some(Ok(Event::Trade(t))) = stream.next() {
@@ -258,7 +260,7 @@ impl TradingStream {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use trading_client::Event;
+    /// use trading_client::stream::Event;
     /// let mut stream = client.stream()?;
     /// stream.subscribe_bars(&["AAPL"])?;
     /// if let Some(Ok(Event::Bar(bar))) = stream.next() {
@@ -331,7 +333,7 @@ impl TradingStream {
                 .client
                 .orders()
                 .list(&ListOrders::new().all().limit(RECONCILE_LIMIT))?;
-            for order in &existing {
+            for order in &existing.data {
                 fills.note_order(order);
                 for fill in fills_of(order).into_iter().flatten() {
                     fills.remember(&fill.execution_id);

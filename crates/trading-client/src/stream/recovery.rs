@@ -115,9 +115,9 @@ impl Fills {
                 }
             };
             params.page_token = recovery.page_token.clone();
-            match client.orders().page(&params) {
+            match client.orders().list(&params) {
                 Ok(page) => {
-                    self.deliver(&page.orders, out);
+                    self.deliver(&page.data, out);
                     recovery.pages += 1;
                     match page.next_page_token {
                         None => break None,
@@ -125,7 +125,7 @@ impl Fills {
                             break Some((
                                 format!(
                                     "more than {} orders changed during the gap; read the \
-                                     rest with orders().iter(&ListOrders::new().all()\
+                                     rest with orders().iter_from(&ListOrders::new().all()\
                                      .updated_since(..))",
                                     RECONCILE_PAGES * RECONCILE_LIMIT
                                 ),

@@ -341,7 +341,7 @@ impl Worlds<'_> {
     }
 
     /// The realtime endpoint's URL (`ws://.../worlds/ws/v1/realtime`).
-    pub fn realtime_url(&self) -> String {
+    pub fn stream_url(&self) -> String {
         format!(
             "{}/ws/v1/realtime",
             self.url().replacen("http://", "ws://", 1)

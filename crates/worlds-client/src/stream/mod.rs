@@ -26,7 +26,7 @@
 //! [`core_http::ws::WsError::FellBehind`], then the channel reconnects and every world
 //! is caught up from its checkpoint.
 //!
-//! Sends ([`Realtime::send`], [`Realtime::move_object`], [`Realtime::set_presence`])
+//! Sends ([`WorldsStream::send`], [`WorldsStream::move_object`], [`WorldsStream::set_presence`])
 //! carry a `ref` the service answers with an `ack` or an `error`, through
 //! [`core_http::ws::Stream::request`]: written at most once.
 
@@ -45,6 +45,7 @@ use serde_json::Value;
 
 use crate::client::Client;
 use crate::worlds::WorldId;
+pub use core_http::ws::{ReconnectPolicy, StreamConfig, StreamStats, WsError};
 pub use events::{Event, Recovery};
 use handler::{Tracked, Worlds};
 use protocol::{Checkpoint, Join, WorldsProtocol};
@@ -64,18 +65,18 @@ pub struct Accepted {
     pub seq: Option<u64>,
 }
 
-/// An open realtime channel: [`Client::realtime`]. Iterate it (each item waits), or call
+/// An open realtime channel: [`Client::stream`]. Iterate it (each item waits), or call
 /// [`next_timeout`](Self::next_timeout). Dropping it closes it.
-pub struct Realtime {
+pub struct WorldsStream {
     session: Session<WorldsProtocol, Worlds>,
     /// The id of the next request (`r1`, `r2`...).
     next_ref: AtomicU64,
     send_timeout: Duration,
 }
 
-impl std::fmt::Debug for Realtime {
+impl std::fmt::Debug for WorldsStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Realtime")
+        f.debug_struct("WorldsStream")
             .field(
                 "worlds",
                 &self.session.handler().worlds.keys().collect::<Vec<_>>(),
@@ -85,15 +86,15 @@ impl std::fmt::Debug for Realtime {
     }
 }
 
-impl Realtime {
+impl WorldsStream {
     pub(crate) fn open(
         client: &Client,
         configure: impl FnOnce(core_http::ws::StreamConfig) -> core_http::ws::StreamConfig,
-    ) -> Result<Realtime> {
-        let url = client.realtime_url();
+    ) -> Result<WorldsStream> {
+        let url = client.stream_url();
         let config = configure(client.http().stream_config(&url)?);
         let stream = Stream::connect(config, WorldsProtocol::default())?;
-        Ok(Realtime {
+        Ok(WorldsStream {
             session: Session::new(stream, Worlds::default()),
             next_ref: AtomicU64::new(1),
             send_timeout: SEND_TIMEOUT,
@@ -106,8 +107,8 @@ impl Realtime {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::Event;
-    /// let mut realtime = client.realtime()?;
+    /// use worlds_client::stream::Event;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// if let Some(Ok(Event::Joined { users, .. })) = realtime.next() {
     ///     println!("{} users here", users.len());
@@ -131,9 +132,9 @@ impl Realtime {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::{Event, Recovery};
+    /// use worlds_client::stream::{Event, Recovery};
     /// let saved: u64 = 41; // the last `event.seq()` handled before the restart
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join_from("world_1", saved)?;
     /// for event in realtime.by_ref() {
     ///     match event? {
@@ -161,7 +162,7 @@ impl Realtime {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join_as("world_1", "user_ada", "Ada")?; // Ada is in the world until she leaves
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
@@ -206,7 +207,7 @@ impl Realtime {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// realtime.leave("world_1");
     /// # Ok::<(), worlds_client::Error>(())
@@ -229,7 +230,7 @@ impl Realtime {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join_as("world_1", "user_ada", "Ada")?;
     /// let accepted = realtime.move_object("world_1", 0, [1.0, 0.0, 2.5])?;
     /// println!("moved at {:?}", accepted.seq);
@@ -250,7 +251,7 @@ impl Realtime {
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
     /// use serde_json::json;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// realtime.move_object_to("world_1", 1, [0.0, 0.0, 0.0], Some(json!("world_2")))?;
     /// # Ok::<(), worlds_client::Error>(())
@@ -282,17 +283,17 @@ impl Realtime {
     /// A send is written at most once. While the channel reconnects it waits for the
     /// connection, within the send timeout ([`set_send_timeout`](Self::set_send_timeout),
     /// 10 s by default). It fails with the server's refusal
-    /// ([`WsError::Rejected`](core_http::ws::WsError::Rejected): its code and reason);
-    /// with [`WsError::NotSent`](core_http::ws::WsError::NotSent) when it was never
+    /// ([`WsError::Rejected`]: its code and reason);
+    /// with [`WsError::NotSent`] when it was never
     /// written (safe to send again); or with
-    /// [`WsError::Unanswered`](core_http::ws::WsError::Unanswered) when it was written
+    /// [`WsError::Unanswered`] when it was written
     /// and no answer came (the connection dropped, or time ran out): it may have been
     /// done, and [`Error::may_have_been_processed`] says so.
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
     /// use serde_json::json;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join_as("world_1", "user_ada", "Ada")?;
     /// match realtime.send("world_1", "wave", &json!({"to": "user_grace"})) {
     ///     Ok(accepted) => println!("sent as event {:?}", accepted.seq),
@@ -325,7 +326,7 @@ impl Realtime {
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
     /// use serde_json::json;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join_as("world_1", "user_ada", "Ada")?;
     /// realtime.set_presence("world_1", &json!({"status": "away", "position": [1, 0, 2]}))?;
     /// # Ok::<(), worlds_client::Error>(())
@@ -352,7 +353,7 @@ impl Realtime {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.set_send_timeout(std::time::Duration::from_secs(2));
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
@@ -381,7 +382,7 @@ impl Realtime {
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
     /// use std::time::Duration;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// match realtime.next_timeout(Duration::from_secs(5)) {
     ///     Some(event) => println!("{:?}", event?),
@@ -398,7 +399,7 @@ impl Realtime {
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
     /// use std::time::Duration;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// while !realtime.is_closed() {
     ///     if let Some(event) = realtime.next_timeout(Duration::from_secs(1)) {
@@ -415,12 +416,12 @@ impl Realtime {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let realtime = client.realtime()?;
+    /// let realtime = client.stream()?;
     /// let stats = realtime.stats();
     /// println!("{} reconnects, {} events", stats.reconnects, stats.received);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn stats(&self) -> crate::StreamStats {
+    pub fn stats(&self) -> crate::stream::StreamStats {
         self.session.stats()
     }
 
@@ -428,7 +429,7 @@ impl Realtime {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// realtime.close();
     /// # Ok::<(), worlds_client::Error>(())
@@ -438,7 +439,7 @@ impl Realtime {
     }
 }
 
-impl Iterator for Realtime {
+impl Iterator for WorldsStream {
     type Item = Result<Event>;
 
     /// Waits for the next event; `None` once the channel has ended.

@@ -12,7 +12,7 @@ use crate::worlds::{User, UserId, World, WorldId, WorldObject};
 ///
 /// Every event of a world carries the world's sequence number (`seq`) and the server's
 /// time (`timestamp`), when the server gave them: save the last `seq` you handled and
-/// rejoin from it with [`Realtime::join_from`](super::Realtime::join_from).
+/// rejoin from it with [`WorldsStream::join_from`](super::WorldsStream::join_from).
 /// `recovered` is `true` for an event that happened while the client was not hearing
 /// the world (after a reconnect, lost events or a rejoin): replayed by the server, or
 /// found by comparing the world with a snapshot.
@@ -62,7 +62,7 @@ pub enum Event {
         timestamp: Option<OffsetDateTime>,
     },
     /// A user's presence changed: their `state` (a position, a status...), as their
-    /// session set it with [`Realtime::set_presence`](super::Realtime::set_presence).
+    /// session set it with [`WorldsStream::set_presence`](super::WorldsStream::set_presence).
     #[doc(alias = "presence")]
     UserUpdated {
         /// The world.
@@ -129,7 +129,7 @@ pub enum Event {
         timestamp: Option<OffsetDateTime>,
     },
     /// An application's own event, sent to the world's sessions with
-    /// [`Realtime::send`](super::Realtime::send).
+    /// [`WorldsStream::send`](super::WorldsStream::send).
     Custom {
         /// The world.
         world_id: WorldId,
@@ -196,7 +196,7 @@ pub enum Recovery {
         /// How many differences.
         changes: usize,
     },
-    /// Rejoined from a checkpoint ([`Realtime::join_from`](super::Realtime::join_from))
+    /// Rejoined from a checkpoint ([`WorldsStream::join_from`](super::WorldsStream::join_from))
     /// the server could no longer replay from: the world as it is now came in
     /// [`Event::Joined`], and what happened since the checkpoint is not known.
     Lost,
@@ -207,7 +207,7 @@ impl Event {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// realtime.join("world_2")?;
     /// for event in realtime.by_ref().take(10) {
@@ -235,11 +235,11 @@ impl Event {
 
     /// The world's sequence number at this event, when the server gave one: the
     /// checkpoint to save, and to rejoin from with
-    /// [`Realtime::join_from`](super::Realtime::join_from).
+    /// [`WorldsStream::join_from`](super::WorldsStream::join_from).
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// let mut checkpoint = 0;
     /// for event in realtime.by_ref().take(10) {
@@ -271,7 +271,7 @@ impl Event {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// if let Some(Ok(event)) = realtime.next() {
     ///     println!("{:?} at {:?}", event.seq(), event.timestamp());
@@ -299,7 +299,7 @@ impl Event {
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.realtime()?;
+    /// let mut realtime = client.stream()?;
     /// realtime.join("world_1")?;
     /// for event in realtime.by_ref().take(10) {
     ///     let event = event?;
