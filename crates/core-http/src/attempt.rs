@@ -10,8 +10,9 @@ use log::{debug, trace};
 use crate::HttpClient;
 use crate::auth::AuthHeader;
 use crate::error::{ApiError, Error};
+use crate::method::Method;
 use crate::redact::{Redactor, is_sensitive_header};
-use crate::request::{Body, Content, Method};
+use crate::request::{Body, Content};
 use crate::response::{Headers, Response, StreamingResponse};
 use crate::retry::Outcome;
 use crate::time::Deadline;
@@ -478,7 +479,8 @@ fn error_status(
         }
     };
     let now = crate::time::wall_time(cfg.clock.as_ref());
-    let api = ApiError::build(status, headers, &bytes, &call.redact, now);
+    let retry_after = crate::retry::retry_after_for(status, headers, now);
+    let api = ApiError::build(status, headers, &bytes, &call.redact, retry_after);
     let outcome = Outcome::Status {
         status,
         retry_after: api.retry_after,

@@ -3,15 +3,19 @@
 //! whole call, waits included, on fake time.
 
 use std::borrow::Cow;
+
 use std::time::Duration;
 
 use log::debug;
 
-use crate::HttpClient;
+use serde::de::DeserializeOwned;
+
 use crate::attempt::{self, Answer, Call, Failure};
-use crate::auth::Auth;
+use crate::auth::{Auth, AuthHeader, CachedToken, OAuth2Config, Secret, TokenResponse, bearer};
+use crate::builder::RequestBuilder;
+use crate::client::HttpClient;
 use crate::error::{Error, Result};
-use crate::request::{Method, RequestBuilder};
+use crate::method::Method;
 use crate::response::{Response, StreamingResponse};
 use crate::retry::{Outcome, Replay, RetryDecision, StopReason};
 use crate::time::Deadline;
@@ -25,6 +29,54 @@ use crate::wire::Mode;
 enum Purpose {
     User,
     Token { within: Deadline },
+}
+
+impl<'a> RequestBuilder<'a> {
+    /// Sends the request, retrying as the policy allows, and returns the success response
+    /// with its body read (up to the client's cap). Error statuses become [`Error::Api`].
+    pub fn send(self) -> Result<Response> {
+        crate::call::send_buffered(self)
+    }
+
+    /// Sends a request that removes something (a `DELETE`), ignoring the answer's body.
+    ///
+    /// One rule for every delete: a `404` that answers a *repeat* of the request, after
+    /// an earlier attempt may have reached the server and been acted on (its answer was
+    /// lost: a timeout, a reset, a 5xx), is success. The thing is gone, which is what
+    /// was asked, and the earlier attempt most likely removed it. A `404` to the first
+    /// attempt stays [`ErrorKind::NotFound`](crate::ErrorKind::NotFound): there was
+    /// nothing to delete.
+    ///
+    /// ```no_run
+    /// # let client = core_http::HttpClient::builder().base_url("https://api.example.com").build()?;
+    /// client.delete("/v1/projects/proj_1").send_delete()?;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn send_delete(self) -> Result<()> {
+        match self.send() {
+            Ok(_) => Ok(()),
+            Err(Error::Api(api)) if api.status == 404 && api.after_possible_delivery => {
+                log::debug!(
+                    "a repeated delete answered 404 after an earlier attempt may have done it: \
+                     taken as done"
+                );
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends the request and decodes the JSON body of the success response.
+    pub fn send_json<T: DeserializeOwned>(self) -> Result<T> {
+        self.send()?.json()
+    }
+
+    /// Sends the request and returns the success response with its body unread, for
+    /// downloads. The timeout bounds the wait for the answer and each read of the body,
+    /// not the whole transfer.
+    pub fn send_streaming(self) -> Result<StreamingResponse> {
+        crate::call::send_streaming(self)
+    }
 }
 
 /// A user's call whose answer is read into memory.
@@ -347,4 +399,91 @@ fn wait_for_rate_limit(client: &HttpClient, deadline: Option<&Deadline>) -> Resu
     debug!("client-side rate limit: waiting {wait:?}");
     cfg.sleeper.sleep(wait);
     Ok(())
+}
+
+/// The auth header an attempt carries, and the client's credentials to keep out of
+/// texts.
+impl HttpClient {
+    /// The auth header for the next attempt. With OAuth, `stale` is a token the server
+    /// just refused: it is dropped and a new one fetched (unless another thread already
+    /// replaced it). A token fetch fits in what is left of the call's `deadline`.
+    pub(crate) fn auth_header(
+        &self,
+        stale: Option<&Secret>,
+        deadline: &Deadline,
+    ) -> crate::Result<Option<AuthHeader<'_>>> {
+        let config = &self.inner.config;
+        match &config.auth {
+            Auth::None => Ok(None),
+            // Made once, when the client was built.
+            Auth::Bearer(key) => Ok(Some((
+                Cow::Borrowed("authorization"),
+                match &self.inner.bearer {
+                    Some(header) => Cow::Borrowed(header),
+                    None => Cow::Owned(bearer(key)),
+                },
+            ))),
+            Auth::Header { name, value } => {
+                Ok(Some((Cow::Borrowed(name.as_str()), Cow::Borrowed(value))))
+            }
+            Auth::BearerFrom(source) => {
+                let key = source.read();
+                if key.is_empty() {
+                    return Err(crate::Error::config("the key source gave an empty key"));
+                }
+                Ok(Some((
+                    Cow::Borrowed("authorization"),
+                    Cow::Owned(bearer(&key)),
+                )))
+            }
+            Auth::OAuth2ClientCredentials(oauth) => {
+                let stale = stale.and_then(|h| h.expose().strip_prefix("Bearer "));
+                let stale = stale.map(Secret::new);
+                let token = self.inner.tokens.get(
+                    config.clock.as_ref(),
+                    deadline,
+                    stale.as_ref(),
+                    || self.fetch_token(oauth, *deadline),
+                )?;
+                Ok(Some((
+                    Cow::Borrowed("authorization"),
+                    Cow::Owned(bearer(&token)),
+                )))
+            }
+        }
+    }
+
+    /// Requests a token. The request is built clean: none of the calling request's
+    /// options or headers, none of the client's extra headers, no rate-limit token, no
+    /// redirect to another origin (the body holds the client secret), and only what is
+    /// left of the calling request's deadline.
+    fn fetch_token(&self, oauth: &OAuth2Config, deadline: Deadline) -> crate::Result<CachedToken> {
+        debug!(
+            "requesting an OAuth token from {}",
+            crate::url::strip_query(&oauth.token_url)
+        );
+        let form = oauth.token_form();
+        let fields: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut request = self
+            .request(Method::Post, &oauth.token_url)
+            .unauthenticated()
+            .replay_safe(true)
+            .form(&fields);
+        if let Some(body) = request.body.as_mut() {
+            body.credentials = true;
+        }
+        let response = send_token_request(request, deadline)?;
+        let unusable = || crate::Error::UnexpectedBody {
+            status: response.status(),
+            message: "the OAuth token endpoint's answer is not a token (JSON with a \
+                      non-empty access_token); it is not shown because it may hold one"
+                .into(),
+        };
+        let answer: TokenResponse =
+            serde_json::from_slice(response.body()).map_err(|_| unusable())?;
+        if answer.access_token.trim().is_empty() {
+            return Err(unusable());
+        }
+        Ok(CachedToken::new(answer, self.inner.config.clock.now()))
+    }
 }

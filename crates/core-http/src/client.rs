@@ -4,10 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
-use crate::*;
+use crate::error::Result;
+use crate::headers::Headers;
+use crate::request::RequestOptions;
+use crate::response::{LastResponse, WithResponse};
+use crate::{auth, dns, rate_limit, time, url};
 
 /// The transport a service client wraps: configuration, a connection pool, the token
 /// cache and the rate limiter, shared by all clones (cloning is cheap).
@@ -21,7 +22,7 @@ pub struct HttpClient {
 
 pub(crate) struct Inner {
     pub(crate) agent: ureq::Agent,
-    pub(crate) config: crate::config::Config,
+    pub(crate) config: crate::config::settings::Config,
     /// The base URL's origin, parsed once: where the client's credentials may go.
     pub(crate) base_origin: Option<crate::url::Origin>,
     /// `Bearer <key>`, made once for a client with an API key.
@@ -31,12 +32,7 @@ pub(crate) struct Inner {
 }
 
 impl HttpClient {
-    /// A builder for a bare client (service crates have their own `HttpClient::builder()`).
-    pub fn builder() -> ClientBuilder<HttpClient> {
-        ClientBuilder::new()
-    }
-
-    pub(crate) fn from_config(config: config::Config) -> Result<Self> {
+    pub(crate) fn from_config(config: crate::config::settings::Config) -> Result<Self> {
         let agent_config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -114,7 +110,7 @@ impl HttpClient {
         &self,
         call: impl FnOnce(&HttpClient) -> Result<T>,
     ) -> Result<WithResponse<T>> {
-        let recorder = Arc::new(response::LastResponse::default());
+        let recorder = Arc::new(LastResponse::default());
         let observed = HttpClient {
             inner: Arc::clone(&self.inner),
             defaults: self.defaults.clone(),
@@ -134,44 +130,6 @@ impl HttpClient {
             recorder.record(status, headers);
         }
     }
-
-    /// Starts a request. `path` is joined to the base URL (an absolute URL is used as is,
-    /// and must pass the same HTTPS rule; the client's credentials are sent only to the
-    /// base URL's origin).
-    pub fn request(&self, method: Method, path: &str) -> RequestBuilder<'_> {
-        RequestBuilder::new(self, method, path)
-    }
-
-    /// Starts a GET.
-    pub fn get(&self, path: &str) -> RequestBuilder<'_> {
-        self.request(Method::Get, path)
-    }
-
-    /// Starts a POST.
-    pub fn post(&self, path: &str) -> RequestBuilder<'_> {
-        self.request(Method::Post, path)
-    }
-
-    /// Starts a PUT.
-    pub fn put(&self, path: &str) -> RequestBuilder<'_> {
-        self.request(Method::Put, path)
-    }
-
-    /// Starts a PATCH.
-    pub fn patch(&self, path: &str) -> RequestBuilder<'_> {
-        self.request(Method::Patch, path)
-    }
-
-    /// Starts a DELETE.
-    pub fn delete(&self, path: &str) -> RequestBuilder<'_> {
-        self.request(Method::Delete, path)
-    }
-
-    /// Requests to endpoints a service crate does not model, with the same auth,
-    /// retries and errors.
-    pub fn raw(&self) -> Raw<'_> {
-        Raw { client: self }
-    }
 }
 
 impl fmt::Debug for HttpClient {
@@ -180,86 +138,5 @@ impl fmt::Debug for HttpClient {
             .field("config", &self.inner.config)
             .field("defaults", &self.defaults)
             .finish()
-    }
-}
-
-/// The escape hatch: call any path and decode the answer into `serde_json::Value` or any
-/// type (or take it undecoded), keeping the client's auth, retries and error handling.
-///
-/// ```no_run
-/// use core_http::Method;
-/// # let client = core_http::HttpClient::builder().base_url("https://a.io").build()?;
-/// let value: serde_json::Value = client.raw().get("/v1/something/new", &[("limit", "5")])?;
-/// let answer = client.raw().send(Method::Get, "/v1/health", &[], None)?;
-/// println!("{} {:?}", answer.status(), answer.headers().get("content-type"));
-/// # Ok::<(), core_http::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Raw<'a> {
-    client: &'a HttpClient,
-}
-
-impl Raw<'_> {
-    /// GET `path` with query parameters.
-    pub fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, &str)]) -> Result<T> {
-        self.send(Method::Get, path, query, None)?.json()
-    }
-
-    /// POST a JSON body to `path`. Not retried after the server may have acted, unless
-    /// it carries an idempotency key the service honours.
-    pub fn post<T: DeserializeOwned, B: Serialize + ?Sized>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T> {
-        self.client.post(path).json(body).send_json()
-    }
-
-    /// PUT a JSON body to `path`.
-    pub fn put<T: DeserializeOwned, B: Serialize + ?Sized>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T> {
-        self.client.put(path).json(body).send_json()
-    }
-
-    /// PATCH a JSON body to `path` (not retried after the server may have acted).
-    pub fn patch<T: DeserializeOwned, B: Serialize + ?Sized>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T> {
-        self.client.patch(path).json(body).send_json()
-    }
-
-    /// DELETE `path`. An empty answer decodes as `null` (use `()` or `Option<T>`).
-    pub fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
-        self.client.delete(path).send_json()
-    }
-
-    /// HEAD `path`: the status and headers of the answer.
-    pub fn head(&self, path: &str, query: &[(&str, &str)]) -> Result<Response> {
-        self.send(Method::Head, path, query, None)
-    }
-
-    /// Any method, with query parameters and an optional JSON body; the answer comes back
-    /// undecoded (status, headers, body bytes). Error statuses are still
-    /// [`Error::Api`].
-    pub fn send(
-        &self,
-        method: Method,
-        path: &str,
-        query: &[(&str, &str)],
-        json_body: Option<&serde_json::Value>,
-    ) -> Result<Response> {
-        let mut rb = self.client.request(method, path);
-        for (k, v) in query {
-            rb = rb.query(k, v);
-        }
-        if let Some(body) = json_body {
-            rb = rb.json(body);
-        }
-        rb.send()
     }
 }

@@ -5,8 +5,9 @@ use std::fmt;
 use std::time::Duration;
 
 pub(crate) use crate::error_body::{excerpt, parse_error_body};
+use crate::headers::Headers;
+pub use crate::kind::ErrorKind;
 use crate::redact::Redactor;
-use crate::response::Headers;
 
 /// How many bytes of a body an error keeps (for `ApiError::body` and `Error::Decode` excerpts).
 pub(crate) const BODY_EXCERPT_BYTES: usize = 512;
@@ -200,12 +201,12 @@ pub enum Error {
     /// A WebSocket stream failed.
     #[cfg(feature = "ws")]
     #[error(transparent)]
-    WebSocket(#[from] crate::ws::WsError),
+    WebSocket(#[from] crate::ws::error::WsError),
 
     /// A webhook delivery failed verification or could not be parsed.
     #[cfg(feature = "webhook")]
     #[error(transparent)]
-    Webhook(#[from] crate::webhook::WebhookError),
+    Webhook(#[from] crate::webhook::error::WebhookError),
 }
 
 fn processed_note(delivery: Delivery) -> &'static str {
@@ -427,9 +428,11 @@ impl Error {
             | Error::InvalidRequest(_)
             | Error::Config(_) => Delivery::NotSent,
             #[cfg(feature = "ws")]
-            Error::WebSocket(crate::ws::WsError::Unanswered(_)) => Delivery::MayHaveBeenProcessed,
+            Error::WebSocket(crate::ws::error::WsError::Unanswered(_)) => {
+                Delivery::MayHaveBeenProcessed
+            }
             #[cfg(feature = "ws")]
-            Error::WebSocket(crate::ws::WsError::Rejected { .. }) => Delivery::Processed,
+            Error::WebSocket(crate::ws::error::WsError::Rejected { .. }) => Delivery::Processed,
             #[cfg(feature = "ws")]
             Error::WebSocket(_) => Delivery::NotSent,
             #[cfg(feature = "webhook")]
@@ -470,114 +473,6 @@ impl Error {
     }
 }
 
-/// What kind of failure an [`Error`] is ([`Error::kind`]): for an error status, the class
-/// of the status and the server's code; for everything else, what went wrong on the way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// 400 or 422: the request was invalid.
-    BadRequest,
-    /// 401: the credentials are missing, wrong or expired.
-    Unauthorized,
-    /// 403: the credentials do not allow this.
-    Forbidden,
-    /// 404: no such resource.
-    NotFound,
-    /// 409 or 412: the resource is not in a state that allows this (412: a condition such
-    /// as `If-Match` no longer holds); also an idempotency id that already names
-    /// different work ([`Error::IdConflict`]).
-    Conflict,
-    /// 429: too many requests; slow down and try again.
-    RateLimited,
-    /// 429 whose code says a usage quota is exhausted: retrying will not help until the
-    /// quota resets.
-    QuotaExceeded,
-    /// 5xx: the server failed.
-    Server,
-    /// Any other status.
-    Other,
-    /// Refused before anything was sent: an input broke a documented rule
-    /// ([`Error::InvalidRequest`]).
-    InvalidInput,
-    /// The client is misconfigured ([`Error::Config`]).
-    Config,
-    /// The call's (or the stream's) time ran out.
-    Timeout,
-    /// No connection could be made, or it failed on the way (refused, DNS, TLS, reset).
-    Connection,
-    /// The proxy between the client and the service failed or refused
-    /// ([`Error::Proxy`]).
-    Proxy,
-    /// The answer could not be read: not the expected shape, too large, or not what the
-    /// call asked for.
-    Decode,
-    /// A redirect the client refused to follow.
-    Redirect,
-    /// The client looked the action up after a failure and the service had not carried
-    /// it out ([`Error::NotProcessed`]): safe to send again.
-    NotProcessed,
-    /// A list, a bulk action or a stream stopped short: some of what was asked for is
-    /// missing ([`Error::ListCutShort`], a stream's reader that fell behind).
-    Incomplete,
-    /// The service refused a request on a stream (a subscription), or reported an error
-    /// there.
-    Rejected,
-    /// The stream was closed (by the server, for good, or by the caller).
-    Closed,
-    /// A webhook delivery failed verification.
-    Webhook,
-}
-
-impl ErrorKind {
-    /// The kind for a status and an optional server error code.
-    pub fn from_status(status: u16, code: Option<&str>) -> Self {
-        match status {
-            400 | 422 => ErrorKind::BadRequest,
-            401 => ErrorKind::Unauthorized,
-            403 => ErrorKind::Forbidden,
-            404 => ErrorKind::NotFound,
-            409 | 412 => ErrorKind::Conflict,
-            429 if code.is_some_and(is_quota_code) => ErrorKind::QuotaExceeded,
-            429 => ErrorKind::RateLimited,
-            500..=599 => ErrorKind::Server,
-            _ => ErrorKind::Other,
-        }
-    }
-}
-
-fn is_quota_code(code: &str) -> bool {
-    code.to_ascii_lowercase().contains("quota")
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match self {
-            ErrorKind::BadRequest => "bad request",
-            ErrorKind::Unauthorized => "unauthorized",
-            ErrorKind::Forbidden => "forbidden",
-            ErrorKind::NotFound => "not found",
-            ErrorKind::Conflict => "conflict",
-            ErrorKind::RateLimited => "rate limited",
-            ErrorKind::QuotaExceeded => "quota exceeded",
-            ErrorKind::Server => "server error",
-            ErrorKind::Other => "error",
-            ErrorKind::InvalidInput => "invalid input",
-            ErrorKind::Config => "configuration error",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Connection => "connection failed",
-            ErrorKind::Proxy => "proxy error",
-            ErrorKind::Decode => "undecodable answer",
-            ErrorKind::Redirect => "refused redirect",
-            ErrorKind::NotProcessed => "not processed",
-            ErrorKind::Incomplete => "incomplete",
-            ErrorKind::Rejected => "rejected",
-            ErrorKind::Closed => "closed",
-            ErrorKind::Webhook => "webhook verification failed",
-        };
-        f.write_str(s)
-    }
-}
-
 /// An error answer from the server: status, class, code, message, request id and
 /// headers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -607,27 +502,15 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// Builds an error from a status, the response headers and the body, whatever shape
-    /// the body has. Never fails.
-    pub fn from_response(status: u16, headers: &Headers, body: &[u8]) -> Self {
-        Self::build(
-            status,
-            headers,
-            body,
-            &Redactor::default(),
-            std::time::SystemTime::now(),
-        )
-    }
-
-    /// As [`from_response`](Self::from_response), with the client's credentials blanked
-    /// out of every text taken from the body, and `now` the time on the client's clock
-    /// (a `Retry-After` date is read against it).
+    /// An error from a status, the response headers, the body (read whatever its
+    /// shape: it never fails) and the wait the server asked for. `redact` blanks the
+    /// client's credentials out of every text taken from the body.
     pub(crate) fn build(
         status: u16,
         headers: &Headers,
         body: &[u8],
         redact: &Redactor,
-        now: std::time::SystemTime,
+        retry_after: Option<Duration>,
     ) -> Self {
         let parsed = parse_error_body(status, headers.get("content-type"), body);
         let kind = ErrorKind::from_status(status, parsed.code.as_deref());
@@ -637,7 +520,7 @@ impl ApiError {
             code: parsed.code.map(|c| redact.apply(c)),
             message: redact.apply(parsed.message),
             request_id: headers.request_id().map(str::to_owned),
-            retry_after: crate::retry::retry_after_for(status, headers, now),
+            retry_after,
             body: redact.apply(excerpt(body, BODY_EXCERPT_BYTES)),
             headers: headers.clone(),
             after_possible_delivery: false,

@@ -57,6 +57,7 @@
 mod attempt;
 mod auth;
 mod backoff;
+mod builder;
 mod bulk;
 mod call;
 mod client;
@@ -66,7 +67,10 @@ pub mod de;
 mod dns;
 mod error;
 mod error_body;
+mod headers;
+mod kind;
 mod macros;
+mod method;
 mod observe;
 mod pagination;
 #[cfg(test)]
@@ -105,12 +109,14 @@ pub use http;
 
 pub use auth::{Auth, KeySource, OAuth2Config, Secret};
 pub use backoff::Backoff;
+pub use builder::{Raw, RequestBuilder};
 pub use bulk::BulkOutcome;
-pub use client::{HttpClient, Raw};
+pub use client::HttpClient;
 pub use config::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_SIZE, DEFAULT_TIMEOUT, ServiceClient,
 };
 pub use error::{ApiError, CutShort, Delivery, Error, ErrorKind, ItemFailure, Result};
+pub use method::Method;
 pub use observe::{Attempt, Observer, StreamEvent};
 pub use pagination::{
     DEFAULT_MAX_PAGES, OffsetFetch, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
@@ -118,7 +124,7 @@ pub use pagination::{
 };
 pub use random::uuid_v4;
 pub use rate_limit::RateLimit;
-pub use request::{Method, OpenBody, RequestBuilder, RequestOptions};
+pub use request::{OpenBody, RequestOptions};
 pub use response::{Headers, RateLimitInfo, Response, StreamingResponse, WithResponse};
 pub use retry::{MAX_RETRY_AFTER, RetryPolicy};
 pub use time::{Clock, Sleeper, SystemClock, ThreadSleeper};

@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 use crate::error::{ApiError, Error, parse_error_body};
+use crate::method::Method;
 use crate::redact::Redactor;
-use crate::request::Method;
 use crate::response::{Headers, Response};
 
 /// Reads `text` as an exact `T`: the value `want` when it fits, a decode error when not,
@@ -94,7 +94,7 @@ proptest! {
     fn echoed_secrets_never_survive_an_error(prefix in "\\PC{0,20}", suffix in "\\PC{0,20}") {
         let secret = "sk_live_property_secret";
         let body = serde_json::json!({"error": {"code": format!("{prefix}{secret}"), "message": format!("{secret}{suffix}")}});
-        let api = ApiError::build(401, &Headers::default(), body.to_string().as_bytes(), &Redactor::new([secret.to_owned()]), std::time::SystemTime::now());
+        let api = ApiError::build(401, &Headers::default(), body.to_string().as_bytes(), &Redactor::new([secret.to_owned()]), None);
         let shown = format!("{api} {api:?}");
         prop_assert!(!shown.contains(secret), "{}", shown);
     }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use crate::backoff::Backoff;
-use crate::response::Headers;
+use crate::headers::Headers;
 
 /// The longest server-requested wait the client sleeps through. A longer `Retry-After`
 /// ends the call with an error that carries the wait instead.

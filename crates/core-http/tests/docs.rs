@@ -51,10 +51,12 @@ fn the_architecture_doc_lists_every_error_variant() {
     );
 }
 
-/// The variant names of `pub enum <name>` in core-http's error.rs.
+/// The variant names of `pub enum <name>` in core-http's error.rs (or kind.rs, for
+/// `ErrorKind`).
 fn variants(name: &str) -> Vec<String> {
+    let file = if name == "ErrorKind" { "kind" } else { "error" };
     let source =
-        std::fs::read_to_string(format!("{}/src/error.rs", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        std::fs::read_to_string(format!("{}/src/{file}.rs", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let body = source
         .split(&format!("pub enum {name} {{"))
         .nth(1)

@@ -3,6 +3,7 @@
 
 mod env;
 mod network;
+pub(crate) mod settings;
 #[cfg(test)]
 mod tests;
 
@@ -11,8 +12,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::HttpClient;
 use crate::auth::{Auth, Secret};
+use crate::client::HttpClient;
 use crate::error::Result;
 use crate::rate_limit::RateLimit;
 use crate::redact::Redactor;
@@ -20,6 +21,7 @@ use crate::retry::RetryPolicy;
 use crate::time::{Clock, Sleeper, SystemClock, ThreadSleeper};
 use crate::tls::RootCertificates;
 use env::{apply_env_settings, checked, env_config};
+pub(crate) use settings::Config;
 
 /// The default cap on a response body read into memory: 16 MiB.
 pub const DEFAULT_MAX_BODY_SIZE: u64 = 16 * 1024 * 1024;
@@ -49,70 +51,19 @@ pub trait ServiceClient: Sized {
     fn from_http_client(http: HttpClient) -> Self;
 }
 
+impl HttpClient {
+    /// A builder for a bare client (service crates have their own `Client::builder()`).
+    pub fn builder() -> ClientBuilder<HttpClient> {
+        ClientBuilder::new()
+    }
+}
+
 impl ServiceClient for HttpClient {
     const NAME: &'static str = "core-http";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const ENV_PREFIX: &'static str = "API";
     fn from_http_client(http: HttpClient) -> Self {
         http
-    }
-}
-
-/// The settings of a client, fixed when it is built.
-#[derive(Clone)]
-pub(crate) struct Config {
-    pub(crate) base_url: Option<String>,
-    pub(crate) auth: Auth,
-    pub(crate) retry: RetryPolicy,
-    pub(crate) connect_timeout: Duration,
-    pub(crate) timeout: Duration,
-    pub(crate) rate_limit: Option<RateLimit>,
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) user_agent: String,
-    pub(crate) allow_insecure_http: bool,
-    pub(crate) idempotency_keys: bool,
-    pub(crate) honours_idempotency_keys: bool,
-    pub(crate) max_body_size: u64,
-    pub(crate) max_redirects: u32,
-    pub(crate) sleeper: Arc<dyn Sleeper>,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) roots: RootCertificates,
-    /// The client's certificate, for mutual TLS.
-    pub(crate) identity: Option<crate::tls::Identity>,
-    /// Which proxy, as the builder was told; and the one it leads to (set by `build`).
-    pub(crate) proxy_choice: crate::proxy::ProxyChoice,
-    pub(crate) proxies: crate::proxy::Proxies,
-    /// Who sees every attempt and every stream's connections.
-    pub(crate) observer: crate::observe::Observers,
-    /// The credentials to blank out of texts built from answers (set by `build`).
-    pub(crate) redactor: Redactor,
-}
-
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("base_url", &self.base_url)
-            .field("auth", &self.auth)
-            .field("retry", &self.retry)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("timeout", &self.timeout)
-            .field("rate_limit", &self.rate_limit)
-            .field(
-                "headers",
-                &crate::redact::format_headers(
-                    self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                ),
-            )
-            .field("user_agent", &self.user_agent)
-            .field("allow_insecure_http", &self.allow_insecure_http)
-            .field("idempotency_keys", &self.idempotency_keys)
-            .field("honours_idempotency_keys", &self.honours_idempotency_keys)
-            .field("max_body_size", &self.max_body_size)
-            .field("roots", &self.roots)
-            .field("identity", &self.identity)
-            .field("proxies", &self.proxies)
-            .field("observer", &self.observer)
-            .finish_non_exhaustive()
     }
 }
 

@@ -2,12 +2,15 @@
 //! confirmations), sends, requests and the close, on a live connection or while
 //! disconnected (recorded, sent on the next connection).
 
+use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::ending::lost_or_fatal;
-use super::worker::{Ended, Live, Worker};
+use tungstenite::Message;
+
+use super::ending::{Ended, GRACEFUL, lost_or_fatal};
+use super::worker::{Live, Worker};
 use super::{Command, Protocol};
 
 impl<P: Protocol> Worker<P> {
@@ -109,5 +112,37 @@ impl<P: Protocol> Worker<P> {
                 Err(RecvTimeoutError::Timeout) => return true,
             }
         }
+    }
+}
+
+impl<P: Protocol> Worker<P> {
+    /// Sends a close frame and waits for the server's, every read and write held to
+    /// [`GRACEFUL`] of the close timeout (a peer that does not read cannot hold the
+    /// write).
+    pub(super) fn close_handshake(&self, live: &mut Live) {
+        let deadline = Instant::now() + self.config.close_timeout.mul_f64(GRACEFUL);
+        live.socket
+            .get_mut()
+            .set_deadline(Some(deadline), self.config.tick);
+        if live.socket.close(None).is_err() {
+            live.socket.get_ref().shutdown();
+            return;
+        }
+        while Instant::now() < deadline {
+            match live.socket.read() {
+                Ok(Message::Close(_)) => {}
+                Ok(_) => continue,
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
+                Err(_) => break,
+            }
+        }
+        live.socket.get_ref().shutdown();
     }
 }

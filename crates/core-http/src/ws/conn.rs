@@ -6,15 +6,14 @@
 //! connection from its own thread.
 
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use log::debug;
 use tungstenite::protocol::{Role, WebSocketConfig};
 
-use super::transport::{Socket, Tcp, Transport};
+use super::transport::{Abort, Socket, Tcp, Transport};
 use super::{StreamConfig, WsError};
 use crate::url::{Origin, strip_query};
 
@@ -24,49 +23,6 @@ const MAX_HEAD: usize = 16 * 1024;
 const MAX_REFUSAL_BODY: usize = 16 * 1024;
 /// How long a refusal's body is waited for once its head has come.
 const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
-
-/// What the caller's thread shares with the connection's: a flag that makes every read
-/// and write of the connection fail at once, and the socket, so that the caller can shut
-/// it down under a read or write that is blocked.
-#[derive(Debug, Default)]
-pub(crate) struct Abort {
-    aborted: AtomicBool,
-    socket: Mutex<Option<TcpStream>>,
-}
-
-impl Abort {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<TcpStream>> {
-        self.socket.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Ends the connection now, whatever its thread is doing: the next read or write
-    /// fails, and one that is blocked returns.
-    pub(crate) fn abort(&self) {
-        self.aborted.store(true, Ordering::Release);
-        if let Some(socket) = self.lock().take() {
-            let _ = socket.shutdown(Shutdown::Both);
-        }
-    }
-
-    pub(crate) fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::Acquire)
-    }
-
-    /// Keeps a handle on the current socket (refused once aborted).
-    fn register(&self, socket: &TcpStream) -> io::Result<()> {
-        let mut slot = self.lock();
-        if self.is_aborted() {
-            let _ = socket.shutdown(Shutdown::Both);
-            return Err(aborted());
-        }
-        *slot = socket.try_clone().ok();
-        Ok(())
-    }
-}
-
-pub(super) fn aborted() -> io::Error {
-    io::Error::new(io::ErrorKind::ConnectionAborted, "the stream was closed")
-}
 
 /// What to do after a failed connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,16 +1,29 @@
-//! How a connection ends: the close handshake, and what a close frame or an I/O error
-//! means for the stream (retry, or stop with an error).
+//! How a connection ends: what a close frame or an I/O error means for the stream
+//! (retry, or stop with an error). (The close handshake is the close command's, in
+//! `commands.rs`.)
 
-use std::io;
-use std::time::Instant;
-
-use tungstenite::Message;
 use tungstenite::protocol::CloseFrame;
 
-use super::Protocol;
 use super::WsError;
 use super::conn::Next;
-use super::worker::{Ended, FATAL_CLOSE_CODES, GRACEFUL, Live, Worker};
+
+/// Close codes after which reconnecting is pointless: the server says the client broke
+/// the protocol or a policy.
+pub(super) const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 1010, 1015];
+
+/// The share of the close timeout the close handshake may take; the caller's thread
+/// waits a little longer before it abandons the socket.
+pub(super) const GRACEFUL: f64 = 0.6;
+
+/// How a connected period ended.
+pub(super) enum Ended {
+    /// The caller closed the stream.
+    Closed,
+    /// An error that ends the stream.
+    Fatal(WsError),
+    /// The connection was lost; reconnect after the backoff or the cool-down.
+    Lost(String, Next),
+}
 
 /// What the server's close frame means. Its reason is the server's text: the client's
 /// credentials are blanked out of it before it is logged, observed or put in an error.
@@ -54,37 +67,5 @@ pub(super) fn lost_or_fatal(e: tungstenite::Error) -> Ended {
         tungstenite::Error::Protocol(p) => Ended::Fatal(WsError::Protocol(p.to_string())),
         tungstenite::Error::Utf8(m) => Ended::Fatal(WsError::Protocol(m)),
         other => Ended::Lost(other.to_string(), Next::Retry),
-    }
-}
-
-impl<P: Protocol> Worker<P> {
-    /// Sends a close frame and waits for the server's, every read and write held to
-    /// [`GRACEFUL`] of the close timeout (a peer that does not read cannot hold the
-    /// write).
-    pub(super) fn close_handshake(&self, live: &mut Live) {
-        let deadline = Instant::now() + self.config.close_timeout.mul_f64(GRACEFUL);
-        live.socket
-            .get_mut()
-            .set_deadline(Some(deadline), self.config.tick);
-        if live.socket.close(None).is_err() {
-            live.socket.get_ref().shutdown();
-            return;
-        }
-        while Instant::now() < deadline {
-            match live.socket.read() {
-                Ok(Message::Close(_)) => {}
-                Ok(_) => continue,
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    continue;
-                }
-                Err(_) => break,
-            }
-        }
-        live.socket.get_ref().shutdown();
     }
 }

@@ -103,8 +103,8 @@ pub enum WsError {
 impl WsError {
     /// What kind of failure this is ([`Error::kind`](crate::Error::kind) of a stream's
     /// error): a refused upgrade has the kind of its status.
-    pub fn kind(&self) -> crate::ErrorKind {
-        use crate::ErrorKind as K;
+    pub fn kind(&self) -> crate::kind::ErrorKind {
+        use crate::kind::ErrorKind as K;
         match self {
             WsError::Unauthorized { status, .. } | WsError::Refused { status, .. } => {
                 K::from_status(*status, None)

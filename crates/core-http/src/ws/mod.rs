@@ -46,7 +46,7 @@ mod commands;
 mod config;
 mod conn;
 mod ending;
-mod error;
+pub(crate) mod error;
 mod inbox;
 mod request;
 mod session;
@@ -215,7 +215,7 @@ pub struct Stream<P: Protocol> {
     thread: Option<JoinHandle<()>>,
     /// Disconnected when the connection's thread ends.
     done: mpsc::Receiver<()>,
-    abort: Arc<conn::Abort>,
+    abort: Arc<transport::Abort>,
     close_timeout: Duration,
 }
 
@@ -232,7 +232,7 @@ impl<P: Protocol> Stream<P> {
     /// error here), sends the protocol's current subscriptions, and starts the
     /// connection's thread.
     pub fn connect(config: StreamConfig, protocol: P) -> Result<Stream<P>> {
-        let abort = Arc::new(conn::Abort::default());
+        let abort = Arc::new(transport::Abort::default());
         let conn = conn::connect(&config, &abort).map_err(crate::Error::from)?;
         let inbox = Arc::new(inbox::Inbox::new(
             config.lossy_capacity,

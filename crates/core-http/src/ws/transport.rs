@@ -4,10 +4,52 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::conn::{Abort, aborted};
+/// What the caller's thread shares with the connection's: a flag that makes every read
+/// and write of the connection fail at once, and the socket, so that the caller can shut
+/// it down under a read or write that is blocked.
+#[derive(Debug, Default)]
+pub(crate) struct Abort {
+    aborted: AtomicBool,
+    socket: Mutex<Option<TcpStream>>,
+}
+
+impl Abort {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<TcpStream>> {
+        self.socket.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends the connection now, whatever its thread is doing: the next read or write
+    /// fails, and one that is blocked returns.
+    pub(crate) fn abort(&self) {
+        self.aborted.store(true, Ordering::Release);
+        if let Some(socket) = self.lock().take() {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
+    /// Keeps a handle on the current socket (refused once aborted).
+    pub(super) fn register(&self, socket: &TcpStream) -> io::Result<()> {
+        let mut slot = self.lock();
+        if self.is_aborted() {
+            let _ = socket.shutdown(Shutdown::Both);
+            return Err(aborted());
+        }
+        *slot = socket.try_clone().ok();
+        Ok(())
+    }
+}
+
+pub(super) fn aborted() -> io::Error {
+    io::Error::new(io::ErrorKind::ConnectionAborted, "the stream was closed")
+}
 
 /// How long one write may block on a live connection.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);

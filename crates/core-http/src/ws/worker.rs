@@ -14,36 +14,20 @@ use log::{debug, trace};
 use tungstenite::Message;
 
 use super::baton::Baton;
-use super::conn::{self, Abort, Next};
+use super::conn::{self, Next};
+use super::ending::Ended;
 use super::ending::{closed_by_server, lost_or_fatal};
 use super::inbox::{Inbox, Taken};
 use super::request::Requests;
+use super::transport::Abort;
 use super::transport::Socket;
 use super::{Command, Confirm, Inbound, Lane, Protocol, StreamConfig, StreamItem, WsError};
 use crate::observe::StreamEvent;
 use crate::url::strip_query;
 
-/// Close codes after which reconnecting is pointless: the server says the client broke
-/// the protocol or a policy.
-pub(super) const FATAL_CLOSE_CODES: &[u16] = &[1002, 1003, 1007, 1008, 1009, 1010, 1015];
-
-/// The share of the close timeout the close handshake may take; the caller's thread
-/// waits a little longer before it abandons the socket.
-pub(super) const GRACEFUL: f64 = 0.6;
-
 /// How often a busy connection looks at its timers, flushes, and reads the caller's
 /// commands (a waiting command is read at once, before the next read).
 const CHECK_EVERY: Duration = Duration::from_millis(5);
-
-/// How a connected period ended.
-pub(super) enum Ended {
-    /// The caller closed the stream.
-    Closed,
-    /// An error that ends the stream.
-    Fatal(WsError),
-    /// The connection was lost; reconnect after the backoff or the cool-down.
-    Lost(String, Next),
-}
 
 /// One live connection.
 pub(super) struct Live {

@@ -28,60 +28,12 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use sha2::Sha256;
 
+pub use error::WebhookError;
+
+pub(crate) mod error;
+
 /// How far a delivery's timestamp may be from now: 5 minutes either way.
 pub const TOLERANCE: Duration = Duration::from_secs(300);
-
-/// Why a webhook delivery was rejected.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum WebhookError {
-    /// A required header is missing.
-    #[error("missing webhook header {0}")]
-    MissingHeader(&'static str),
-    /// A header is present but malformed.
-    #[error("invalid webhook header {name}: {reason}")]
-    InvalidHeader {
-        /// The header.
-        name: &'static str,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The signing secret is not `whsec_<base64>` (or plain base64).
-    #[error("invalid webhook secret: {0}")]
-    InvalidSecret(String),
-    /// The timestamp is more than 5 minutes in the past (a possible replay).
-    #[error("webhook timestamp is too old ({age:?} ago)")]
-    TimestampTooOld {
-        /// How old it is.
-        age: Duration,
-    },
-    /// The timestamp is more than 5 minutes in the future.
-    #[error("webhook timestamp is too far in the future ({ahead:?} ahead)")]
-    TimestampTooNew {
-        /// How far ahead it is.
-        ahead: Duration,
-    },
-    /// No signature matched: the body or headers were altered, or the secret is wrong.
-    #[error("no webhook signature matched")]
-    SignatureMismatch,
-    /// The signature matched but the body is not a valid event envelope.
-    #[error("invalid webhook payload: {0}")]
-    InvalidPayload(#[from] serde_json::Error),
-}
-
-impl WebhookError {
-    /// What kind of failure this is: [`ErrorKind::Webhook`](crate::ErrorKind::Webhook)
-    /// for a delivery that failed verification, [`ErrorKind::Config`](crate::ErrorKind::Config)
-    /// for an unusable secret, [`ErrorKind::Decode`](crate::ErrorKind::Decode) for a
-    /// signed body that is not an event.
-    pub fn kind(&self) -> crate::ErrorKind {
-        match self {
-            WebhookError::InvalidSecret(_) => crate::ErrorKind::Config,
-            WebhookError::InvalidPayload(_) => crate::ErrorKind::Decode,
-            _ => crate::ErrorKind::Webhook,
-        }
-    }
-}
 
 /// Where the webhook headers come from: implemented for slices, vectors and maps of
 /// string pairs, looked up case-insensitively. Implement it for your server's header type.
