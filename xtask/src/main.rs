@@ -7,6 +7,7 @@ mod demo;
 mod publish;
 mod run;
 mod soak;
+mod structure;
 mod test;
 
 use std::env;
@@ -22,7 +23,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   test       every check CI runs, in order, failing on any cargo warning:
-               fmt --check; clippy -D warnings; core-http with no features, each
+               fmt --check; clippy -D warnings; core-http's structure (no import
+               circle, no function over 80 lines); core-http with no features, each
                feature alone (its tests), all features; the social and e-signature
                clients without their default webhook feature; every test of the workspace
                (property tests included); the end-to-end suite again starting just
@@ -33,6 +35,8 @@ commands:
   bench      release-mode benchmarks; writes docs/benchmarks.md (--quick: every one
                small, on the debug build, in under a minute; figures not written)
   package    the published crates' metadata, and each packaged as crates.io takes it
+  structure  core-http's modules import each other in no circle, and none of its
+               functions is over 80 lines
   demo       a tour of the clients against the local sandbox (no key, no network)
   fixtures   re-record the fixtures from the sandbox (--check: fail when stale)
   fuzz       the property tests with many more cases, for --secs N seconds (default 60)
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz(&args[1..]),
         Some("soak") => soak(&args[1..]),
         Some("package") => publish::packaging(),
+        Some("structure") => structure::check(),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

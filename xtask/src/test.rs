@@ -38,6 +38,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         "clippy::incompatible_msrv",
     ]);
     step("clippy -D warnings (and the rust-version honoured)", clippy)?;
+    crate::structure::check()?;
 
     // core-http with no features and with each feature alone: a feature can never break
     // the others unseen (all features together are the workspace run below).

@@ -1,0 +1,100 @@
+//! The auth header of an attempt: a key as it is, or an OAuth token from the client's
+//! cache, fetched (within the calling request's deadline) through a clean token request
+//! when it is missing, stale or refused.
+
+use std::borrow::Cow;
+
+use log::debug;
+
+use super::send_token_request;
+use crate::auth::{Auth, AuthHeader, CachedToken, OAuth2Config, Secret, TokenResponse, bearer};
+use crate::client::HttpClient;
+use crate::method::Method;
+use crate::time::Deadline;
+
+/// The auth header an attempt carries, and the client's credentials to keep out of
+/// texts.
+impl HttpClient {
+    /// The auth header for the next attempt. With OAuth, `stale` is a token the server
+    /// just refused: it is dropped and a new one fetched (unless another thread already
+    /// replaced it). A token fetch fits in what is left of the call's `deadline`.
+    pub(crate) fn auth_header(
+        &self,
+        stale: Option<&Secret>,
+        deadline: &Deadline,
+    ) -> crate::Result<Option<AuthHeader<'_>>> {
+        let config = &self.inner.config;
+        match &config.auth {
+            Auth::None => Ok(None),
+            // Made once, when the client was built.
+            Auth::Bearer(key) => Ok(Some((
+                Cow::Borrowed("authorization"),
+                match &self.inner.bearer {
+                    Some(header) => Cow::Borrowed(header),
+                    None => Cow::Owned(bearer(key)),
+                },
+            ))),
+            Auth::Header { name, value } => {
+                Ok(Some((Cow::Borrowed(name.as_str()), Cow::Borrowed(value))))
+            }
+            Auth::BearerFrom(source) => {
+                let key = source.read();
+                if key.is_empty() {
+                    return Err(crate::Error::config("the key source gave an empty key"));
+                }
+                Ok(Some((
+                    Cow::Borrowed("authorization"),
+                    Cow::Owned(bearer(&key)),
+                )))
+            }
+            Auth::OAuth2ClientCredentials(oauth) => {
+                let stale = stale.and_then(|h| h.expose().strip_prefix("Bearer "));
+                let stale = stale.map(Secret::new);
+                let token = self.inner.tokens.get(
+                    config.clock.as_ref(),
+                    deadline,
+                    stale.as_ref(),
+                    || self.fetch_token(oauth, *deadline),
+                )?;
+                Ok(Some((
+                    Cow::Borrowed("authorization"),
+                    Cow::Owned(bearer(&token)),
+                )))
+            }
+        }
+    }
+
+    /// Requests a token. The request is built clean: none of the calling request's
+    /// options or headers, none of the client's extra headers, no rate-limit token, no
+    /// redirect to another origin (the body holds the client secret), and only what is
+    /// left of the calling request's deadline.
+    fn fetch_token(&self, oauth: &OAuth2Config, deadline: Deadline) -> crate::Result<CachedToken> {
+        debug!(
+            "requesting an OAuth token from {}",
+            crate::url::strip_query(&oauth.token_url)
+        );
+        let form = oauth.token_form();
+        let fields: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut request = self
+            .request(Method::Post, &oauth.token_url)
+            .unauthenticated()
+            .replay_safe(true)
+            .form(&fields);
+        if let Some(body) = request.body.as_mut() {
+            body.credentials = true;
+        }
+        let response = send_token_request(request, deadline)?;
+        let unusable = || crate::Error::UnexpectedBody {
+            status: response.status(),
+            message: "the OAuth token endpoint's answer is not a token (JSON with a \
+                      non-empty access_token); it is not shown because it may hold one"
+                .into(),
+        };
+        let answer: TokenResponse =
+            serde_json::from_slice(response.body()).map_err(|_| unusable())?;
+        if answer.access_token.trim().is_empty() {
+            return Err(unusable());
+        }
+        Ok(CachedToken::new(answer, self.inner.config.clock.now()))
+    }
+}
