@@ -89,8 +89,7 @@ fn strip_tests(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find("#[cfg(test)]") {
         let after = rest[at + "#[cfg(test)]".len()..].trim_start();
-        if !after.starts_with("mod ") || after.find('{').is_none_or(|b| after[..b].contains(';'))
-        {
+        if !after.starts_with("mod ") || after.find('{').is_none_or(|b| after[..b].contains(';')) {
             out.push_str(&rest[..at + 1]);
             rest = &rest[at + 1..];
             continue;
@@ -126,7 +125,24 @@ fn strip_tests(text: &str) -> String {
 
 /// `a::{b, c::{d, e}}` as the paths it names.
 fn expand(body: &str) -> Vec<Module> {
-    let body: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+    // `x as y` names `x`: the rename is dropped, then the spaces.
+    let mut words = Vec::new();
+    let mut tokens = body.split_whitespace();
+    while let Some(word) = tokens.next() {
+        if word == "as" {
+            if let Some(renamed) = tokens.next() {
+                // Keep what follows the new name (`,` or `}`).
+                let tail: String = renamed
+                    .chars()
+                    .skip_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                words.push(tail);
+            }
+        } else {
+            words.push(word.to_owned());
+        }
+    }
+    let body: String = words.concat();
     let mut out = Vec::new();
     walk(&mut out, &[], &body);
     out
@@ -164,7 +180,7 @@ fn walk(out: &mut Vec<Module>, prefix: &[String], s: &str) {
 
 fn segments(path: &str) -> Vec<String> {
     path.split("::")
-        .map(|s| s.split(" as ").next().unwrap_or(s).to_owned())
+        .map(str::to_owned)
         .filter(|s| !s.is_empty() && s != "self" && s != "*")
         .collect()
 }
@@ -246,8 +262,13 @@ fn circles(src: &Path, files: &[(PathBuf, String)]) -> Result<Vec<Vec<String>>, 
             .cloned()
             .collect();
         let mut targets = paths(&text, "crate");
-        for p in paths(&text, "super") {
+        for mut p in paths(&text, "super") {
             let mut full = here.clone();
+            // `super::super::x`: one level up for each further `super`.
+            while p.first().is_some_and(|s| s == "super") {
+                p.remove(0);
+                full.pop();
+            }
             full.extend(p);
             targets.push(full);
         }
@@ -383,19 +404,49 @@ mod tests {
     #[test]
     fn use_bodies_expand_to_paths() {
         let got = expand("a::{b, c::{d, e as f}}, g");
-        let want: Vec<Module> = [vec!["a", "b"], vec!["a", "c", "d"], vec!["a", "c", "e"], vec!["g"]]
-            .iter()
-            .map(|p| p.iter().map(|s| (*s).to_owned()).collect())
-            .collect();
+        let want: Vec<Module> = [
+            vec!["a", "b"],
+            vec!["a", "c", "d"],
+            vec!["a", "c", "e"],
+            vec!["g"],
+        ]
+        .iter()
+        .map(|p| p.iter().map(|s| (*s).to_owned()).collect())
+        .collect();
         assert_eq!(got, want);
     }
 
     #[test]
     fn a_long_function_is_found_and_tests_are_left_out() {
         let body = "    x();\n".repeat(MAX_FN_LINES);
-        let text = format!("fn long() {{\n{body}}}\nfn short() {{}}\n#[cfg(test)]\nmod tests {{\n    fn t() {{\n{body}    }}\n}}\n");
+        let text = format!(
+            "fn long() {{\n{body}}}\nfn short() {{}}\n#[cfg(test)]\nmod tests {{\n    fn t() {{\n{body}    }}\n}}\n"
+        );
         let found = long_functions(&strip_tests(&text));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, "long");
+    }
+
+    #[test]
+    fn a_circle_is_found_through_root_reexports_and_super() {
+        let src = Path::new("/x");
+        let file = |p: &str, t: &str| (src.join(p), t.to_owned());
+        let files = vec![
+            file("lib.rs", "mod a; mod b; pub use b::c::C;"),
+            file("a.rs", "use crate::C;"),
+            file("b/mod.rs", "mod c;"),
+            file("b/c.rs", "use super::super::a::A;"),
+        ];
+        let found = circles(src, &files).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains(&"a.rs".to_owned()), "{found:?}");
+        // Without the way back, none.
+        let acyclic = vec![
+            files[0].clone(),
+            files[1].clone(),
+            files[2].clone(),
+            file("b/c.rs", "fn f() {}"),
+        ];
+        assert!(circles(src, &acyclic).unwrap().is_empty());
     }
 }

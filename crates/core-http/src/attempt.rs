@@ -373,32 +373,10 @@ fn redirect(
     }
     let keeps_body =
         !(status == 303 || (matches!(status, 301 | 302) && hop.method != Method::Head));
-    if next_origin != *origin {
-        if !matches!(call.method, Method::Get | Method::Head) {
-            // An action is answered by the server it was sent to, or not at all:
-            // another origin's answer is not the action's outcome.
-            return Err(refuse(
-                &next,
-                &format!(
-                    "a {} is never followed to another origin: nothing was sent \
-                     there, and the server it was sent to may or may not have \
-                     processed it (look it up before repeating it)",
-                    call.method.as_str()
-                ),
-            ));
-        }
-        if call.same_origin_only {
-            return Err(refuse(
-                &next,
-                "this request carries credentials and follows no redirect to another origin",
-            ));
-        }
-        if keeps_body && hop.body.is_some_and(|b| b.credentials) {
-            return Err(refuse(
-                &next,
-                "the body holds credentials and would be sent to another origin",
-            ));
-        }
+    if next_origin != *origin
+        && let Some(reason) = cross_origin_refusal(call, hop, keeps_body)
+    {
+        return Err(refuse(&next, &reason));
     }
     if hop.visited.is_empty() {
         hop.visited.push(hop.url.clone().into_owned());
@@ -417,6 +395,29 @@ fn redirect(
     hop.url = Cow::Owned(next);
     hop.count += 1;
     Ok(())
+}
+
+/// Why a redirect to another origin is refused, if it is: an action is answered by the
+/// server it was sent to or not at all; a request whose credentials are only for its own
+/// origin follows none; a body holding credentials never goes elsewhere.
+fn cross_origin_refusal(call: &Call<'_>, hop: &Hop<'_>, keeps_body: bool) -> Option<String> {
+    if !matches!(call.method, Method::Get | Method::Head) {
+        return Some(format!(
+            "a {} is never followed to another origin: nothing was sent there, and the \
+             server it was sent to may or may not have processed it (look it up before \
+             repeating it)",
+            call.method.as_str()
+        ));
+    }
+    if call.same_origin_only {
+        return Some(
+            "this request carries credentials and follows no redirect to another origin".into(),
+        );
+    }
+    if keeps_body && hop.body.is_some_and(|b| b.credentials) {
+        return Some("the body holds credentials and would be sent to another origin".into());
+    }
+    None
 }
 
 /// A success: its body read under the cap, or handed over as a stream.

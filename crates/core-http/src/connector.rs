@@ -69,37 +69,7 @@ impl<In: Transport> Connector<In> for Tunnels {
                     format!("could not resolve the proxy {address}"),
                 ))
             })?;
-        let mut last = None;
-        let mut stream = None;
-        for addr in addrs.iter() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            match TcpStream::connect_timeout(addr, left) {
-                Ok(s) => {
-                    stream = Some(s);
-                    break;
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let Some(stream) = stream else {
-            let timed_out = last
-                .as_ref()
-                .is_none_or(|e| e.kind() == io::ErrorKind::TimedOut);
-            let mut failed = refusal(
-                &address,
-                match last {
-                    Some(e) if e.kind() != io::ErrorKind::TimedOut => {
-                        format!("could not connect to the proxy {address}: {e}")
-                    }
-                    _ => format!("could not connect to the proxy {address} in time"),
-                },
-            );
-            failed.timed_out = timed_out;
-            return Err(other(failed));
-        };
+        let stream = dial(addrs.iter(), deadline, &address).map_err(other)?;
         let _ = stream.set_nodelay(details.config.no_delay());
         crate::tunnel::open(
             &mut Deadlined {
@@ -125,6 +95,25 @@ impl<In: Transport> Connector<In> for Tunnels {
             write_timeout: None,
         }))))
     }
+}
+
+/// A TCP connection to the proxy, by `deadline`.
+fn dial<'a>(
+    addrs: impl Iterator<Item = &'a std::net::SocketAddr>,
+    deadline: Instant,
+    address: &str,
+) -> Result<TcpStream, Refusal> {
+    crate::dial::dial(addrs, deadline, || false).map_err(|last| {
+        let mut failed = refusal(
+            address,
+            match &last {
+                Some(e) => format!("could not connect to the proxy {address}: {e}"),
+                None => format!("could not connect to the proxy {address} in time"),
+            },
+        );
+        failed.timed_out = last.is_none();
+        failed
+    })
 }
 
 fn far_future() -> Instant {

@@ -64,6 +64,7 @@ mod client;
 mod config;
 mod connector;
 pub mod de;
+mod dial;
 mod dns;
 mod error;
 mod error_body;

@@ -92,28 +92,7 @@ pub fn parse(s: &str) -> Result<OffsetDateTime, InvalidTimestamp> {
             return Err(InvalidTimestamp("fractional seconds"));
         }
     }
-    let offset = match b.get(at) {
-        Some(b'Z' | b'z') => {
-            at += 1;
-            UtcOffset::UTC
-        }
-        Some(&sign @ (b'+' | b'-')) => {
-            at += 1;
-            let hours = digits(b, &mut at, 2)
-                .filter(|h| *h <= 23)
-                .ok_or(InvalidTimestamp("offset hour"))?;
-            literal(b, &mut at, b':')?;
-            let minutes = digits(b, &mut at, 2).ok_or(InvalidTimestamp("offset minute"))?;
-            let (hours, minutes) = (hours as i8, minutes as i8);
-            let (hours, minutes) = if sign == b'-' {
-                (-hours, -minutes)
-            } else {
-                (hours, minutes)
-            };
-            UtcOffset::from_hms(hours, minutes, 0).map_err(|_| InvalidTimestamp("offset minute"))?
-        }
-        _ => return Err(InvalidTimestamp("offset")),
-    };
+    let offset = offset(b, &mut at)?;
     if at != b.len() {
         return Err(InvalidTimestamp("end: unexpected trailing characters"));
     }
@@ -141,6 +120,32 @@ pub fn parse(s: &str) -> Result<OffsetDateTime, InvalidTimestamp> {
         }
     }
     Ok(t)
+}
+
+/// The offset at `*at` (`Z`, or `+hh:mm` / `-hh:mm`); moves past it.
+fn offset(b: &[u8], at: &mut usize) -> Result<UtcOffset, InvalidTimestamp> {
+    match b.get(*at) {
+        Some(b'Z' | b'z') => {
+            *at += 1;
+            Ok(UtcOffset::UTC)
+        }
+        Some(&sign @ (b'+' | b'-')) => {
+            *at += 1;
+            let hours = digits(b, at, 2)
+                .filter(|h| *h <= 23)
+                .ok_or(InvalidTimestamp("offset hour"))?;
+            literal(b, at, b':')?;
+            let minutes = digits(b, at, 2).ok_or(InvalidTimestamp("offset minute"))?;
+            let (hours, minutes) = (hours as i8, minutes as i8);
+            let (hours, minutes) = if sign == b'-' {
+                (-hours, -minutes)
+            } else {
+                (hours, minutes)
+            };
+            UtcOffset::from_hms(hours, minutes, 0).map_err(|_| InvalidTimestamp("offset minute"))
+        }
+        _ => Err(InvalidTimestamp("offset")),
+    }
 }
 
 /// Exactly `n` ASCII digits at `*at`, as a number; moves past them.

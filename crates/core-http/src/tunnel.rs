@@ -59,14 +59,29 @@ pub(crate) fn open(
         .and_then(|()| socket.flush());
     drop(request);
     sent.map_err(|e| lost(&proxy, &e))?;
-    // The answer's head, read a byte at a time: nothing of the tunnel is read past it.
+    let head = read_head(socket, &proxy)?;
+    let status = head
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse::<u16>().ok());
+    match status {
+        Some(200..=299) => Ok(()),
+        _ => Err(refused(route, &proxy, &authority, status)),
+    }
+}
+
+/// The proxy's answer head, read a byte at a time: nothing of the tunnel is read past it.
+fn read_head(socket: &mut impl Read, proxy: &str) -> Result<String, Refusal> {
     let mut head = Vec::with_capacity(256);
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
         match socket.read(&mut byte) {
             Ok(0) => {
                 return Err(refusal(
-                    &proxy,
+                    proxy,
                     None,
                     format!(
                         "the proxy {proxy} closed the connection before answering CONNECT \
@@ -77,25 +92,22 @@ pub(crate) fn open(
             }
             Ok(_) => head.push(byte[0]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(lost(&proxy, &e)),
+            Err(e) => return Err(lost(proxy, &e)),
         }
         if head.len() > MAX_HEAD {
             return Err(refusal(
-                &proxy,
+                proxy,
                 None,
                 format!("the proxy {proxy} sent an answer head over {MAX_HEAD} bytes"),
                 true,
             ));
         }
     }
-    let head = String::from_utf8_lossy(&head);
-    let status = head
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse::<u16>().ok());
+    Ok(String::from_utf8_lossy(&head).into_owned())
+}
+
+/// What a proxy's answer other than 2xx means, with a hint.
+fn refused(route: &ProxyRoute, proxy: &str, authority: &str, status: Option<u16>) -> Refusal {
     let credentials = if route.authorization().is_some() {
         "it refused the credentials given: check the user and password in the proxy URL"
     } else {
@@ -103,15 +115,14 @@ pub(crate) fn open(
          builder's proxy)"
     };
     match status {
-        Some(200..=299) => Ok(()),
-        Some(s @ (401 | 407)) => Err(refusal(
-            &proxy,
+        Some(s @ (401 | 407)) => refusal(
+            proxy,
             Some(s),
             format!("the proxy {proxy} answered {s}: it wants credentials; {credentials}"),
             false,
-        )),
-        Some(403) => Err(refusal(
-            &proxy,
+        ),
+        Some(403) => refusal(
+            proxy,
             Some(403),
             format!(
                 "the proxy {proxy} answered 403: it does not allow a tunnel to {authority} \
@@ -119,25 +130,25 @@ pub(crate) fn open(
                  directly)"
             ),
             false,
-        )),
-        Some(s @ (405 | 501)) => Err(refusal(
-            &proxy,
+        ),
+        Some(s @ (405 | 501)) => refusal(
+            proxy,
             Some(s),
             format!("the proxy {proxy} answered {s}: it does not tunnel (CONNECT)"),
             false,
-        )),
-        Some(s) => Err(refusal(
-            &proxy,
+        ),
+        Some(s) => refusal(
+            proxy,
             Some(s),
             format!("the proxy {proxy} could not open a tunnel to {authority} ({s})"),
             true,
-        )),
-        None => Err(refusal(
-            &proxy,
+        ),
+        None => refusal(
+            proxy,
             None,
             format!("the proxy {proxy} answered CONNECT with something that is not HTTP"),
             true,
-        )),
+        ),
     }
 }
 

@@ -78,7 +78,11 @@ impl<'a> Plan<'a> {
             Purpose::User => client.defaults.merged(&rb.options),
             Purpose::Token { .. } => rb.options.clone(),
         };
-        let target = url::join(cfg.base_url.as_deref().unwrap_or_default(), &rb.path, &rb.query);
+        let target = url::join(
+            cfg.base_url.as_deref().unwrap_or_default(),
+            &rb.path,
+            &rb.query,
+        );
         let origin = origin_of(client, &rb.path, &target)?;
         for (name, value) in &opts.headers {
             crate::wire::check_header(name, value)?;
@@ -228,7 +232,10 @@ impl<'a> Plan<'a> {
             other => other,
         };
         if let Some(used) = self.refusal_to_refresh(tries, &error, hops, auth) {
-            debug!("{}: 401 with an OAuth token; refreshing it once", self.shown());
+            debug!(
+                "{}: 401 with an OAuth token; refreshing it once",
+                self.shown()
+            );
             tries.refreshed_token = true;
             tries.stale = Some(used);
             self.report_failure(tries, started, &error, Some(Duration::ZERO));
@@ -324,17 +331,21 @@ impl<'a> Plan<'a> {
 
     /// The one report of an attempt to the observer (built only when one listens).
     fn report(&self, tries: &Tries, started: Instant, seen: Seen<'_>) {
-        self.client.inner.config.observer.attempt(|| crate::observe::Attempt {
-            method: self.call.method.as_str(),
-            path: crate::observe::path_of(&self.call.url).to_owned(),
-            number: tries.retries + 1,
-            status: seen.status,
-            failure: seen.error.map(crate::observe::failure_word),
-            retry_in: seen.retry_in,
-            duration: self.now().saturating_duration_since(started),
-            request_id: seen.request_id.map(str::to_owned),
-            bytes: seen.bytes,
-        });
+        self.client
+            .inner
+            .config
+            .observer
+            .attempt(|| crate::observe::Attempt {
+                method: self.call.method.as_str(),
+                path: crate::observe::path_of(&self.call.url).to_owned(),
+                number: tries.retries + 1,
+                status: seen.status,
+                failure: seen.error.map(crate::observe::failure_word),
+                retry_in: seen.retry_in,
+                duration: self.now().saturating_duration_since(started),
+                request_id: seen.request_id.map(str::to_owned),
+                bytes: seen.bytes,
+            });
     }
 
     /// The call as log lines show it: method and URL without its query.
@@ -393,4 +404,3 @@ fn wait_for_rate_limit(client: &HttpClient, deadline: Option<&Deadline>) -> Resu
     cfg.sleeper.sleep(wait);
     Ok(())
 }
-

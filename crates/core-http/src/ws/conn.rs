@@ -6,7 +6,7 @@
 //! connection from its own thread.
 
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -115,30 +115,14 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
     let host = &host;
 
     let addrs = resolve(host, port, deadline)?;
-    let mut last = None;
-    let mut tcp = None;
-    for addr in addrs {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || abort.is_aborted() {
-            break;
-        }
-        match TcpStream::connect_timeout(&addr, left) {
-            Ok(s) => {
-                tcp = Some(s);
-                break;
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    let tcp = tcp.ok_or_else(|| match last {
-        Some(e) if e.kind() != io::ErrorKind::TimedOut => {
-            fail(WsError::Connect(format!("{host}: {e}")), Next::Retry)
-        }
-        _ => fail(
-            WsError::Timeout(format!("connecting to {host}")),
-            Next::Retry,
-        ),
-    })?;
+    let tcp =
+        crate::dial::dial(&addrs, deadline, || abort.is_aborted()).map_err(|last| match last {
+            Some(e) => fail(WsError::Connect(format!("{host}: {e}")), Next::Retry),
+            None => fail(
+                WsError::Timeout(format!("connecting to {host}")),
+                Next::Retry,
+            ),
+        })?;
     let _ = tcp.set_nodelay(true);
     abort.register(&tcp).map_err(|e| io_failure(e, &shown))?;
     let mut tcp = Tcp {
@@ -163,25 +147,7 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
         })?;
     }
 
-    let mut transport = if target.tls {
-        let client_config = config
-            .roots
-            .rustls_config(config.identity.as_ref())
-            .map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?;
-        // TLS to the service, inside the tunnel when there is one.
-        let name = target.host.clone();
-        let server_name = rustls::pki_types::ServerName::try_from(name).map_err(|e| {
-            fail(
-                WsError::Connect(format!("{}: {e}", target.host)),
-                Next::Stop,
-            )
-        })?;
-        let session = rustls::ClientConnection::new(client_config, server_name)
-            .map_err(|e| fail(WsError::Connect(format!("TLS: {e}")), Next::Stop))?;
-        Transport::Tls(Box::new(rustls::StreamOwned::new(session, tcp)))
-    } else {
-        Transport::Plain(tcp)
-    };
+    let mut transport = secure(config, &target, tcp)?;
 
     debug!("stream: connecting to {shown}");
     let leftover = upgrade(&mut transport, config, &target, &shown)?;
@@ -198,6 +164,30 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
     );
     debug!("stream: connected to {shown} in {:?}", started.elapsed());
     Ok(socket)
+}
+
+/// The connection as the stream speaks over it: TLS to the service (inside the tunnel
+/// when there is one) for `wss://`, plain otherwise.
+fn secure(config: &StreamConfig, target: &Target, tcp: Tcp) -> Result<Transport, Failure> {
+    if !target.tls {
+        return Ok(Transport::Plain(tcp));
+    }
+    let client_config = config
+        .roots
+        .rustls_config(config.identity.as_ref())
+        .map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?;
+    let server_name =
+        rustls::pki_types::ServerName::try_from(target.host.clone()).map_err(|e| {
+            fail(
+                WsError::Connect(format!("{}: {e}", target.host)),
+                Next::Stop,
+            )
+        })?;
+    let session = rustls::ClientConnection::new(client_config, server_name)
+        .map_err(|e| fail(WsError::Connect(format!("TLS: {e}")), Next::Stop))?;
+    Ok(Transport::Tls(Box::new(rustls::StreamOwned::new(
+        session, tcp,
+    ))))
 }
 
 /// The host's addresses, within the deadline (the system's resolver has no timeout of
@@ -246,6 +236,61 @@ fn upgrade(
     shown: &str,
 ) -> Result<Vec<u8>, Failure> {
     let key = tungstenite::handshake::client::generate_key();
+    send_upgrade(transport, config, target, &key, shown)?;
+    let mut buf = read_head(transport, shown)?;
+    let head_len = find_head_end(&buf).unwrap_or(buf.len());
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut response = httparse::Response::new(&mut headers);
+    let status = match response.parse(&buf[..head_len]) {
+        Ok(httparse::Status::Complete(_)) => response.code.unwrap_or(0),
+        _ => {
+            return Err(fail(
+                WsError::Protocol(format!("{shown} answered the upgrade with no valid HTTP")),
+                Next::Retry,
+            ));
+        }
+    };
+    let header = |name: &str| -> Option<String> {
+        response
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).trim().to_owned())
+    };
+    if status == 101 {
+        let upgraded = header("upgrade").is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+            && header("connection").is_some_and(|v| {
+                v.split(',')
+                    .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+            });
+        let accepted = header("sec-websocket-accept").as_deref()
+            == Some(tungstenite::handshake::derive_accept_key(key.as_bytes()).as_str());
+        if !upgraded || !accepted {
+            return Err(fail(
+                WsError::Protocol(format!(
+                    "{shown} answered 101 without a valid WebSocket upgrade"
+                )),
+                Next::Retry,
+            ));
+        }
+        return Ok(buf.split_off(head_len));
+    }
+    let content_type = header("content-type");
+    let length: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
+    let mut body = buf.split_off(head_len);
+    read_refusal_body(transport, &mut body, length);
+    Err(refused(config, status, content_type.as_deref(), &body))
+}
+
+/// Writes the upgrade request, with the credentials read as they are now (a rotated key,
+/// a refreshed token); the request holding them is dropped at once.
+fn send_upgrade(
+    transport: &mut Transport,
+    config: &StreamConfig,
+    target: &Target,
+    key: &str,
+    shown: &str,
+) -> Result<(), Failure> {
     let mut request = format!(
         "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
          Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {key}\r\n",
@@ -294,14 +339,14 @@ fn upgrade(
         .and_then(|()| transport.flush());
     // The request held the key: it is gone before anything else can see it.
     drop(request);
-    sent.map_err(|e| io_failure(e, shown))?;
+    sent.map_err(|e| io_failure(e, shown))
+}
 
+/// The upgrade answer's head and whatever came after it in the same reads.
+fn read_head(transport: &mut Transport, shown: &str) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
-    let head_len = loop {
-        if let Some(end) = find_head_end(&buf) {
-            break end;
-        }
+    while find_head_end(&buf).is_none() {
         if buf.len() > MAX_HEAD {
             return Err(fail(
                 WsError::Protocol(format!(
@@ -321,58 +366,21 @@ fn upgrade(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(io_failure(e, shown)),
         }
-    };
-
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut response = httparse::Response::new(&mut headers);
-    let status = match response.parse(&buf[..head_len]) {
-        Ok(httparse::Status::Complete(_)) => response.code.unwrap_or(0),
-        _ => {
-            return Err(fail(
-                WsError::Protocol(format!("{shown} answered the upgrade with no valid HTTP")),
-                Next::Retry,
-            ));
-        }
-    };
-    let header = |name: &str| -> Option<String> {
-        response
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
-            .map(|h| String::from_utf8_lossy(h.value).trim().to_owned())
-    };
-
-    if status == 101 {
-        let upgraded = header("upgrade").is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
-            && header("connection").is_some_and(|v| {
-                v.split(',')
-                    .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
-            });
-        let accepted = header("sec-websocket-accept").as_deref()
-            == Some(tungstenite::handshake::derive_accept_key(key.as_bytes()).as_str());
-        if !upgraded || !accepted {
-            return Err(fail(
-                WsError::Protocol(format!(
-                    "{shown} answered 101 without a valid WebSocket upgrade"
-                )),
-                Next::Retry,
-            ));
-        }
-        return Ok(buf.split_off(head_len));
     }
+    Ok(buf)
+}
 
-    let content_type = header("content-type");
-    let length: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
-    let mut body = buf.split_off(head_len);
-    read_refusal_body(transport, &mut body, length);
-    let parsed = crate::error::parse_error_body(status, content_type.as_deref(), &body);
+/// A refused upgrade as the stream's error: the server's message (credentials blanked),
+/// and whether to stop, retry, or cool down first.
+fn refused(config: &StreamConfig, status: u16, content_type: Option<&str>, body: &[u8]) -> Failure {
+    let parsed = crate::error::parse_error_body(status, content_type, body);
     let message = config.redact.apply(parsed.message);
-    Err(match status {
+    match status {
         401 | 403 => fail(WsError::Unauthorized { status, message }, Next::Stop),
         429 | 406 => fail(WsError::Refused { status, message }, Next::Cooldown),
         500..=599 => fail(WsError::Refused { status, message }, Next::Retry),
         _ => fail(WsError::Refused { status, message }, Next::Stop),
-    })
+    }
 }
 
 /// Reads what there is of a refusal's body, for its message: up to its length (or the

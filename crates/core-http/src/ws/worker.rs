@@ -365,120 +365,146 @@ impl<P: Protocol> Worker<P> {
         &mut self,
         live: &mut Live,
         attempts: &mut u32,
-        mut direct: Option<&mut Taken<P::Event>>,
+        direct: Option<&mut Taken<P::Event>>,
     ) -> Option<Ended> {
+        // Commands first (a close must not wait for a read), when there are any.
+        if self.commands_waiting.load(Ordering::Acquire) > 0
+            && let Some(ended) = self.commands_while_connected(live)
         {
-            // Commands first (a close must not wait for a read), when there are any.
-            if self.commands_waiting.load(Ordering::Acquire) > 0
-                && let Some(ended) = self.commands_while_connected(live)
-            {
-                return Some(ended);
-            }
-            let read = live.socket.read();
-            // One clock reading per turn, for the frame and the timers (none when the
-            // caller reads on through what was already buffered).
-            let now = if self.reuse_clock {
-                self.now
-            } else {
-                Instant::now()
-            };
-            self.now = now;
-            match read {
-                Ok(Message::Text(text)) => self.frame(live, text.as_str(), now, direct.take()),
-                Ok(Message::Binary(bytes)) => match std::str::from_utf8(&bytes) {
-                    Ok(text) => self.frame(live, text, now, direct.take()),
-                    Err(_) => {
-                        live.last_in = now;
-                        debug!(
-                            "stream {}: a binary frame that is not UTF-8, skipped",
-                            self.shown
-                        );
-                    }
-                },
-                Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {
+            return Some(ended);
+        }
+        let read = live.socket.read();
+        // One clock reading per turn, for the frame and the timers (none when the caller
+        // reads on through what was already buffered).
+        let now = if self.reuse_clock {
+            self.now
+        } else {
+            Instant::now()
+        };
+        self.now = now;
+        if let Some(ended) = self.took(live, read, now, direct) {
+            return Some(ended);
+        }
+        if live.behind {
+            self.config.observer.stream(StreamEvent::FellBehind {
+                capacity: self.config.lossless_capacity,
+            });
+            return Some(Ended::Lost("the reader fell behind".into(), Next::Retry));
+        }
+        // The timers, the flush and the commands, every few milliseconds: a busy
+        // stream's frames do not each pay for them.
+        if now < live.next_check {
+            return None;
+        }
+        live.next_check = now + CHECK_EVERY;
+        self.report_drops();
+        if let Some(ended) = self.commands_while_connected(live) {
+            return Some(ended);
+        }
+        self.timers(live, attempts, now)
+    }
+
+    /// What one read gave: a frame handed on, a control frame noted, the end of the
+    /// connection; a time-out is only a tick.
+    fn took(
+        &mut self,
+        live: &mut Live,
+        read: Result<Message, tungstenite::Error>,
+        now: Instant,
+        direct: Option<&mut Taken<P::Event>>,
+    ) -> Option<Ended> {
+        match read {
+            Ok(Message::Text(text)) => self.frame(live, text.as_str(), now, direct),
+            Ok(Message::Binary(bytes)) => match std::str::from_utf8(&bytes) {
+                Ok(text) => self.frame(live, text, now, direct),
+                Err(_) => {
                     live.last_in = now;
-                    self.inbox.touched();
+                    debug!(
+                        "stream {}: a binary frame that is not UTF-8, skipped",
+                        self.shown
+                    );
                 }
-                Ok(Message::Close(frame)) => {
-                    let _ = live.socket.flush();
-                    return Some(closed_by_server(frame, &self.config.redact));
-                }
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
-                Err(e) => return Some(lost_or_fatal(e)),
+            },
+            Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {
+                live.last_in = now;
+                self.inbox.touched();
             }
-            if live.behind {
-                self.config.observer.stream(StreamEvent::FellBehind {
-                    capacity: self.config.lossless_capacity,
-                });
-                return Some(Ended::Lost("the reader fell behind".into(), Next::Retry));
+            Ok(Message::Close(frame)) => {
+                let _ = live.socket.flush();
+                return Some(closed_by_server(frame, &self.config.redact));
             }
-            // The timers, the flush and the commands, every few milliseconds: a busy
-            // stream's frames do not each pay for them.
-            if now < live.next_check {
-                return None;
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Some(lost_or_fatal(e)),
+        }
+        None
+    }
+
+    /// Tells the observer of lossy-lane drops since the last report.
+    fn report_drops(&mut self) {
+        if !self.config.observer.is_set() {
+            return;
+        }
+        let total = self.inbox.dropped();
+        if total > self.reported_drops {
+            let count = total - self.reported_drops;
+            self.reported_drops = total;
+            self.config
+                .observer
+                .stream(StreamEvent::Dropped { count, total });
+        }
+    }
+
+    /// The connection's timers: a ping after silence going out, the flush, a mute
+    /// connection declared dead, subscriptions unacknowledged, stale channels, and the
+    /// backoff reset once the connection has been healthy long enough.
+    fn timers(&mut self, live: &mut Live, attempts: &mut u32, now: Instant) -> Option<Ended> {
+        if now.duration_since(live.last_out) >= self.config.ping_after {
+            if let Err(e) = live.socket.send(Message::Ping(Vec::new().into())) {
+                return Some(lost_or_fatal(e));
             }
-            live.next_check = now + CHECK_EVERY;
-            if self.config.observer.is_set() {
-                let total = self.inbox.dropped();
-                if total > self.reported_drops {
-                    let count = total - self.reported_drops;
-                    self.reported_drops = total;
-                    self.config
-                        .observer
-                        .stream(StreamEvent::Dropped { count, total });
-                }
-            }
-            if let Some(ended) = self.commands_while_connected(live) {
-                return Some(ended);
-            }
-            if now.duration_since(live.last_out) >= self.config.ping_after {
-                if let Err(e) = live.socket.send(Message::Ping(Vec::new().into())) {
-                    return Some(lost_or_fatal(e));
-                }
-                live.last_out = now;
-            }
-            match live.socket.flush() {
-                Ok(()) => {}
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
-                Err(e) => return Some(lost_or_fatal(e)),
-            }
-            if now.duration_since(live.last_in) >= self.config.dead_after {
+            live.last_out = now;
+        }
+        match live.socket.flush() {
+            Ok(()) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Some(lost_or_fatal(e)),
+        }
+        if now.duration_since(live.last_in) >= self.config.dead_after {
+            return Some(Ended::Lost(
+                format!("no frame for {:?}", self.config.dead_after),
+                Next::Retry,
+            ));
+        }
+        if live.outstanding > 0 && live.ack_deadline.is_some_and(|d| now >= d) {
+            return Some(Ended::Lost(
+                "the subscriptions were not acknowledged in time".into(),
+                Next::Retry,
+            ));
+        }
+        for (channel, after) in &self.config.stale_after {
+            let last = self
+                .last_seen
+                .get(channel.as_str())
+                .copied()
+                .unwrap_or(live.since)
+                .max(live.since);
+            if now.duration_since(last) >= *after {
                 return Some(Ended::Lost(
-                    format!("no frame for {:?}", self.config.dead_after),
+                    format!("no {channel} event for {after:?}"),
                     Next::Retry,
                 ));
             }
-            if live.outstanding > 0 && live.ack_deadline.is_some_and(|d| now >= d) {
-                return Some(Ended::Lost(
-                    "the subscriptions were not acknowledged in time".into(),
-                    Next::Retry,
-                ));
-            }
-            for (channel, after) in &self.config.stale_after {
-                let last = self
-                    .last_seen
-                    .get(channel.as_str())
-                    .copied()
-                    .unwrap_or(live.since)
-                    .max(live.since);
-                if now.duration_since(last) >= *after {
-                    return Some(Ended::Lost(
-                        format!("no {channel} event for {after:?}"),
-                        Next::Retry,
-                    ));
-                }
-            }
-            if now.duration_since(live.since) >= self.config.reconnect.healthy_after {
-                *attempts = 0;
-            }
+        }
+        if now.duration_since(live.since) >= self.config.reconnect.healthy_after {
+            *attempts = 0;
         }
         None
     }
