@@ -15,7 +15,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use core_http::{ErrorKind, Sleeper, ThreadSleeper};
+use core_http::{
+    ErrorKind,
+    config::{Sleeper, ThreadSleeper},
+};
 
 /// The most the paced run may take over the plan's minimum.
 const TARGET_RATIO: f64 = 1.02;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use core_http::{Attempt, Observer, StreamEvent};
+use core_http::config::{Attempt, Observer, StreamEvent};
 
 /// Latency buckets, in milliseconds (upper bounds).
 const BUCKETS: [u64; 6] = [1, 5, 10, 50, 100, 1_000];

@@ -150,7 +150,7 @@ impl SandboxSleeper {
     }
 }
 
-impl core_http::Sleeper for SandboxSleeper {
+impl core_http::config::Sleeper for SandboxSleeper {
     fn sleep(&self, duration: Duration) {
         if let Ok(mut slept) = self.slept.lock() {
             slept.push(duration);
@@ -182,7 +182,7 @@ impl SandboxClock {
     }
 }
 
-impl core_http::Clock for SandboxClock {
+impl core_http::config::Clock for SandboxClock {
     fn now(&self) -> std::time::Instant {
         let elapsed = self.sandbox.now() - self.start;
         self.base + Duration::try_from(elapsed).unwrap_or_default()
@@ -192,7 +192,7 @@ impl core_http::Clock for SandboxClock {
 /// A client builder for `service` with `key`, whose waits (backoff, `Retry-After`, the
 /// client-side rate limit) advance the sandbox clock through a [`SandboxSleeper`] and
 /// whose rate limiter reads a [`SandboxClock`]: limits are exercised without real waits.
-pub fn sandbox_time_builder<C: core_http::ServiceClient>(
+pub fn sandbox_time_builder<C: core_http::service::ServiceClient>(
     sandbox: &Arc<Sandbox>,
     service: sandbox::Service,
     key: &str,

@@ -13,7 +13,11 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use core_http::{Auth, ClientBuilder, Error, OAuth2Config, ServiceClient, Sleeper};
+use core_http::{
+    ClientBuilder, Error,
+    config::{Auth, OAuth2Config, Sleeper},
+    service::ServiceClient,
+};
 use testkit::hostile::{Act, Hostile, raw, refused_url};
 
 /// The key every client is built with; it must never show.

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use core_http::{Attempt, Observer, StreamEvent};
+use core_http::config::{Attempt, Observer, StreamEvent};
 use testkit::hostile::{Act, Hostile, Request};
 use testkit::hostile_ws::WsServer;
 
@@ -137,11 +137,13 @@ fn an_oauth_token_echoed_back_is_never_shown() {
     let recorder = Recorder::default();
     let client = esign_client::Client::builder()
         .base_url(server.url())
-        .auth(core_http::Auth::oauth2(core_http::OAuth2Config::new(
-            format!("{}/oauth/token", server.url()),
-            "client_1",
-            KEY,
-        )))
+        .auth(core_http::config::Auth::oauth2(
+            core_http::config::OAuth2Config::new(
+                format!("{}/oauth/token", server.url()),
+                "client_1",
+                KEY,
+            ),
+        ))
         .observer(recorder.clone())
         .build()
         .unwrap();
@@ -188,8 +190,11 @@ fn a_key_echoed_in_a_close_reason_or_a_frame_is_never_shown() {
     let mut stream = client
         .stream_with(|c| {
             let mut policy = core_http::ws::ReconnectPolicy::default();
-            policy.backoff =
-                core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
+            policy.backoff = core_http::config::Backoff::new(
+                Duration::from_millis(2),
+                Duration::from_millis(10),
+                1.0,
+            );
             c.reconnect(policy)
         })
         .unwrap();

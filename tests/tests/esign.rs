@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use core_http::{Auth, OAuth2Config};
+use core_http::config::{Auth, OAuth2Config};
 use e2e::{SandboxClock, WebhookReceiver};
 use esign_client::webhooks::{self, Event};
 use esign_client::{

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use core_http::{Attempt, Observer, StreamEvent};
+use core_http::config::{Attempt, Observer, StreamEvent};
 use sandbox::{Fault, Service};
 
 #[derive(Default, Clone)]
@@ -113,8 +113,11 @@ fn a_stream_reports_its_connection_losses_and_reconnects() {
     let mut realtime = client
         .stream_with(|c| {
             let mut policy = worlds_client::stream::ReconnectPolicy::default();
-            policy.backoff =
-                core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
+            policy.backoff = core_http::config::Backoff::new(
+                Duration::from_millis(2),
+                Duration::from_millis(10),
+                1.0,
+            );
             c.reconnect(policy)
         })
         .unwrap();

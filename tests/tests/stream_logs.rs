@@ -56,7 +56,7 @@ fn no_log_of_any_target_carries_the_key() {
         .with_stream_url(ws.url());
     let mut policy = ReconnectPolicy::default();
     policy.backoff =
-        core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
+        core_http::config::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
     let mut stream = client.stream_with(|c| c.reconnect(policy)).unwrap();
     stream.subscribe_quotes(&["AAPL"]).unwrap();
     let mut refused = None;

@@ -23,7 +23,7 @@ const CLOSE_BUDGET: Duration = Duration::from_secs(5);
 fn fast(config: StreamConfig) -> StreamConfig {
     let mut policy = ReconnectPolicy::default();
     policy.backoff =
-        core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
+        core_http::config::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
     config.reconnect(policy)
 }
 
@@ -757,8 +757,8 @@ fn a_rotated_key_is_read_again_on_each_reconnect_and_a_401_ends_the_stream_at_on
     let client = worlds_client::Client::builder()
         .base_url("http://127.0.0.1:9")
         .allow_insecure_http(true)
-        .auth(core_http::Auth::bearer_from(move || {
-            core_http::Secret::new(source.lock().unwrap().clone())
+        .auth(core_http::config::Auth::bearer_from(move || {
+            core_http::config::Secret::new(source.lock().unwrap().clone())
         }))
         .build()
         .unwrap()
@@ -820,11 +820,13 @@ fn an_oauth_client_authenticates_its_stream_with_its_cached_token() {
     let client = worlds_client::Client::builder()
         .base_url("http://127.0.0.1:9")
         .allow_insecure_http(true)
-        .auth(core_http::Auth::oauth2(core_http::OAuth2Config::new(
-            sandbox.esign().token_url(),
-            sandbox::ESIGN_CLIENT_ID,
-            sandbox::ESIGN_CLIENT_SECRET,
-        )))
+        .auth(core_http::config::Auth::oauth2(
+            core_http::config::OAuth2Config::new(
+                sandbox.esign().token_url(),
+                sandbox::ESIGN_CLIENT_ID,
+                sandbox::ESIGN_CLIENT_SECRET,
+            ),
+        ))
         .build()
         .unwrap()
         .with_stream_url(ws.url());

@@ -32,7 +32,7 @@ fn client(sandbox: &Sandbox) -> Client {
 fn fast(config: StreamConfig) -> StreamConfig {
     let mut policy = ReconnectPolicy::default();
     policy.backoff =
-        core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
+        core_http::config::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
     config.reconnect(policy)
 }
 

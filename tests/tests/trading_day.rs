@@ -396,7 +396,7 @@ fn trades_and_minute_bars_arrive_on_the_stream_and_survive_a_reconnect() {
     let client = client(&sandbox);
     let mut policy = ReconnectPolicy::default();
     policy.backoff =
-        core_http::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
+        core_http::config::Backoff::new(Duration::from_millis(2), Duration::from_millis(10), 1.0);
     let mut stream = client
         .stream_with(|c: StreamConfig| c.reconnect(policy))
         .unwrap();

@@ -11,7 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::hostile::{Act, Hostile};
-use core_http::{HttpClient, RequestOptions};
+use core_http::{HttpClient, config::RequestOptions};
 use serde_json::{Value, json};
 
 fn client(url: &str) -> anyhow::Result<HttpClient> {

@@ -20,7 +20,7 @@ impl Secret {
     /// Wraps a credential.
     ///
     /// ```
-    /// let key = core_http::Secret::new("sk_live_123");
+    /// let key = core_http::config::Secret::new("sk_live_123");
     /// assert!(!format!("{key:?} {key}").contains("sk_live"));
     /// ```
     pub fn new(value: impl Into<String>) -> Self {
@@ -30,7 +30,7 @@ impl Secret {
     /// The credential itself. Call this only where the value must be sent.
     ///
     /// ```
-    /// let key = core_http::Secret::new("sk_live_123");
+    /// let key = core_http::config::Secret::new("sk_live_123");
     /// assert_eq!(key.expose(), "sk_live_123");
     /// ```
     pub fn expose(&self) -> &str {
@@ -40,7 +40,7 @@ impl Secret {
     /// `true` when the credential is empty.
     ///
     /// ```
-    /// assert!(core_http::Secret::new("").is_empty());
+    /// assert!(core_http::config::Secret::new("").is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -116,7 +116,7 @@ impl Auth {
     /// Bearer authentication with an API key.
     ///
     /// ```
-    /// use core_http::Auth;
+    /// use core_http::config::Auth;
     /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .auth(Auth::bearer("sk_test")) // what `.api_key("sk_test")` does
@@ -131,7 +131,7 @@ impl Auth {
     /// A custom header carrying the key.
     ///
     /// ```
-    /// use core_http::Auth;
+    /// use core_http::config::Auth;
     /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .auth(Auth::header("x-api-key", "sk_test"))
@@ -149,7 +149,7 @@ impl Auth {
     /// OAuth 2.0 client credentials.
     ///
     /// ```
-    /// use core_http::{Auth, OAuth2Config};
+    /// use core_http::config::{Auth, OAuth2Config};
     /// let auth = Auth::oauth2(
     ///     OAuth2Config::new("https://auth.example.com/oauth/token", "my-client-id", "my-secret")
     ///         .with_scope("posts:write"),
@@ -168,7 +168,7 @@ impl Auth {
     /// client. An empty key fails the call before anything is sent.
     ///
     /// ```
-    /// use core_http::{Auth, Secret};
+    /// use core_http::config::{Auth, Secret};
     /// let auth = Auth::bearer_from(|| {
     ///     Secret::new(std::fs::read_to_string("/run/secrets/api_key").unwrap_or_default().trim())
     /// });
@@ -199,7 +199,7 @@ impl OAuth2Config {
     /// Settings for a token URL, client id and secret, with no scope.
     ///
     /// ```
-    /// let config = core_http::OAuth2Config::new(
+    /// let config = core_http::config::OAuth2Config::new(
     ///     "https://auth.example.com/oauth/token",
     ///     "my-client-id",
     ///     std::env::var("CLIENT_SECRET").unwrap_or_default(),
@@ -222,7 +222,7 @@ impl OAuth2Config {
     /// The same settings asking for a scope.
     ///
     /// ```
-    /// let config = core_http::OAuth2Config::new("https://auth.example.com/token", "id", "secret")
+    /// let config = core_http::config::OAuth2Config::new("https://auth.example.com/token", "id", "secret")
     ///     .with_scope("documents:read documents:write");
     /// assert!(config.scope.is_some());
     /// ```

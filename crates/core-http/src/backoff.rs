@@ -10,7 +10,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use core_http::Backoff; // any client crate re-exports it
+/// use core_http::config::Backoff; // any client crate re-exports it
 ///
 /// let b = Backoff::new(Duration::from_millis(500), Duration::from_secs(8), 0.25);
 /// // `random` is a number in [0, 1): 0 gives the nominal delay.
@@ -60,7 +60,7 @@ impl Backoff {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let d = core_http::Backoff::reconnect().random_delay(2);
+    /// let d = core_http::config::Backoff::reconnect().random_delay(2);
     /// assert!(d <= Duration::from_secs(4));
     /// ```
     pub fn random_delay(&self, n: u32) -> Duration {

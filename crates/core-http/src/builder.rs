@@ -104,8 +104,8 @@ impl<'a> RequestBuilder<'a> {
     /// Adds `limit` and `offset` (those set) for a page of a list whose pages hold at
     /// most `max` items. A limit outside `1..=max` makes the call fail with
     /// [`Error::InvalidRequest`] before anything is sent.
-    pub fn page(mut self, params: &crate::PageParams, max: u32) -> Self {
-        if let Err(e) = crate::check_page_size(params.limit, max) {
+    pub fn page(mut self, params: &crate::pagination::PageParams, max: u32) -> Self {
+        if let Err(e) = crate::pagination::check_page_size(params.limit, max) {
             self.error.get_or_insert(e);
         }
         self.query_opt("limit", params.limit)
@@ -231,7 +231,7 @@ impl fmt::Debug for RequestBuilder<'_> {
 /// type (or take it undecoded), keeping the client's auth, retries and error handling.
 ///
 /// ```no_run
-/// use core_http::Method;
+/// use core_http::transport::Method;
 /// # let client = core_http::HttpClient::builder().base_url("https://a.io").build()?;
 /// let value: serde_json::Value = client.raw().get("/v1/something/new", &[("limit", "5")])?;
 /// let answer = client.raw().send(Method::Get, "/v1/health", &[], None)?;

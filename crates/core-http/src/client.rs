@@ -22,7 +22,7 @@ pub struct HttpClient {
 
 pub(crate) struct Inner {
     pub(crate) agent: ureq::Agent,
-    pub(crate) config: crate::config::settings::Config,
+    pub(crate) config: crate::setup::settings::Config,
     /// The base URL's origin, parsed once: where the client's credentials may go.
     pub(crate) base_origin: Option<crate::url::Origin>,
     /// `Bearer <key>`, made once for a client with an API key.
@@ -32,7 +32,7 @@ pub(crate) struct Inner {
 }
 
 impl HttpClient {
-    pub(crate) fn from_config(config: crate::config::settings::Config) -> Result<Self> {
+    pub(crate) fn from_config(config: crate::setup::settings::Config) -> Result<Self> {
         let agent_config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)

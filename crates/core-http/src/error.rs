@@ -497,7 +497,7 @@ pub struct ApiError {
     /// `true` when this answer came to a repeat of the request, after an earlier attempt
     /// that may have reached the server and been acted on (a timeout, a reset, a 5xx).
     /// A `404` then may mean the earlier attempt did the work: see
-    /// [`RequestBuilder::send_delete`](crate::RequestBuilder::send_delete).
+    /// [`RequestBuilder::send_delete`](crate::builder::RequestBuilder::send_delete).
     pub after_possible_delivery: bool,
 }
 

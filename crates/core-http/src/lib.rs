@@ -61,7 +61,7 @@ mod builder;
 mod bulk;
 mod call;
 mod client;
-mod config;
+pub mod config;
 mod connector;
 pub mod de;
 mod dial;
@@ -73,7 +73,7 @@ mod kind;
 mod macros;
 mod method;
 mod observe;
-mod pagination;
+pub mod pagination;
 #[cfg(test)]
 mod properties;
 mod proxy;
@@ -83,9 +83,12 @@ mod redact;
 mod request;
 mod response;
 mod retry;
+pub mod service;
+mod setup;
 mod time;
 pub mod timestamp;
 mod tls;
+pub mod transport;
 mod tunnel;
 mod url;
 #[cfg(feature = "webhook")]
@@ -108,28 +111,10 @@ pub mod __private {
 #[cfg(feature = "http")]
 pub use http;
 
-pub use auth::{Auth, KeySource, OAuth2Config, Secret};
-pub use backoff::Backoff;
-pub use builder::{Raw, RequestBuilder};
 pub use bulk::BulkOutcome;
 pub use client::HttpClient;
-pub use config::{
-    ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BODY_SIZE, DEFAULT_TIMEOUT, ServiceClient,
-};
 pub use error::{ApiError, CutShort, Delivery, Error, ErrorKind, ItemFailure, Result};
-pub use method::Method;
-pub use observe::{Attempt, Observer, StreamEvent};
-pub use pagination::{
-    DEFAULT_MAX_PAGES, OffsetFetch, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams,
-    TokenFetch, TokenPage, TokenPages, TokenPaginator, check_page_size,
-};
-pub use random::uuid_v4;
-pub use rate_limit::RateLimit;
-pub use request::{OpenBody, RequestOptions};
-pub use response::{Headers, RateLimitInfo, Response, StreamingResponse, WithResponse};
-pub use retry::{MAX_RETRY_AFTER, RetryPolicy};
-pub use time::{Clock, Sleeper, SystemClock, ThreadSleeper};
-pub use url::{check_absolute_http, path_segment};
+pub use setup::ClientBuilder;
 
 /// Compile-time check that the client can be shared across threads and cloned.
 #[allow(dead_code)]

@@ -222,7 +222,7 @@ macro_rules! string_enum {
 
 /// Implements a service crate's `Client` (a struct holding one `http:
 /// core_http::HttpClient` field, declared in the crate where readers see it): the
-/// [`ServiceClient`](crate::ServiceClient) link to core-http, `new`, `builder`,
+/// [`ServiceClient`](crate::service::ServiceClient) link to core-http, `new`, `builder`,
 /// `from_env`, `from_env_with`, `with_options`, `raw` and the crate-private `http()`,
 /// so that every service client is built and configured the same way. It also checks
 /// that the client is `Clone + Send + Sync`.
@@ -244,8 +244,8 @@ macro_rules! string_enum {
 /// # #[derive(Clone, Copy)] pub struct Plan;
 /// # impl FromStr for Plan { type Err = core_http::Error;
 /// #     fn from_str(_: &str) -> core_http::Result<Plan> { Ok(Plan) } }
-/// # impl From<Plan> for Option<core_http::RateLimit> {
-/// #     fn from(_: Plan) -> Self { Some(core_http::RateLimit::per_minute(60)) } }
+/// # impl From<Plan> for Option<core_http::config::RateLimit> {
+/// #     fn from(_: Plan) -> Self { Some(core_http::config::RateLimit::per_minute(60)) } }
 /// /// A client of the example service.
 /// #[derive(Clone, Debug)]
 /// pub struct Client {
@@ -276,7 +276,7 @@ macro_rules! service_client {
             check::<$name>();
         };
 
-        impl $crate::ServiceClient for $name {
+        impl $crate::service::ServiceClient for $name {
             const NAME: &'static str = env!("CARGO_PKG_NAME");
             const VERSION: &'static str = env!("CARGO_PKG_VERSION");
             const ENV_PREFIX: &'static str = $prefix;
@@ -298,7 +298,7 @@ macro_rules! service_client {
             #[doc = concat!("\n```\nlet key = std::env::var(\"", $prefix, "_API_KEY\").unwrap_or_else(|_| \"sk_test\".into());\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"https://api.example.com\", key)?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
             pub fn new(
                 base_url: impl Into<::std::string::String>,
-                api_key: impl Into<$crate::Secret>,
+                api_key: impl Into<$crate::config::Secret>,
             ) -> $crate::Result<$name> {
                 $name::builder().base_url(base_url).api_key(api_key).build()
             }
@@ -350,7 +350,7 @@ macro_rules! service_client {
             /// A copy of this client whose calls use these options (timeout, retries,
             /// extra headers); the connection pool and the rate limiter stay shared.
             #[doc = concat!("\n```\nuse std::time::Duration;\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nuse ", env!("CARGO_CRATE_NAME"), "::config::RequestOptions;\nlet client = ", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\n// One slow job: a longer timeout and no retries, for this copy only.\nlet patient = client.with_options(&RequestOptions::new().timeout(Duration::from_secs(300)).max_retries(0));\n# let _ = patient;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            pub fn with_options(&self, options: &$crate::RequestOptions) -> $name {
+            pub fn with_options(&self, options: &$crate::config::RequestOptions) -> $name {
                 $name {
                     http: self.http.with_options(options),
                     $( $settings: self.$settings.clone(), )?
@@ -365,7 +365,7 @@ macro_rules! service_client {
             pub fn with_response<T>(
                 &self,
                 call: impl FnOnce(&$name) -> $crate::Result<T>,
-            ) -> $crate::Result<$crate::WithResponse<T>> {
+            ) -> $crate::Result<$crate::transport::WithResponse<T>> {
                 self.http.with_response(|http| {
                     let observed = $name {
                         http: http.clone(),
@@ -379,7 +379,7 @@ macro_rules! service_client {
             /// authentication, retries and errors:
             /// `client.raw().get::<serde_json::Value>("/v1/...", &[])`.
             #[doc = concat!("\n```no_run\nuse ", env!("CARGO_CRATE_NAME"), "::serde_json::Value;\n# let client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\nlet beta: Value = client.raw().get(\"/v1/beta/feature\", &[(\"limit\", \"10\")])?;\nprintln!(\"{beta}\");\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            pub fn raw(&self) -> $crate::Raw<'_> {
+            pub fn raw(&self) -> $crate::transport::Raw<'_> {
                 self.http.raw()
             }
 
@@ -414,31 +414,14 @@ macro_rules! reexports {
         };
 
         /// Building and tuning a client: its builder, credentials, retries, rate limit,
-        /// per-call options, and the clock and sleeper tests may replace.
-        pub mod config {
-            pub use $crate::{
-                Auth, Backoff, ClientBuilder, Clock, KeySource, OAuth2Config, RateLimit,
-                RequestOptions, RetryPolicy, Secret, Sleeper, SystemClock, ThreadSleeper,
-            };
-        }
-
+        /// per-call options, the observer, and the clock and sleeper tests may replace.
+        pub use $crate::config;
         /// Paged lists: a page as the service answers it, and the iterators over items
         /// and pages that the list methods return.
-        pub mod pagination {
-            pub use $crate::{
-                OffsetFetch, OffsetPages, OffsetPaginator, Page, PageMeta, PageParams, TokenFetch,
-                TokenPage, TokenPages, TokenPaginator,
-            };
-        }
-
+        pub use $crate::pagination;
         /// What a call answered besides its model (status, headers, request id, rate
         /// limit: `with_response`), and calls the crate does not model (`raw()`).
-        pub mod transport {
-            pub use $crate::{
-                Headers, HttpClient, Method, RateLimitInfo, Raw, Response, StreamingResponse,
-                WithResponse,
-            };
-        }
+        pub use $crate::transport;
     };
 }
 
@@ -449,7 +432,7 @@ macro_rules! reexports {
 /// [`Error::Config`](crate::Error::Config) listing the known ones).
 ///
 /// ```
-/// use core_http::RateLimit;
+/// use core_http::config::RateLimit;
 ///
 /// core_http::service_plans! {
 ///     /// The example service's plans.
@@ -495,14 +478,14 @@ macro_rules! service_plans {
             /// The plan's documented limit as a core-http token bucket; `None` when the
             /// plan is unlimited.
             #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::{Client, ", stringify!($name), "};\nfor plan in ", stringify!($name), "::ALL {\n    println!(\"{plan}: {:?}\", plan.rate_limit());\n}\n// The client paces itself under the plan's limit.\nlet client = Client::builder()\n    .base_url(\"https://api.example.com\")\n    .api_key(\"sk\")\n    .rate_limit(", stringify!($name), "::ALL[0])\n    .build()?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            pub fn rate_limit(self) -> ::std::option::Option<$crate::RateLimit> {
+            pub fn rate_limit(self) -> ::std::option::Option<$crate::config::RateLimit> {
                 match self {
                     $( $name::$variant => $limit, )+
                 }
             }
         }
 
-        impl ::std::convert::From<$name> for ::std::option::Option<$crate::RateLimit> {
+        impl ::std::convert::From<$name> for ::std::option::Option<$crate::config::RateLimit> {
             fn from(plan: $name) -> Self {
                 plan.rate_limit()
             }

@@ -20,7 +20,7 @@
 
 use std::fmt;
 
-use crate::{Error, Result, Secret};
+use crate::{Error, Result, auth::Secret};
 
 /// The variables a proxy for `https` URLs is read from, in order.
 const HTTPS_VARS: [&str; 4] = ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"];

@@ -21,7 +21,7 @@ impl RateLimit {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let limit = core_http::RateLimit::per_minute(100);
+    /// let limit = core_http::config::RateLimit::per_minute(100);
     /// assert_eq!((limit.requests, limit.per, limit.burst), (100, Duration::from_secs(60), 100));
     /// ```
     pub fn per_minute(requests: u32) -> Self {
@@ -36,7 +36,7 @@ impl RateLimit {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let limit = core_http::RateLimit::per_hour(1_000);
+    /// let limit = core_http::config::RateLimit::per_hour(1_000);
     /// assert_eq!(limit.per, Duration::from_secs(3_600));
     /// ```
     pub fn per_hour(requests: u32) -> Self {
@@ -50,7 +50,7 @@ impl RateLimit {
     /// The same rate with another burst size.
     ///
     /// ```
-    /// let limit = core_http::RateLimit::per_minute(100).with_burst(150);
+    /// let limit = core_http::config::RateLimit::per_minute(100).with_burst(150);
     /// assert_eq!(limit.burst, 150);
     /// ```
     pub fn with_burst(mut self, burst: u32) -> Self {

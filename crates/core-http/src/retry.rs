@@ -44,7 +44,7 @@ impl RetryPolicy {
     /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
-    ///     .retry_policy(core_http::RetryPolicy::never())
+    ///     .retry_policy(core_http::config::RetryPolicy::never())
     ///     .build()?;
     /// # let _ = client;
     /// # Ok::<(), core_http::Error>(())
@@ -59,7 +59,7 @@ impl RetryPolicy {
     /// The same policy with another retry count.
     ///
     /// ```
-    /// let policy = core_http::RetryPolicy::default().with_max_retries(4);
+    /// let policy = core_http::config::RetryPolicy::default().with_max_retries(4);
     /// assert_eq!(policy.max_retries, 4);
     /// ```
     pub fn with_max_retries(mut self, max_retries: u32) -> Self {
@@ -71,7 +71,7 @@ impl RetryPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use core_http::{Backoff, RetryPolicy};
+    /// use core_http::config::{Backoff, RetryPolicy};
     /// let policy = RetryPolicy::default()
     ///     .with_backoff(Backoff::new(Duration::from_millis(100), Duration::from_secs(5), 1.0));
     /// # let _ = policy;
@@ -86,7 +86,7 @@ impl RetryPolicy {
     /// ```
     /// use std::time::Duration;
     /// // Wait up to two minutes when a 429 or 503 says `Retry-After: 90`.
-    /// let policy = core_http::RetryPolicy::default().with_max_retry_after(Duration::from_secs(120));
+    /// let policy = core_http::config::RetryPolicy::default().with_max_retry_after(Duration::from_secs(120));
     /// # let _ = policy;
     /// ```
     pub fn with_max_retry_after(mut self, max: Duration) -> Self {

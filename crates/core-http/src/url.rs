@@ -33,7 +33,7 @@ fn encode_into(out: &mut String, s: &str) {
 /// or a document to fetch). The error says what is wrong.
 ///
 /// ```
-/// use core_http::check_absolute_http;
+/// use core_http::service::check_absolute_http;
 /// assert!(check_absolute_http("https://example.com/cat.jpg").is_ok());
 /// assert!(check_absolute_http("example.com/cat.jpg").is_err());
 /// assert!(check_absolute_http("ftp://example.com/cat.jpg").is_err());

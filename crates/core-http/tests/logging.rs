@@ -4,7 +4,10 @@
 
 use std::sync::Mutex;
 
-use core_http::{Auth, HttpClient, OAuth2Config};
+use core_http::{
+    HttpClient,
+    config::{Auth, OAuth2Config},
+};
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
 struct Capture(Mutex<Vec<String>>);

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 use common::hostile::{Act, Hostile, refused_url};
 use common::{ManualClock, RecordingSleeper};
 use core_http::{
-    Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPaginator, Page, RateLimit,
-    RequestOptions, RetryPolicy,
+    Error, ErrorKind, HttpClient,
+    config::{Auth, OAuth2Config, RateLimit, RequestOptions, RetryPolicy},
+    pagination::{OffsetPaginator, Page},
 };
 use serde_json::{Value, json};
 
@@ -619,7 +620,7 @@ fn a_server_that_ignores_offset_does_not_loop_and_says_the_list_was_cut_short() 
         .build()
         .unwrap();
     let items: Vec<Result<u32, Error>> = OffsetPaginator::new(2, |offset, limit| {
-        let page: core_http::Page<u32> = c
+        let page: core_http::pagination::Page<u32> = c
             .get("/items")
             .query("offset", offset)
             .query("limit", limit)

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant, SystemTime};
 use common::hostile::{Act, Hostile, refused_url};
 use common::{ManualClock, RecordingSleeper};
 use core_http::{
-    Auth, Error, ErrorKind, HttpClient, OAuth2Config, OffsetPaginator, Page, RateLimit,
-    RequestOptions, TokenPage, TokenPaginator,
+    Error, ErrorKind, HttpClient,
+    config::{Auth, OAuth2Config, RateLimit, RequestOptions},
+    pagination::{OffsetPaginator, Page, TokenPage, TokenPaginator},
 };
 use mockito::Matcher;
 use serde_json::{Value, json};
@@ -1333,7 +1334,7 @@ fn a_key_from_a_source_is_read_for_every_request_and_kept_out_of_errors() {
         .base_url(server.url())
         .allow_insecure_http(true)
         .auth(Auth::bearer_from(move || {
-            core_http::Secret::new(source.lock().unwrap().clone())
+            core_http::config::Secret::new(source.lock().unwrap().clone())
         }))
         .build()
         .unwrap();

@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 use core_http::ws::{
     Inbound, Protocol, ReconnectPolicy, Stream, StreamConfig, StreamItem, WsError,
 };
-use core_http::{Backoff, Error, Secret};
+use core_http::{
+    Error,
+    config::{Backoff, Secret},
+};
 use tungstenite::protocol::CloseFrame;
 use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::{Message, WebSocket};
@@ -549,9 +552,9 @@ fn a_slow_caller_loses_quotes_counted_but_never_a_fill() {
 /// Records the drops a stream reports.
 struct Drops(Arc<std::sync::Mutex<Vec<(u64, u64)>>>);
 
-impl core_http::Observer for Drops {
-    fn stream(&self, event: &core_http::StreamEvent) {
-        if let core_http::StreamEvent::Dropped { count, total } = event {
+impl core_http::config::Observer for Drops {
+    fn stream(&self, event: &core_http::config::StreamEvent) {
+        if let core_http::config::StreamEvent::Dropped { count, total } = event {
             self.0.lock().unwrap().push((*count, *total));
         }
     }

@@ -1,7 +1,10 @@
 //! The e-signature client: configuration (API key or OAuth 2.0 client credentials), the
 //! plan's rate limit, and the documents handle.
 
-use core_http::{Auth, OAuth2Config, RateLimit, Result};
+use core_http::{
+    Result,
+    config::{Auth, OAuth2Config, RateLimit},
+};
 
 use crate::documents::Documents;
 
@@ -47,7 +50,7 @@ impl Client {
         base_url: impl Into<String>,
         token_url: impl Into<String>,
         client_id: impl Into<String>,
-        client_secret: impl Into<core_http::Secret>,
+        client_secret: impl Into<core_http::config::Secret>,
     ) -> Result<Client> {
         Client::builder()
             .base_url(base_url)

@@ -49,7 +49,7 @@ impl<'a> Documents<'a> {
         let key = document
             .idempotency_key
             .clone()
-            .unwrap_or_else(core_http::uuid_v4);
+            .unwrap_or_else(core_http::service::uuid_v4);
         let request = self.client.http().post("/documents").idempotency_key(key);
         document.body(request)?.send()?.json_data()
     }

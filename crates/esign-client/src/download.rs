@@ -272,7 +272,7 @@ impl Drop for TempFile {
 /// Creates `.<name>.<random>.part` in `folder`, failing rather than reusing a file.
 fn create_temp(folder: &Path, name: &str) -> io::Result<(PathBuf, File)> {
     for _ in 0..8 {
-        let suffix: String = core_http::uuid_v4().chars().take(8).collect();
+        let suffix: String = core_http::service::uuid_v4().chars().take(8).collect();
         let path = folder.join(format!(".{name}.{suffix}.part"));
         match File::options().write(true).create_new(true).open(&path) {
             Ok(file) => return Ok((path, file)),

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use core_http::{Error, RequestBuilder, Result};
+use core_http::{Error, Result, transport::RequestBuilder};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -331,7 +331,7 @@ impl SendDocument {
         let fields = fields_json(self)?;
         match &self.source {
             DocumentSource::Url(url) => {
-                core_http::check_absolute_http(url)
+                core_http::service::check_absolute_http(url)
                     .map_err(|why| Error::InvalidRequest(format!("file_url: {why}")))?;
                 let mut body = fields;
                 body.insert("file_url".into(), Value::String(url.clone()));
@@ -426,12 +426,12 @@ fn fields_json(document: &SendDocument) -> Result<Map<String, Value>> {
 /// A request whose body is `{"file": {"filename", "content_base64"}, ...fields}`, with
 /// the file encoded as the body is written.
 fn streamed<'c>(
-    request: core_http::RequestBuilder<'c>,
+    request: core_http::transport::RequestBuilder<'c>,
     filename: &str,
     size: u64,
     fields: &Map<String, Value>,
     open: impl Fn() -> io::Result<Box<dyn Read + Send>> + Send + Sync + 'static,
-) -> Result<core_http::RequestBuilder<'c>> {
+) -> Result<core_http::transport::RequestBuilder<'c>> {
     let filename = serde_json::to_string(filename)
         .map_err(|e| Error::InvalidRequest(format!("filename: {e}")))?;
     let rest = serde_json::to_string(fields)

@@ -1,6 +1,6 @@
 //! The projects client: configuration, the plan's rate limit, and the resource handle.
 
-use core_http::RateLimit;
+use core_http::config::RateLimit;
 
 use crate::projects::Projects;
 

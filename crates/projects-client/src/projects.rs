@@ -1,6 +1,9 @@
 //! Projects: list a page, iterate all, create, delete.
 
-use core_http::{Error, OffsetPages, OffsetPaginator, Page, Result};
+use core_http::{
+    Error, Result,
+    pagination::{OffsetPages, OffsetPaginator, Page},
+};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -142,7 +145,7 @@ impl NewProject {
 
 /// Which page of projects to list (`limit` 1 to 100, the service's default 20;
 /// `offset`): `ListProjects::new().limit(50).offset(100)`.
-pub type ListProjects = core_http::PageParams;
+pub type ListProjects = core_http::pagination::PageParams;
 
 /// The largest page the service serves.
 pub const MAX_PAGE_SIZE: u32 = 100;
@@ -267,7 +270,7 @@ impl<'a> Projects<'a> {
     /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound), which a clean-up can
     /// treat as already deleted; a 404 to a *retry*, after an earlier attempt may have
     /// deleted it (its answer lost), is success
-    /// ([`RequestBuilder::send_delete`](core_http::RequestBuilder::send_delete)).
+    /// ([`RequestBuilder::send_delete`](core_http::transport::RequestBuilder::send_delete)).
     ///
     /// ```no_run
     /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;

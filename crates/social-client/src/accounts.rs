@@ -81,7 +81,7 @@ impl<'a> Accounts<'a> {
     /// [`ErrorKind::NotFound`](core_http::ErrorKind::NotFound): the account is not (or no
     /// longer) connected; a 404 to a *retry*, after an earlier attempt may have
     /// disconnected it (its answer lost), is success
-    /// ([`RequestBuilder::send_delete`](core_http::RequestBuilder::send_delete)).
+    /// ([`RequestBuilder::send_delete`](core_http::transport::RequestBuilder::send_delete)).
     ///
     /// ```no_run
     /// # let client = social_client::Client::new("https://api.example.com", "sk")?;

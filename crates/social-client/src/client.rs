@@ -1,6 +1,6 @@
 //! The social client: configuration, the plan's rate limit, and the resource handles.
 
-use core_http::RateLimit;
+use core_http::config::RateLimit;
 
 use crate::accounts::Accounts;
 use crate::analytics::Analytics;

@@ -1,6 +1,9 @@
 //! Posts: create (now or scheduled, one post per platform), list a page, iterate all.
 
-use core_http::{Error, OffsetPages, OffsetPaginator, Result};
+use core_http::{
+    Error, Result,
+    pagination::{OffsetPages, OffsetPaginator},
+};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -164,7 +167,7 @@ impl NewPost {
 
 /// Which page of posts to list (`limit` 1 to 100, the service's default 20; `offset`):
 /// `ListPosts::new().limit(50).offset(100)`.
-pub type ListPosts = core_http::PageParams;
+pub type ListPosts = core_http::pagination::PageParams;
 
 /// The largest page the service serves.
 pub const MAX_PAGE_SIZE: u32 = 100;
@@ -216,7 +219,7 @@ impl<'a> Posts<'a> {
     /// println!("{} posts here, {:?} in all", page.data.len(), page.meta.map(|m| m.total));
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    pub fn list(&self, params: &ListPosts) -> Result<core_http::Page<Post>> {
+    pub fn list(&self, params: &ListPosts) -> Result<core_http::pagination::Page<Post>> {
         self.client
             .http()
             .get("/v1/posts")

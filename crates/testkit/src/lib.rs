@@ -28,7 +28,7 @@ pub const FIXTURE_KEY: &str = "sk_test_fixture_key";
 /// A service client for a fixture server at `url`: [`FIXTURE_KEY`] and no retries, so
 /// one fixture answers one request. Pass it to [`exchange`] as
 /// `testkit::client::<Client>`.
-pub fn client<C: core_http::ServiceClient>(url: &str) -> C {
+pub fn client<C: core_http::service::ServiceClient>(url: &str) -> C {
     core_http::ClientBuilder::<C>::new()
         .base_url(url)
         .api_key(FIXTURE_KEY)

@@ -2,7 +2,10 @@
 //! `GET /v1/activities`; and the portfolio's history (equity and profit or loss over a
 //! period) at `GET /v1/account/history`.
 
-use core_http::{Result, TokenPage, TokenPages, TokenPaginator};
+use core_http::{
+    Result,
+    pagination::{TokenPage, TokenPages, TokenPaginator},
+};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -402,7 +405,7 @@ impl<'a> Activities<'a> {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn list(&self, params: &ListActivities) -> Result<TokenPage<Activity>> {
-        core_http::check_page_size(params.limit, 100)?;
+        core_http::service::check_page_size(params.limit, 100)?;
         let format = core_http::timestamp::format;
         let types = params
             .types

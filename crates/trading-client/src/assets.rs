@@ -207,7 +207,7 @@ impl<'a> Assets<'a> {
     /// ```
     pub fn get(&self, symbol: &str) -> Result<Asset> {
         crate::markets::check_symbols(&[symbol])?;
-        let segment = core_http::path_segment("a symbol", &symbol.to_ascii_uppercase())?;
+        let segment = core_http::service::path_segment("a symbol", &symbol.to_ascii_uppercase())?;
         self.client
             .http()
             .get(&format!("/v1/assets/{segment}"))

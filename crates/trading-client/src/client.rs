@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use core_http::{Error, RateLimit, Result};
+use core_http::{Error, Result, config::RateLimit};
 
 use crate::account::AccountHandle;
 use crate::history::History;
@@ -97,7 +97,7 @@ impl Client {
     /// ```
     pub fn live(
         base_url: impl Into<String>,
-        api_key: impl Into<core_http::Secret>,
+        api_key: impl Into<core_http::config::Secret>,
     ) -> Result<Client> {
         Ok(Client::new(base_url, api_key)?.with_environment(Environment::Live))
     }

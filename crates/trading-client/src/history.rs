@@ -2,7 +2,10 @@
 //! memory does not grow with the range, paced by the client's rate limit, resumable
 //! from a page token, and fetching nothing more once the caller stops.
 
-use core_http::{Error, Result, TokenPage, TokenPages, TokenPaginator};
+use core_http::{
+    Error, Result,
+    pagination::{TokenPage, TokenPages, TokenPaginator},
+};
 use serde::Deserialize;
 use time::OffsetDateTime;
 
@@ -147,7 +150,7 @@ impl<'a> History<'a> {
         {
             return Err(Error::InvalidRequest("start must be before end".into()));
         }
-        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
+        core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         let page: BarList = self
             .client
             .http()

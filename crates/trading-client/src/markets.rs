@@ -289,7 +289,7 @@ impl<'a> Markets<'a> {
         limit: u32,
     ) -> Result<Vec<Bar>> {
         let symbols = check_symbols(symbols)?;
-        core_http::check_page_size(Some(limit), 1000)?;
+        core_http::service::check_page_size(Some(limit), 1000)?;
         let answer: Bars = self
             .client
             .http()
@@ -313,7 +313,7 @@ impl<'a> Markets<'a> {
     /// ```
     pub fn orderbook<S: AsRef<str>>(&self, symbols: &[S], depth: u32) -> Result<Vec<OrderBook>> {
         let symbols = check_symbols(symbols)?;
-        core_http::check_page_size(Some(depth), 50)?;
+        core_http::service::check_page_size(Some(depth), 50)?;
         let answer: Books = self
             .client
             .http()
@@ -336,7 +336,7 @@ impl<'a> Markets<'a> {
     /// ```
     pub fn trades<S: AsRef<str>>(&self, symbols: &[S], limit: u32) -> Result<Vec<Trade>> {
         let symbols = check_symbols(symbols)?;
-        core_http::check_page_size(Some(limit), 1000)?;
+        core_http::service::check_page_size(Some(limit), 1000)?;
         let answer: Trades = self
             .client
             .http()

@@ -1,6 +1,9 @@
 //! News and earnings. `GET /v1/news?symbols&start&end&limit&page_token`.
 
-use core_http::{Result, TokenPage, TokenPages, TokenPaginator};
+use core_http::{
+    Result,
+    pagination::{TokenPage, TokenPages, TokenPaginator},
+};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -202,7 +205,7 @@ impl<'a> News<'a> {
     /// ```
     pub fn list(&self, params: &ListNews) -> Result<TokenPage<NewsItem>> {
         let symbols = check_symbols(&params.symbols)?;
-        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
+        core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         if let (Some(start), Some(end)) = (params.start, params.end)
             && start > end
         {

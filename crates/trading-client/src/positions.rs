@@ -111,7 +111,7 @@ impl<'a> Positions<'a> {
         crate::markets::check_symbols(&[symbol])?;
         let path = format!(
             "/v1/positions/{}",
-            core_http::path_segment("a symbol", symbol)?
+            core_http::service::path_segment("a symbol", symbol)?
         );
         self.client.http().get(&path).send_json()
     }
@@ -152,9 +152,9 @@ impl<'a> Positions<'a> {
         };
         let path = format!(
             "/v1/positions/{}",
-            core_http::path_segment("a symbol", symbol)?
+            core_http::service::path_segment("a symbol", symbol)?
         );
-        let client_order_id = core_http::uuid_v4();
+        let client_order_id = core_http::service::uuid_v4();
         let mut request = self
             .client
             .http()
@@ -195,7 +195,7 @@ impl<'a> Positions<'a> {
         self.client
             .http()
             .delete("/v1/positions")
-            .query("client_order_id", core_http::uuid_v4())
+            .query("client_order_id", core_http::service::uuid_v4())
             .replay_safe(true)
             .send()?
             .bulk("orders")

@@ -189,8 +189,8 @@ impl<'a> Assets<'a> {
         &self,
         world: impl Into<WorldId>,
         params: &ListAssets,
-    ) -> Result<core_http::TokenPage<Asset>> {
-        core_http::check_page_size(params.limit, 100)?;
+    ) -> Result<core_http::pagination::TokenPage<Asset>> {
+        core_http::service::check_page_size(params.limit, 100)?;
         let path = format!("/api/v1/worlds/{}/assets", world.into().segment()?);
         let page: AssetList = self
             .client
@@ -199,7 +199,10 @@ impl<'a> Assets<'a> {
             .query_opt("limit", params.limit)
             .query_opt("page_token", params.page_token.as_deref())
             .send_json()?;
-        Ok(core_http::TokenPage::new(page.assets, page.next_page_token))
+        Ok(core_http::pagination::TokenPage::new(
+            page.assets,
+            page.next_page_token,
+        ))
     }
 
     /// Every asset of a world, page after page as the iteration reaches them.
@@ -211,7 +214,7 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn iter(&self, world: impl Into<WorldId>) -> core_http::TokenPaginator<Asset> {
+    pub fn iter(&self, world: impl Into<WorldId>) -> core_http::pagination::TokenPaginator<Asset> {
         self.iter_from(world, &ListAssets::new())
     }
 
@@ -230,11 +233,11 @@ impl<'a> Assets<'a> {
         &self,
         world: impl Into<WorldId>,
         params: &ListAssets,
-    ) -> core_http::TokenPaginator<Asset> {
+    ) -> core_http::pagination::TokenPaginator<Asset> {
         let client = self.client.clone();
         let world = world.into();
         let limit = params.limit.unwrap_or(100);
-        core_http::TokenPaginator::boxed(params.page_token.clone(), move |token| {
+        core_http::pagination::TokenPaginator::boxed(params.page_token.clone(), move |token| {
             let mut params = ListAssets::new().limit(limit);
             params.page_token = token.map(str::to_owned);
             client.assets().list(world.clone(), &params)
@@ -256,16 +259,19 @@ impl<'a> Assets<'a> {
         &self,
         world: impl Into<WorldId>,
         params: &ListAssets,
-    ) -> core_http::TokenPages<Asset> {
+    ) -> core_http::pagination::TokenPages<Asset> {
         let client = self.client.clone();
         let world = world.into();
         let limit = params.limit;
-        core_http::TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
-            let mut params = ListAssets::new();
-            params.limit = limit;
-            params.page_token = token.map(str::to_owned);
-            client.assets().list(world.clone(), &params)
-        })
+        core_http::pagination::TokenPages::boxed(
+            params.page_token.clone(),
+            move |token: Option<&str>| {
+                let mut params = ListAssets::new();
+                params.limit = limit;
+                params.page_token = token.map(str::to_owned);
+                client.assets().list(world.clone(), &params)
+            },
+        )
     }
 
     /// Creates an asset in a world, at revision 1. `POST /api/v1/worlds/{id}/assets`.
@@ -461,7 +467,7 @@ impl<'a> Assets<'a> {
 }
 
 /// The asset an answer holds, its revision from the `ETag` when the body has none.
-fn with_revision(response: core_http::Response) -> Result<Asset> {
+fn with_revision(response: core_http::transport::Response) -> Result<Asset> {
     let mut asset: Asset = response.json_data()?;
     if asset.revision.is_none() {
         asset.revision = response.headers().get("etag").and_then(revision_of);

@@ -151,7 +151,7 @@ impl Worlds<'_> {
     /// `DELETE /api/v1/worlds/{id}`. Retried like any `DELETE`; a retry answered 404
     /// after an earlier attempt may have gone through is success (the world is gone),
     /// while a 404 to the first attempt is `NotFound`
-    /// ([`RequestBuilder::send_delete`](core_http::RequestBuilder::send_delete)).
+    /// ([`RequestBuilder::send_delete`](core_http::transport::RequestBuilder::send_delete)).
     ///
     /// ```no_run
     /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;

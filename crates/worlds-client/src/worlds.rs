@@ -3,7 +3,7 @@
 use core_http::{Error, Result};
 use std::marker::PhantomData;
 
-use core_http::{TokenPage, TokenPages, TokenPaginator};
+use core_http::pagination::{TokenPage, TokenPages, TokenPaginator};
 
 pub use crate::world_changes::UpdateWorld;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -542,7 +542,7 @@ impl<'a> Worlds<'a> {
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     pub fn list(&self, params: &ListWorlds) -> Result<TokenPage<World>> {
-        core_http::check_page_size(params.limit, MAX_PAGE_SIZE)?;
+        core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         let answer: PageAnswer<World> = self
             .client
             .http()
@@ -651,7 +651,7 @@ impl<'a> Worlds<'a> {
     /// The users in a world, every page of them. `GET /api/v1/worlds/{id}/users`,
     /// following `next_page_token` (sent back as `page_token`) until the last page. A
     /// list that cannot be read whole (a page token the service hands back twice, or more
-    /// than [`core_http::DEFAULT_MAX_PAGES`] pages) is an error
+    /// than [`core_http::pagination::DEFAULT_MAX_PAGES`] pages) is an error
     /// ([`Error::ListCutShort`]), never a short list.
     ///
     /// ```no_run

@@ -253,7 +253,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let fast = |config: core_http::ws::StreamConfig| {
         let mut policy = core_http::ws::ReconnectPolicy::default();
         policy.backoff =
-            core_http::Backoff::new(Duration::from_millis(50), Duration::from_secs(1), 2.0);
+            core_http::config::Backoff::new(Duration::from_millis(50), Duration::from_secs(1), 2.0);
         policy.cooldown = Duration::from_secs(2);
         config
             .ping_after(Duration::from_secs(1))

@@ -57,7 +57,7 @@ impl<T> Page<T> {
     /// A page from its items and the total the server gave, if any.
     ///
     /// ```
-    /// let page = core_http::Page::new(vec!["a", "b"], Some(7));
+    /// let page = core_http::pagination::Page::new(vec!["a", "b"], Some(7));
     /// assert_eq!(page.total(), Some(7));
     /// ```
     pub fn new(data: Vec<T>, total: Option<u64>) -> Self {
@@ -79,10 +79,10 @@ impl<T> Page<T> {
 
 /// Which page of a `{data, meta}` list to fetch: `?limit&offset`, each sent only when
 /// set, so the service's defaults apply otherwise. Give it to
-/// [`RequestBuilder::page`](crate::RequestBuilder::page), which checks the limit.
+/// [`RequestBuilder::page`](crate::builder::RequestBuilder::page), which checks the limit.
 ///
 /// ```
-/// let params = core_http::PageParams::new().limit(50).offset(100);
+/// let params = core_http::pagination::PageParams::new().limit(50).offset(100);
 /// assert_eq!((params.limit, params.offset), (Some(50), Some(100)));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -207,7 +207,7 @@ impl<T> TokenPage<T> {
     /// A page from its items and the next page's token (an empty token reads as none).
     ///
     /// ```
-    /// let page = core_http::TokenPage::new(vec![1, 2], Some(String::new()));
+    /// let page = core_http::pagination::TokenPage::new(vec![1, 2], Some(String::new()));
     /// assert_eq!(page.next_page_token, None);
     /// ```
     pub fn new(data: Vec<T>, next_page_token: Option<String>) -> Self {

@@ -2,7 +2,7 @@
 //! trust and route a stream like the client's calls.
 
 use super::StreamConfig;
-use crate::{Result, Secret};
+use crate::{Result, auth::Secret};
 
 impl crate::HttpClient {
     /// The URL of a WebSocket endpoint at `path` beside this client's base URL: the base
@@ -44,17 +44,17 @@ impl crate::HttpClient {
         config.identity = cfg.identity.clone();
         config.observer = cfg.observer.clone();
         match &cfg.auth {
-            crate::Auth::Bearer(key) => {
+            crate::auth::Auth::Bearer(key) => {
                 config = config.auth(
                     "authorization",
                     Secret::new(format!("Bearer {}", key.expose())),
                 );
             }
-            crate::Auth::Header { name, value } => {
+            crate::auth::Auth::Header { name, value } => {
                 config = config.auth(name.clone(), value.clone())
             }
             // Read again on every connection attempt: a rotated key, a refreshed token.
-            crate::Auth::BearerFrom(source) => {
+            crate::auth::Auth::BearerFrom(source) => {
                 config.redact = config.redact.tracking();
                 let source = source.clone();
                 config = config.auth_with("authorization", move || {
@@ -65,7 +65,7 @@ impl crate::HttpClient {
                     Ok(crate::auth::bearer(&key))
                 });
             }
-            crate::Auth::OAuth2ClientCredentials(_) => {
+            crate::auth::Auth::OAuth2ClientCredentials(_) => {
                 config.redact = config.redact.tracking();
                 let client = self.clone();
                 let within = config.connect_timeout;
@@ -79,7 +79,7 @@ impl crate::HttpClient {
                     }
                 });
             }
-            crate::Auth::None => {}
+            crate::auth::Auth::None => {}
         }
         Ok(config)
     }

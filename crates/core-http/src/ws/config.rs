@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::Secret;
+use crate::auth::Secret;
 use crate::backoff::Backoff;
 use crate::redact::Redactor;
 use crate::tls::RootCertificates;
@@ -127,7 +127,7 @@ impl StreamConfig {
 
     /// Tells `observer` of the stream's connections, losses, reconnects and drops (a
     /// client's [`stream_config`](crate::HttpClient::stream_config) has the client's).
-    pub fn observer(mut self, observer: impl crate::Observer) -> Self {
+    pub fn observer(mut self, observer: impl crate::observe::Observer) -> Self {
         self.observer = crate::observe::Observers(Some(Arc::new(observer)));
         self
     }

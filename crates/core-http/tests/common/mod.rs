@@ -12,7 +12,7 @@ pub mod hostile;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use core_http::{Clock, Sleeper};
+use core_http::config::{Clock, Sleeper};
 
 /// Records every requested sleep and, when given a clock, advances it instead of waiting.
 #[derive(Debug, Default)]

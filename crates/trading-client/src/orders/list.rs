@@ -279,8 +279,8 @@ impl ListOrders {
     /// The query of `GET /v1/orders`.
     pub(crate) fn apply<'c>(
         &self,
-        request: core_http::RequestBuilder<'c>,
-    ) -> core_http::RequestBuilder<'c> {
+        request: core_http::transport::RequestBuilder<'c>,
+    ) -> core_http::transport::RequestBuilder<'c> {
         let format = core_http::timestamp::format;
         request
             .query_opt("status", self.status.as_ref().map(StatusFilter::as_str))

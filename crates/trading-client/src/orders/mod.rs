@@ -93,7 +93,7 @@ impl<'a> Orders<'a> {
         let client_order_id = order
             .client_order_id
             .clone()
-            .unwrap_or_else(core_http::uuid_v4);
+            .unwrap_or_else(core_http::service::uuid_v4);
         // The whole operation fits in the client's timeout: the POST and its retries get
         // all of it but a reserve (a quarter, at most 5 s) kept for the lookup.
         let started = Instant::now();
@@ -139,7 +139,7 @@ impl<'a> Orders<'a> {
     /// Looks an order up by client order id within `timeout` (the client's retries of a
     /// GET included).
     fn lookup(&self, client_order_id: &str, timeout: Duration) -> Result<Option<Order>> {
-        let options = core_http::RequestOptions::new().timeout(timeout);
+        let options = core_http::config::RequestOptions::new().timeout(timeout);
         self.client
             .with_options(&options)
             .orders()
@@ -244,12 +244,15 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn list(&self, params: &ListOrders) -> Result<core_http::TokenPage<Order>> {
-        core_http::check_page_size(params.limit, 500)?;
+    pub fn list(&self, params: &ListOrders) -> Result<core_http::pagination::TokenPage<Order>> {
+        core_http::service::check_page_size(params.limit, 500)?;
         let list: OrderList = params
             .apply(self.client.http().get("/v1/orders"))
             .send_json()?;
-        Ok(core_http::TokenPage::new(list.orders, list.next_page_token))
+        Ok(core_http::pagination::TokenPage::new(
+            list.orders,
+            list.next_page_token,
+        ))
     }
 
     /// Every open order, newest first, page after page.
@@ -261,7 +264,7 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn iter(&self) -> core_http::TokenPaginator<Order> {
+    pub fn iter(&self) -> core_http::pagination::TokenPaginator<Order> {
         self.iter_from(&ListOrders::new())
     }
 
@@ -276,10 +279,10 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn iter_from(&self, params: &ListOrders) -> core_http::TokenPaginator<Order> {
+    pub fn iter_from(&self, params: &ListOrders) -> core_http::pagination::TokenPaginator<Order> {
         let client = self.client.clone();
         let base = params.clone();
-        core_http::TokenPaginator::boxed(params.page_token.clone(), move |token| {
+        core_http::pagination::TokenPaginator::boxed(params.page_token.clone(), move |token| {
             let mut params = base.clone();
             params.page_token = token.map(str::to_owned);
             client.orders().list(&params)
@@ -296,14 +299,17 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    pub fn pages(&self, params: &ListOrders) -> core_http::TokenPages<Order> {
+    pub fn pages(&self, params: &ListOrders) -> core_http::pagination::TokenPages<Order> {
         let client = self.client.clone();
         let base = params.clone();
-        core_http::TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
-            let mut params = base.clone();
-            params.page_token = token.map(str::to_owned);
-            client.orders().list(&params)
-        })
+        core_http::pagination::TokenPages::boxed(
+            params.page_token.clone(),
+            move |token: Option<&str>| {
+                let mut params = base.clone();
+                params.page_token = token.map(str::to_owned);
+                client.orders().list(&params)
+            },
+        )
     }
 
     /// Cancels an open order (and its working legs); answers the order as it stands.
@@ -343,7 +349,7 @@ impl<'a> Orders<'a> {
         let client_order_id = change
             .client_order_id
             .clone()
-            .unwrap_or_else(core_http::uuid_v4);
+            .unwrap_or_else(core_http::service::uuid_v4);
         let order: Order = self
             .client
             .http()

@@ -5,7 +5,10 @@ use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use core_http::ws::{Handler, Stream, StreamItem};
-use core_http::{Backoff, Error, RequestOptions, Result};
+use core_http::{
+    Error, Result,
+    config::{Backoff, RequestOptions},
+};
 use time::OffsetDateTime;
 
 use super::protocol::TradingProtocol;

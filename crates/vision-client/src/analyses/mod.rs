@@ -20,7 +20,7 @@ pub use faces::*;
 pub use ocr::*;
 
 fn check_image_url(url: &str) -> Result<()> {
-    core_http::check_absolute_http(url)
+    core_http::service::check_absolute_http(url)
         .map_err(|why| Error::InvalidRequest(format!("image_url: {why}")))
 }
 

@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::rate_limit::RateLimit;
 use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
+use crate::service::ServiceClient;
 use crate::time::{Clock, Sleeper, SystemClock, ThreadSleeper};
 use crate::tls::RootCertificates;
 use env::{apply_env_settings, checked, env_config};
@@ -29,27 +30,6 @@ pub const DEFAULT_MAX_BODY_SIZE: u64 = 16 * 1024 * 1024;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default whole-call timeout: 60 s.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// What a service crate tells core-http about itself, so that one builder serves every
-/// service: `core_http::HttpClient::builder()` is a `ClientBuilder<core_http::HttpClient>`.
-pub trait ServiceClient: Sized {
-    /// The crate name, for the `User-Agent` header.
-    const NAME: &'static str;
-    /// The crate version, for the `User-Agent` header.
-    const VERSION: &'static str;
-    /// The environment variable prefix (`SOCIAL` reads `SOCIAL_API_KEY`, ...).
-    const ENV_PREFIX: &'static str;
-    /// Whether the service de-duplicates POSTs by their `Idempotency-Key` (as documented,
-    /// or as this workspace chose for it): only then does a key make a POST safe to
-    /// retry after it may have reached the server. Defaults to `false`.
-    const HONOURS_IDEMPOTENCY_KEYS: bool = false;
-    /// Whether the service takes OAuth 2.0 client credentials, so that `from_env` reads
-    /// `<PREFIX>_CLIENT_ID`, `<PREFIX>_CLIENT_SECRET`, `<PREFIX>_TOKEN_URL` and
-    /// `<PREFIX>_SCOPE` when no API key is set. Defaults to `false`.
-    const OAUTH: bool = false;
-    /// Wraps a configured transport into the service client.
-    fn from_http_client(http: HttpClient) -> Self;
-}
 
 impl HttpClient {
     /// A builder for a bare client (service crates have their own `Client::builder()`).
@@ -73,7 +53,7 @@ impl ServiceClient for HttpClient {
 ///
 /// ```
 /// use std::time::Duration;
-/// use core_http::RetryPolicy;
+/// use core_http::config::RetryPolicy;
 /// use core_http::HttpClient;
 ///
 /// let client = HttpClient::builder()
@@ -190,7 +170,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// `<PREFIX>_TIMEOUT_SECS` from `lookup`, leaving authentication to the caller.
     ///
     /// ```
-    /// use core_http::{Auth, ClientBuilder};
+    /// use core_http::{ClientBuilder, config::Auth};
     /// use core_http::HttpClient;
     /// let lookup = |name: &str| (name == "SOCIAL_BASE_URL").then(|| "https://api.example.com".to_owned());
     /// let client = ClientBuilder::<HttpClient>::new()
@@ -245,7 +225,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// Sets the authentication. Defaults to [`Auth::None`].
     ///
     /// ```
-    /// use core_http::{Auth, OAuth2Config};
+    /// use core_http::config::{Auth, OAuth2Config};
     /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .auth(Auth::oauth2(OAuth2Config::new(
@@ -266,7 +246,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use core_http::{Backoff, RetryPolicy};
+    /// use core_http::config::{Backoff, RetryPolicy};
     /// let policy = RetryPolicy::default()
     ///     .with_max_retries(5)
     ///     .with_backoff(Backoff::new(Duration::from_millis(200), Duration::from_secs(10), 0.5));
@@ -341,7 +321,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// limit.
     ///
     /// ```
-    /// use core_http::RateLimit;
+    /// use core_http::config::RateLimit;
     /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
@@ -446,7 +426,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// ```
     /// use std::sync::{Arc, Mutex};
     /// use std::time::Duration;
-    /// use core_http::Sleeper;
+    /// use core_http::config::Sleeper;
     ///
     /// /// Records the waits instead of sleeping, so that a test runs at full speed.
     /// #[derive(Debug, Default)]
@@ -476,7 +456,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Instant;
-    /// use core_http::Clock;
+    /// use core_http::config::Clock;
     ///
     /// /// A clock that starts where the test wants (a real test would also move it).
     /// #[derive(Debug)]
@@ -508,7 +488,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     ///
     /// ```
     /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use core_http::{Attempt, Observer};
+    /// use core_http::config::{Attempt, Observer};
     ///
     /// #[derive(Default)]
     /// struct Retries(AtomicU64);
@@ -526,7 +506,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// # let _ = client;
     /// # Ok::<(), core_http::Error>(())
     /// ```
-    pub fn observer(mut self, observer: impl crate::Observer) -> Self {
+    pub fn observer(mut self, observer: impl crate::observe::Observer) -> Self {
         self.config.observer = crate::observe::Observers(Some(Arc::new(observer)));
         self
     }

@@ -3,7 +3,7 @@
 
 use super::{ClientBuilder, ServiceClient};
 use crate::tls::RootCertificates;
-use crate::{Result, Secret};
+use crate::{Result, auth::Secret};
 
 impl<C: ServiceClient> ClientBuilder<C> {
     /// Allows plain `http://` to hosts other than loopback. Defaults to `false`: only
