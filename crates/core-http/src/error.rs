@@ -546,6 +546,14 @@ impl fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+/// A timestamp the caller wrote that is not RFC 3339 (`timestamp::parse("..")?` in a
+/// script) is a refusal before sending: [`Error::InvalidRequest`].
+impl From<crate::timestamp::InvalidTimestamp> for Error {
+    fn from(e: crate::timestamp::InvalidTimestamp) -> Self {
+        Error::InvalidRequest(format!("not an RFC 3339 timestamp: {e}"))
+    }
+}
+
 impl From<ApiError> for Error {
     fn from(e: ApiError) -> Self {
         Error::Api(Box::new(e))

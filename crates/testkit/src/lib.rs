@@ -17,6 +17,8 @@ use core_http::{Error, ErrorKind};
 
 pub mod arb;
 pub mod connect_proxy;
+#[cfg(feature = "sandbox")]
+pub mod doc;
 pub mod hostile;
 pub mod hostile_ws;
 pub mod logs;

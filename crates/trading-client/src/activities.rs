@@ -87,13 +87,14 @@ pub struct Activity {
 ///
 /// ```
 /// use trading_client::{activities::{ActivityType, ListActivities}, orders::Direction};
-/// use trading_client::time::macros::datetime;
+/// use trading_client::timestamp;
 /// let params = ListActivities::new()
 ///     .types(&[ActivityType::Fill])
-///     .after(datetime!(2026-11-01 00:00 UTC))
+///     .after(timestamp::parse("2026-11-01T00:00:00Z")?)
 ///     .direction(Direction::Asc)
 ///     .limit(100);
 /// assert_eq!(params.types, [ActivityType::Fill]);
+/// # Ok::<(), trading_client::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -138,9 +139,10 @@ impl ListActivities {
     /// Only activities after `t`.
     ///
     /// ```
-    /// use trading_client::time::macros::datetime;
-    /// let params = trading_client::activities::ListActivities::new().after(datetime!(2026-11-02 00:00 UTC));
+    /// use trading_client::timestamp;
+    /// let params = trading_client::activities::ListActivities::new().after(timestamp::parse("2026-11-02T00:00:00Z")?);
     /// assert!(params.after.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn after(mut self, t: OffsetDateTime) -> Self {
         self.after = Some(t);
@@ -150,9 +152,10 @@ impl ListActivities {
     /// Only activities at or before `t`.
     ///
     /// ```
-    /// use trading_client::time::macros::datetime;
-    /// let params = trading_client::activities::ListActivities::new().until(datetime!(2026-11-07 00:00 UTC));
+    /// use trading_client::timestamp;
+    /// let params = trading_client::activities::ListActivities::new().until(timestamp::parse("2026-11-07T00:00:00Z")?);
     /// assert!(params.until.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn until(mut self, t: OffsetDateTime) -> Self {
         self.until = Some(t);
@@ -519,9 +522,10 @@ impl PortfolioQuery {
     ///
     /// ```
     /// use trading_client::activities::{Period, PortfolioQuery, Step};
-    /// use trading_client::time::macros::datetime;
-    /// let friday = PortfolioQuery::new(Period::Day, Step::FiveMinutes).end(datetime!(2026-11-20 21:00 UTC));
+    /// use trading_client::timestamp;
+    /// let friday = PortfolioQuery::new(Period::Day, Step::FiveMinutes).end(timestamp::parse("2026-11-20T21:00:00Z")?);
     /// assert!(friday.end.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);

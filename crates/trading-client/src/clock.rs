@@ -102,8 +102,12 @@ impl<'a> ClockHandle<'a> {
     ///
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
-    /// use time::macros::date;
-    /// for day in client.clock().calendar(date!(2026 - 12 - 21), date!(2026 - 12 - 31))? {
+    /// use trading_client::time::{Date, Month};
+    /// let (start, end) = (
+    ///     Date::from_calendar_date(2026, Month::December, 21).expect("a date"),
+    ///     Date::from_calendar_date(2026, Month::December, 31).expect("a date"),
+    /// );
+    /// for day in client.clock().calendar(start, end)? {
     ///     println!("{} {} to {}{}", day.date, day.open, day.close, if day.early_close { " (early)" } else { "" });
     /// }
     /// # Ok::<(), trading_client::Error>(())

@@ -29,12 +29,13 @@ struct BarList {
 /// ```
 /// use trading_client::history::ListBars;
 /// use trading_client::markets::Timeframe;
-/// use trading_client::time::macros::datetime;
+/// use trading_client::timestamp;
 /// let decade = ListBars::new("AAPL", Timeframe::Minute)
-///     .start(datetime!(2016-01-01 00:00 UTC))
-///     .end(datetime!(2026-01-01 00:00 UTC))
+///     .start(timestamp::parse("2016-01-01T00:00:00Z")?)
+///     .end(timestamp::parse("2026-01-01T00:00:00Z")?)
 ///     .limit(10_000);
 /// assert_eq!(decade.symbol, "AAPL");
+/// # Ok::<(), trading_client::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -74,8 +75,9 @@ impl ListBars {
     /// From `t` (included).
     ///
     /// ```
-    /// use trading_client::{history::ListBars, markets::Timeframe, time::macros::datetime};
-    /// assert!(ListBars::new("AAPL", Timeframe::Day).start(datetime!(2026-01-01 00:00 UTC)).start.is_some());
+    /// use trading_client::{history::ListBars, markets::Timeframe, timestamp};
+    /// assert!(ListBars::new("AAPL", Timeframe::Day).start(timestamp::parse("2026-01-01T00:00:00Z")?).start.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
@@ -85,8 +87,9 @@ impl ListBars {
     /// Up to `t` (excluded).
     ///
     /// ```
-    /// use trading_client::{history::ListBars, markets::Timeframe, time::macros::datetime};
-    /// assert!(ListBars::new("AAPL", Timeframe::Day).end(datetime!(2026-01-01 00:00 UTC)).end.is_some());
+    /// use trading_client::{history::ListBars, markets::Timeframe, timestamp};
+    /// assert!(ListBars::new("AAPL", Timeframe::Day).end(timestamp::parse("2026-01-01T00:00:00Z")?).end.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
@@ -172,10 +175,10 @@ impl<'a> History<'a> {
     /// ```no_run
     /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
     /// use trading_client::{history::ListBars, markets::Timeframe};
-    /// use trading_client::time::macros::datetime;
+    /// use trading_client::timestamp;
     /// let decade = ListBars::new("AAPL", Timeframe::Minute)
-    ///     .start(datetime!(2016-01-01 00:00 UTC))
-    ///     .end(datetime!(2026-01-01 00:00 UTC));
+    ///     .start(timestamp::parse("2016-01-01T00:00:00Z")?)
+    ///     .end(timestamp::parse("2026-01-01T00:00:00Z")?);
     /// let mut bars = client.history().iter_from(&decade);
     /// for bar in bars.by_ref().take(1_000) {
     ///     let bar = bar?;

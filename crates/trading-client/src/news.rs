@@ -98,12 +98,13 @@ struct NewsList {
 ///
 /// ```
 /// use trading_client::news::ListNews;
-/// use trading_client::time::macros::datetime;
+/// use trading_client::timestamp;
 /// let week = ListNews::new(&["AAPL", "MSFT"])
-///     .start(datetime!(2026-11-16 00:00 UTC))
-///     .end(datetime!(2026-11-23 00:00 UTC))
+///     .start(timestamp::parse("2026-11-16T00:00:00Z")?)
+///     .end(timestamp::parse("2026-11-23T00:00:00Z")?)
 ///     .limit(50);
 /// assert_eq!(week.symbols, ["AAPL", "MSFT"]);
+/// # Ok::<(), trading_client::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -137,9 +138,10 @@ impl ListNews {
     /// Only items published at or after `t`.
     ///
     /// ```
-    /// use trading_client::time::macros::datetime;
-    /// let since_monday = trading_client::news::ListNews::new(&["AAPL"]).start(datetime!(2026-11-23 00:00 UTC));
+    /// use trading_client::timestamp;
+    /// let since_monday = trading_client::news::ListNews::new(&["AAPL"]).start(timestamp::parse("2026-11-23T00:00:00Z")?);
     /// assert!(since_monday.start.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
@@ -149,9 +151,10 @@ impl ListNews {
     /// Only items published at or before `t`.
     ///
     /// ```
-    /// use trading_client::time::macros::datetime;
-    /// let last_year = trading_client::news::ListNews::new(&["AAPL"]).end(datetime!(2025-12-31 23:59:59 UTC));
+    /// use trading_client::timestamp;
+    /// let last_year = trading_client::news::ListNews::new(&["AAPL"]).end(timestamp::parse("2025-12-31T23:59:59Z")?);
     /// assert!(last_year.end.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);

@@ -86,16 +86,17 @@ impl Direction {
 ///
 /// ```
 /// use trading_client::orders::{Direction, ListOrders, OrderStatus, Side};
-/// use trading_client::time::macros::datetime;
+/// use trading_client::timestamp;
 /// let params = ListOrders::new()
 ///     .status(OrderStatus::Filled)
 ///     .symbols(&["AAPL", "MSFT"])
 ///     .side(Side::Buy)
-///     .after(datetime!(2026-11-02 00:00 UTC))
-///     .until(datetime!(2026-11-07 00:00 UTC))
+///     .after(timestamp::parse("2026-11-02T00:00:00Z")?)
+///     .until(timestamp::parse("2026-11-07T00:00:00Z")?)
 ///     .direction(Direction::Asc)
 ///     .limit(500);
 /// assert_eq!(params.symbols, ["AAPL", "MSFT"]);
+/// # Ok::<(), trading_client::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -205,9 +206,10 @@ impl ListOrders {
     /// Only orders placed after `t`.
     ///
     /// ```
-    /// use trading_client::time::macros::datetime;
-    /// let params = trading_client::orders::ListOrders::new().after(datetime!(2026-11-02 00:00 UTC));
+    /// use trading_client::timestamp;
+    /// let params = trading_client::orders::ListOrders::new().after(timestamp::parse("2026-11-02T00:00:00Z")?);
     /// assert!(params.after.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn after(mut self, t: OffsetDateTime) -> Self {
         self.after = Some(t);
@@ -217,9 +219,10 @@ impl ListOrders {
     /// Only orders placed at or before `t`.
     ///
     /// ```
-    /// use trading_client::time::macros::datetime;
-    /// let params = trading_client::orders::ListOrders::new().until(datetime!(2026-11-07 00:00 UTC));
+    /// use trading_client::timestamp;
+    /// let params = trading_client::orders::ListOrders::new().until(timestamp::parse("2026-11-07T00:00:00Z")?);
     /// assert!(params.until.is_some());
+    /// # Ok::<(), trading_client::Error>(())
     /// ```
     pub fn until(mut self, t: OffsetDateTime) -> Self {
         self.until = Some(t);
