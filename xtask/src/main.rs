@@ -4,6 +4,7 @@
 
 mod bench;
 mod demo;
+mod examples;
 mod publish;
 mod run;
 mod soak;
@@ -30,7 +31,8 @@ commands:
                (property tests included); the end-to-end suite again starting just
                before midnight; a program outside the workspace that depends on one
                client crate; every benchmark in quick mode; the dependency budget of
-               the REST-only clients; a 20-second soak; doc tests; docs -D warnings;
+               the REST-only clients; a 20-second soak; doc tests against one sandbox,
+               then the front pages' and READMEs' examples again on it; docs -D warnings;
                fixtures --check; the published crates' metadata and packaging
   bench      release-mode benchmarks; writes docs/benchmarks.md (--quick: every one
                small, on the debug build, in under a minute; figures not written)

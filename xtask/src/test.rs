@@ -146,9 +146,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     dependency_budget()?;
     crate::soak::quick_soak()?;
 
-    let mut doctests = cargo();
-    doctests.args(["test", "--workspace", "--all-features", "--doc"]);
-    run_step("doc tests", doctests, Some((Runner::Libtest, tally)))?;
+    crate::examples::doc_tests(tally)?;
 
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps", "--all-features"])

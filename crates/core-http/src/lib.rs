@@ -7,16 +7,18 @@
 //! [`reexports!`]); users mostly see this crate through [`Error`] and the builder every
 //! service client shares.
 //!
-//! ```no_run
+//! ```
 //! use core_http::HttpClient;
 //! use serde_json::Value;
 //!
+//! # let (base_url, api_key) = testkit::doc::social();
 //! let client = HttpClient::builder()
-//!     .base_url("https://api.example.com")
-//!     .api_key("sk_test_123")
+//!     .base_url(base_url) // e.g. "https://api.example.com"
+//!     .api_key(api_key)
 //!     .build()?;
 //! let posts: Value = client.get("/v1/posts").query("limit", 10).send_json()?;
 //! println!("{posts}");
+//! # assert!(posts["data"].is_array());
 //! # Ok::<(), core_http::Error>(())
 //! ```
 //!

@@ -1,19 +1,24 @@
 //! A blocking client for the e-signature service: send a document for signature, track
 //! it, download the signed PDF safely, and verify webhook events.
 //!
-//! ```no_run
+//! ```
 //! use esign_client::{Client, documents::{DocumentSource, DocumentStatus, NewSigner, SendDocument}};
 //!
-//! let client = Client::new("https://api.example.com/v1", "sk_live_...")?;
+//! # let (base_url, api_key) = testkit::doc::esign();
+//! let client = Client::new(base_url, api_key)?; // or Client::from_env()
+//! let pdf = b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n".to_vec(); // or DocumentSource::path("contract.pdf")
 //! let document = client.documents().send(
-//!     &SendDocument::new(DocumentSource::path("contract.pdf"))
+//!     &SendDocument::new(DocumentSource::bytes("contract.pdf", pdf))
 //!         .signer(NewSigner::new("Ada Lovelace", "ada@example.com"))
 //!         .subject("Please sign the contract"),
 //! )?;
+//! println!("sent {} ({:?})", document.id, document.status);
 //! // ... later, or when the document.completed webhook arrives:
-//! if client.documents().get(&document.id)?.status == DocumentStatus::Completed {
+//! let status = client.documents().get(&document.id)?.status;
+//! if status == DocumentStatus::Completed {
 //!     client.documents().download_to_path(&document.id, "contract-signed.pdf")?;
 //! }
+//! # assert_ne!(status, DocumentStatus::Completed, "no one has signed yet");
 //! # Ok::<(), esign_client::Error>(())
 //! ```
 //!

@@ -1,19 +1,23 @@
 //! A blocking client for the developer project service: list projects a page at a time
 //! or lazily all of them, create them, delete them.
 //!
-//! ```no_run
+//! ```
 //! use projects_client::{Client, projects::{Environment, NewProject}};
 //!
-//! let client = Client::new("https://api.example.com", "sk_live_...")?;
+//! # let (base_url, api_key) = testkit::doc::projects();
+//! let client = Client::new(base_url, api_key)?; // or Client::from_env()
 //! let project = client
 //!     .projects()
 //!     .create(&NewProject::new("billing").environment(Environment::Staging))?;
 //! println!("{} is {}", project.id, project.status);
-//! for project in client.projects().iter() {
-//!     let project = project?;
-//!     println!("{} {} ({:?})", project.id, project.name, project.environment);
+//! let mut seen = 0;
+//! for listed in client.projects().iter() {
+//!     let listed = listed?;
+//!     println!("{} {} ({:?})", listed.id, listed.name, listed.environment);
+//!     seen += usize::from(listed.id == project.id);
 //! }
 //! client.projects().delete(&project.id)?;
+//! # assert_eq!(seen, 1);
 //! # Ok::<(), projects_client::Error>(())
 //! ```
 //!

@@ -1,9 +1,10 @@
 //! A local, stateful, deterministic emulator of the services, for examples, tests and
 //! the demo: no key, no network.
 //!
-//! ```no_run
+//! ```
 //! let sandbox = sandbox::Sandbox::start()?;
 //! println!("social service at {} with key {}", sandbox.social().url(), sandbox.api_key());
+//! # assert!(sandbox.social().url().ends_with("/social"));
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!

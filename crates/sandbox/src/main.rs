@@ -15,6 +15,14 @@ fn main() -> ExitCode {
                 Some(seed) => builder = builder.seed(seed),
                 None => return usage("--seed needs a number"),
             },
+            "--frozen-at" => match args.next().and_then(|t| {
+                time::OffsetDateTime::parse(&t, &time::format_description::well_known::Rfc3339).ok()
+            }) {
+                Some(start) => builder = builder.frozen_at(start),
+                None => {
+                    return usage("--frozen-at needs an RFC 3339 time, e.g. 2026-03-02T14:30:00Z");
+                }
+            },
             "-h" | "--help" => {
                 println!("{HELP}");
                 return ExitCode::SUCCESS;
@@ -70,5 +78,7 @@ fn usage(problem: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-const HELP: &str = "usage: sandbox [--port PORT] [--seed SEED]\n\n\
-Runs the local emulator of the services on 127.0.0.1 (port 0 picks a free one).";
+const HELP: &str = "usage: sandbox [--port PORT] [--seed SEED] [--frozen-at RFC3339]\n\n\
+Runs the local emulator of the services on 127.0.0.1 (port 0 picks a free one).\n\
+--frozen-at starts its clock at that time and moves it only when advanced\n\
+(POST /_sandbox/clock/advance).";

@@ -2,11 +2,13 @@
 //! several platforms, list them, read engagement analytics, manage connected accounts,
 //! and verify webhook events.
 //!
-//! ```no_run
+//! ```
 //! use social_client::{Client, posts::{NewPost, Platform}};
 //!
-//! let client = Client::new("https://api.example.com", "sk_live_...")?;
+//! # let (base_url, api_key) = testkit::doc::social();
+//! let client = Client::new(base_url, api_key)?; // or Client::from_env()
 //! let posts = client.posts().create(&NewPost::new("Hello!", [Platform::X, Platform::LinkedIn]))?;
+//! println!("one post per platform: {}", posts.len());
 //! for post in client.posts().iter() {
 //!     let post = post?;
 //!     println!("{} {:?} {}", post.id, post.platform, post.status);
@@ -15,6 +17,7 @@
 //! if let (Some(shown), Some(rate)) = (stats.impressions, stats.engagement_rate) {
 //!     println!("{shown} impressions, {:.1}% engagement", rate * 100.0);
 //! }
+//! # assert_eq!(posts.len(), 2);
 //! # Ok::<(), social_client::Error>(())
 //! ```
 //!

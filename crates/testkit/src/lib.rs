@@ -17,7 +17,6 @@ use core_http::{Error, ErrorKind};
 
 pub mod arb;
 pub mod connect_proxy;
-#[cfg(feature = "sandbox")]
 pub mod doc;
 pub mod hostile;
 pub mod hostile_ws;

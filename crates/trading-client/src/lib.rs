@@ -2,22 +2,40 @@
 //! placed twice, the account, twenty years of history, news, and a stream that never
 //! loses or repeats a fill.
 //!
-//! ```no_run
-//! use trading_client::Decimal;
-//! use trading_client::{Client, orders::{Amount, OrderRequest, Side}, stream::Event};
+//! ```
+//! use std::time::{Duration, Instant};
+//! use trading_client::{Client, Decimal, orders::{Amount, OrderRequest, Side}, stream::Event};
 //!
-//! let client = Client::new("https://paper-api.example.com", "pk_...")?; // paper trading
-//! let quote = &client.markets().quotes(&["AAPL"])?[0];
+//! # let (base_url, api_key) = testkit::doc::trading();
+//! let client = Client::new(base_url, api_key)?; // or Client::from_env(); paper by default
+//! let quote = client.markets().quote("AAPL")?;
 //! println!("AAPL at {}", quote.price);
+//!
+//! // Subscribe first, then place: a fill that happens before the subscription is not sent.
+//! let mut stream = client.stream()?;
+//! stream.subscribe_orders()?;
 //! let order = client
 //!     .orders()
 //!     .place(&OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(10))))?;
 //! println!("order {} is {}", order.id, order.status);
-//! let mut stream = client.stream()?;
-//! stream.subscribe_orders()?;
-//! if let Some(Ok(Event::Fill(fill))) = stream.next() {
-//!     println!("filled {} at {}", fill.qty, fill.price);
+//!
+//! // Wait up to 10 s for its fill; other events (quotes, order changes) pass by.
+//! let deadline = Instant::now() + Duration::from_secs(10);
+//! let mut filled = None;
+//! while filled.is_none() {
+//!     let left = deadline.saturating_duration_since(Instant::now());
+//!     let Some(event) = stream.next_timeout(left) else { break }; // time is up, or the stream ended
+//!     if let Event::Fill(fill) = event? {
+//!         if fill.order_id == order.id {
+//!             filled = Some(fill);
+//!         }
+//!     }
 //! }
+//! match &filled {
+//!     Some(fill) => println!("filled {} at {}", fill.qty, fill.price),
+//!     None => println!("not filled yet: see client.orders().get(&order.id)"),
+//! }
+//! # assert_eq!(filled.expect("the sandbox fills a market order").symbol, "AAPL");
 //! # Ok::<(), trading_client::Error>(())
 //! ```
 //!
@@ -28,14 +46,14 @@
 //! | resource | calls |
 //! |---|---|
 //! | `markets()` | `quote(symbol)`, `quotes(&symbols)`, `bars`, `orderbook`, `trades` |
-//! | `orders()` | `place`, `place_checked`, `get`, `get_by_client_order_id`, `list`/`page`/`iter` (by status, symbols, side, dates, direction, change), `replace`, `cancel`, `cancel_all` |
+//! | `orders()` | `place`, `place_checked`, `get`, `get_by_client_order_id`, `list`/`iter`/`iter_from`/`pages` (by status, symbols, side, dates, direction, change), `replace`, `cancel`, `cancel_all` |
 //! | `positions()` | `list`, `get`, `close(symbol, Close::All \| Qty \| Percent)`, `close_all` |
 //! | `assets()` | `get(symbol)`, `list(status)`; `Asset::check(&order)` |
 //! | `account()` | `get`, `portfolio_history(&PortfolioQuery)` |
-//! | `activities()` | `page`/`iter` (fills and cash movements, by type and date) |
+//! | `activities()` | `list`/`iter`/`iter_from`/`pages` (fills and cash movements, by type and date) |
 //! | `clock()` | `get` (open now, next open and close), `calendar(start, end)` |
-//! | `history()` | `bars(symbol, timeframe)`: twenty years, paged lazily |
-//! | `news()` | `page`/`iter`, `query(&symbols).start(t).end(t)` |
+//! | `history()` | `list`/`iter_from`/`pages(&ListBars::new(symbol, timeframe))`: twenty years, paged lazily |
+//! | `news()` | `list`/`iter_from`/`pages(&ListNews::new(&symbols).start(t).end(t))` |
 //! | `stream()` | `subscribe_quotes`/`trades`/`bars(&symbols)`, `subscribe_orders`, `subscribe_account` |
 //!
 //! # Behaviour
@@ -68,7 +86,7 @@
 //! - **Limits.** `builder().rate_limit(Plan::Free)` paces calls under 200 a minute;
 //!   `with_plan(Plan::Free)` makes `stream()` refuse before connecting (streaming and
 //!   history are in Pro).
-//! - **History.** `history().bars(..).iter()` fetches a page at a time as you iterate (one
+//! - **History.** `history().iter_from(&ListBars::new(..))` fetches a page at a time as you iterate (one
 //!   page in memory), stops fetching when you stop, and can resume from a page token.
 //! - **Streams.** Quotes, trades and minute bars per symbol, fills and order changes, account
 //!   changes. Pings, dead-connection detection, reconnects with jittered backoff,

@@ -2,18 +2,22 @@
 //! text extraction (OCR), face analysis, and the service's status with the account's
 //! usage.
 //!
-//! ```no_run
+//! ```
 //! use vision_client::{Client, analyses::DetectRequest};
 //!
-//! let client = Client::new("https://api.example.com", "sk_live_...")?;
+//! # let (base_url, api_key) = testkit::doc::vision();
+//! let client = Client::new(base_url, api_key)?; // or Client::from_env()
 //! let found = client
-//!     .analyses().detect(&DetectRequest::new("https://example.com/street.jpg").confidence_threshold(0.7))?;
+//!     .analyses()
+//!     .detect(&DetectRequest::new("https://example.com/street.jpg").confidence_threshold(0.7))?;
 //! for object in &found.objects {
 //!     let [x1, y1, x2, y2] = object.bbox.xyxy();
 //!     println!("{} {:.0}% at ({x1},{y1})-({x2},{y2})", object.label, object.confidence * 100.0);
 //! }
 //! let usage = client.status().get()?.usage;
 //! println!("{}/{} calls used in {}", usage.calls_used, usage.calls_limit, usage.period);
+//! # assert!(found.objects.iter().all(|o| o.confidence >= 0.7));
+//! # assert!(usage.calls_used >= 1);
 //! # Ok::<(), vision_client::Error>(())
 //! ```
 //!

@@ -4,23 +4,33 @@
 //! a two-way realtime channel whose events stay in order and complete across reconnects
 //! and lost messages, and which sends custom events, object moves and presence.
 //!
-//! ```no_run
-//! use worlds_client::{Client, stream::Event, worlds::{NewWorld, WorldObject}};
+//! ```
+//! use std::time::Duration;
+//! use worlds_client::{Client, serde_json::json, stream::Event, worlds::{NewWorld, WorldObject}};
 //!
-//! let client = Client::from_env()?; // WORLDS_API_KEY, WORLDS_BASE_URL
+//! # let (base_url, api_key) = testkit::doc::worlds();
+//! let client = Client::new(base_url, api_key)?; // or Client::from_env()
 //! let world = client.worlds().create(
 //!     &NewWorld::new("Harbour", "seaside")
 //!         .object(WorldObject::new("lighthouse", [12.0, 0.0, -3.5])),
 //! )?;
-//! let mut realtime = client.stream()?;
-//! realtime.join(&world.id)?;
-//! for event in realtime.by_ref().take(5) {
+//! let mut stream = client.stream()?;
+//! stream.join_as(&world.id, "user_ada", "Ada")?;
+//! stream.send(&world.id, "wave", &json!({"to": "everyone"}))?;
+//! // Each read waits at most a second; none left means the world went quiet.
+//! let mut seen = Vec::new();
+//! while let Some(event) = stream.next_timeout(Duration::from_secs(1)) {
 //!     match event? {
 //!         Event::UserJoined { user, .. } => println!("{} arrived", user.id),
-//!         Event::AssetUpdated { asset, .. } => println!("{} changed", asset.id),
+//!         Event::Custom { name, data, .. } if name == "wave" => {
+//!             println!("a wave: {data}");
+//!             seen.push(name);
+//!             break;
+//!         }
 //!         other => println!("{other:?}"),
 //!     }
 //! }
+//! # assert_eq!(seen, ["wave"]);
 //! # Ok::<(), worlds_client::Error>(())
 //! ```
 //!
