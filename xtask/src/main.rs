@@ -7,6 +7,7 @@ mod demo;
 mod examples;
 mod publish;
 mod run;
+mod semver;
 mod soak;
 mod structure;
 mod test;
@@ -25,7 +26,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   test       every check CI runs, in order, failing on any cargo warning:
                fmt --check; clippy -D warnings; core-http's structure (no import
-               circle, no function over 80 lines); core-http with no features, each
+               circle, no function over 80 lines); the semver list of external types; core-http with no features, each
                feature alone (its tests), all features; the social and e-signature
                clients without their default webhook feature; every test of the workspace
                (property tests included); the end-to-end suite again starting just
@@ -39,6 +40,8 @@ commands:
   package    the published crates' metadata, and each packaged as crates.io takes it
   structure  core-http's modules import each other in no circle, and none of its
                functions is over 80 lines
+  semver     the other crates' types in the libraries' public signatures are those
+               docs/semver.md lists
   demo       a tour of the clients against the local sandbox (no key, no network)
   fixtures   re-record the fixtures from the sandbox (--check: fail when stale)
   fuzz       the property tests with many more cases, for --secs N seconds (default 60)
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Some("soak") => soak(&args[1..]),
         Some("package") => publish::packaging(),
         Some("structure") => structure::check(),
+        Some("semver") => semver::check(),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

@@ -47,7 +47,7 @@ pub(crate) fn check() -> Result<(), String> {
     }
 }
 
-fn rust_files(dir: &Path) -> Result<Vec<(PathBuf, String)>, String> {
+pub(crate) fn rust_files(dir: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -84,7 +84,7 @@ fn module_of(src: &Path, path: &Path) -> Module {
 }
 
 /// Removes `#[cfg(test)] mod x { .. }` blocks and line comments.
-fn strip_tests(text: &str) -> String {
+pub(crate) fn strip_tests(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(at) = rest.find("#[cfg(test)]") {
@@ -124,7 +124,7 @@ fn strip_tests(text: &str) -> String {
 }
 
 /// `a::{b, c::{d, e}}` as the paths it names.
-fn expand(body: &str) -> Vec<Module> {
+pub(crate) fn expand(body: &str) -> Vec<Module> {
     // `x as y` names `x`: the rename is dropped, then the spaces.
     let mut words = Vec::new();
     let mut tokens = body.split_whitespace();

@@ -39,6 +39,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     ]);
     step("clippy -D warnings (and the rust-version honoured)", clippy)?;
     crate::structure::check()?;
+    crate::semver::check()?;
 
     // core-http with no features and with each feature alone: a feature can never break
     // the others unseen (all features together are the workspace run below).

@@ -42,7 +42,8 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 
 /// Reads `null` as the type's default, like an absent field (pair it with
 /// `#[serde(default)]`): `#[serde(default, deserialize_with = "core_http::de::or_default")]`.
