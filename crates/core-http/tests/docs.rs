@@ -320,3 +320,62 @@ fn every_client_readme_has_its_sections_and_its_behaviour_in_the_shared_order() 
     }
     assert_eq!(readmes, 6, "six client crates");
 }
+
+/// The file map in docs/architecture.md: every source file of core-http is named, and
+/// every file it names exists. A row's first cell is a file (`kind.rs`) or a folder
+/// (`ws/`); a folder's files are named in its second cell (`mod.rs`, `error.rs`, ...).
+#[test]
+fn the_architecture_file_map_names_every_source_file_and_only_those() {
+    let src = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let doc = std::fs::read_to_string(format!("{root}/docs/architecture.md")).unwrap();
+    let table = doc
+        .split("| file | holds |")
+        .nth(1)
+        .expect("the file map")
+        .lines()
+        .skip(2)
+        .map(str::trim)
+        .take_while(|l| l.starts_with('|'));
+    let ticked = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut named = std::collections::BTreeSet::new();
+    for row in table {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let first = cells[0].trim_start_matches('|').trim();
+        let rest = cells[1..].join(" | ");
+        for entry in ticked(first) {
+            if let Some(folder) = entry.strip_suffix('/') {
+                for file in ticked(&rest).into_iter().filter(|f| f.ends_with(".rs")) {
+                    named.insert(format!("{folder}/{file}"));
+                }
+            } else if entry.ends_with(".rs") {
+                named.insert(entry);
+            }
+        }
+    }
+    let mut present = std::collections::BTreeSet::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path.strip_prefix(&src).unwrap();
+                present.insert(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let missing: Vec<_> = present.difference(&named).collect();
+    let stale: Vec<_> = named.difference(&present).collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "docs/architecture.md's file map: not named {missing:?}; named but absent {stale:?}"
+    );
+}
