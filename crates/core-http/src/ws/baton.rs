@@ -3,9 +3,12 @@
 //! queueing what comes), and always while disconnected or closing.
 //!
 //! A busy stream is read where it is consumed, with no hand-over between threads per
-//! event; the connection's thread takes the socket back once the caller has been away
-//! for [`AWAY`], or at once when a command waits (a subscription, a close), and gives
-//! it back after its current read when the caller returns.
+//! event; the connection's thread takes the socket once the caller has been away for
+//! [`AWAY`] (or at once when the caller hands it over), and gives it back when the
+//! caller returns. Nothing polls: between reads the connection's thread waits for bytes
+//! on the socket (holding no lock, so the caller takes the socket straight from that
+//! wait) or for its next timer; while the caller is in one long read, it sleeps until
+//! the caller stops reading. An idle stream wakes only when something is due.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -15,24 +18,38 @@ use std::time::Duration;
 /// How long the caller may stay away before the connection's thread reads for it.
 pub(crate) const AWAY: Duration = Duration::from_millis(20);
 
-/// The connection's thread holds the socket.
+/// The connection's thread holds the socket (in a turn, connecting or closing).
 const WORKER: u8 = 0;
 /// The caller holds it but is not reading (between two calls).
 const CALLER_IDLE: u8 = 1;
 /// The caller is reading it.
 const CALLER_READING: u8 = 2;
+/// The connection's thread holds it but only waits for bytes (or its next timer),
+/// holding no lock: the caller may take it at once.
+const WORKER_WAITING: u8 = 3;
+
+/// Where the caller took the socket from ([`Baton::caller_take`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TakenFrom {
+    /// It held it itself, idle.
+    Idle,
+    /// The connection's thread was waiting for bytes.
+    Waiting,
+}
 
 pub(crate) struct Baton {
     state: AtomicU8,
     /// The caller waits for the socket: the connection's thread gives it back after its
     /// current turn.
     wanted: AtomicBool,
-    /// A command waits: the connection's thread takes the socket at once.
-    nudged: AtomicBool,
     /// How many times the caller stopped reading: the connection's thread takes the
     /// socket when this has not moved for [`AWAY`] while the caller holds it idle (no
     /// clock reading on the caller's path).
     releases: AtomicU64,
+    /// The connection's thread sleeps until the caller's current read ends: the caller
+    /// wakes it when it stops reading (the only wake on the caller's path, and only
+    /// after a read that outlasted [`AWAY`]).
+    asleep: AtomicBool,
     worker: Mutex<Option<Thread>>,
 }
 
@@ -42,8 +59,8 @@ impl Baton {
         Baton {
             state: AtomicU8::new(WORKER),
             wanted: AtomicBool::new(false),
-            nudged: AtomicBool::new(false),
             releases: AtomicU64::new(0),
+            asleep: AtomicBool::new(false),
             worker: Mutex::new(None),
         }
     }
@@ -66,91 +83,134 @@ impl Baton {
 
     // ---- the caller's side ----
 
-    /// Takes the socket to read it, if the caller holds it (between two calls).
-    pub(crate) fn caller_take(&self) -> bool {
-        self.state
-            .compare_exchange(
-                CALLER_IDLE,
-                CALLER_READING,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
+    /// Takes the socket to read it (or to run its commands on it), if the caller holds
+    /// it (between two calls) or the connection's thread only waits for bytes; says
+    /// where from.
+    pub(crate) fn caller_take(&self) -> Option<TakenFrom> {
+        [
+            (CALLER_IDLE, TakenFrom::Idle),
+            (WORKER_WAITING, TakenFrom::Waiting),
+        ]
+        .into_iter()
+        .find(|(from, _)| {
+            self.state
+                .compare_exchange(*from, CALLER_READING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        })
+        .map(|(_, taken)| taken)
+    }
+
+    /// Gives the socket back to the connection's thread's wait for bytes, where the
+    /// caller took it from to run its commands: the thread reads what answers them as
+    /// soon as it comes.
+    pub(crate) fn caller_return(&self) {
+        self.state.store(WORKER_WAITING, Ordering::SeqCst);
+        if self.asleep.swap(false, Ordering::SeqCst) {
+            self.unpark();
+        }
     }
 
     /// Stops reading (the caller keeps the socket until it has been away for [`AWAY`]).
     pub(crate) fn caller_release(&self) {
-        self.releases.fetch_add(1, Ordering::Release);
-        self.state.store(CALLER_IDLE, Ordering::Release);
+        self.releases.fetch_add(1, Ordering::SeqCst);
+        self.state.store(CALLER_IDLE, Ordering::SeqCst);
+        // Ordered after both stores: a thread that went to sleep before them is woken,
+        // one that looks after them sees the caller gone.
+        if self.asleep.swap(false, Ordering::SeqCst) {
+            self.unpark();
+        }
     }
 
     /// Gives the socket to the connection's thread now (a connection that ended, which
-    /// it reconnects).
+    /// it reconnects; a command whose answer it is to read; a close).
     pub(crate) fn caller_hand_over(&self) {
-        self.state.store(WORKER, Ordering::Release);
+        self.state.store(WORKER, Ordering::SeqCst);
+        self.asleep.store(false, Ordering::SeqCst);
         self.unpark();
     }
 
     /// The caller waits to read: the connection's thread gives the socket back after
-    /// its current turn.
+    /// its current turn (a turn never waits on the socket).
     pub(crate) fn want(&self) {
         self.wanted.store(true, Ordering::Release);
-    }
-
-    /// A command waits for the connection's thread: it takes the socket at once.
-    pub(crate) fn nudge(&self) {
-        self.nudged.store(true, Ordering::Release);
-        self.unpark();
     }
 
     // ---- the connection's thread's side ----
 
     /// Whether the connection's thread holds the socket, taking it when the caller has
     /// been away long enough (it held the socket idle, without reading, over a whole
-    /// wait of [`AWAY`]) or a command waits; otherwise waits (at most `tick`) and
-    /// answers `false`, to be asked again. `seen` is this thread's memory of the
-    /// caller's releases.
-    pub(crate) fn worker_turn(&self, tick: Duration, seen: &mut Option<u64>) -> bool {
-        match self.state.load(Ordering::Acquire) {
+    /// wait of [`AWAY`]); otherwise waits and answers `false`, to be asked again. While
+    /// the caller is in one read longer than [`AWAY`], the thread sleeps until the
+    /// caller stops reading. `seen` is this thread's memory of the caller's releases.
+    pub(crate) fn worker_turn(&self, seen: &mut Option<u64>) -> bool {
+        match self.state.load(Ordering::SeqCst) {
             WORKER => true,
+            // Given back by the caller, who ran its commands on it.
+            WORKER_WAITING => self.worker_resumes(),
             CALLER_IDLE => {
-                let releases = self.releases.load(Ordering::Acquire);
-                let away = *seen == Some(releases);
-                if self.nudged.load(Ordering::Acquire) || away {
+                let releases = self.releases.load(Ordering::SeqCst);
+                if *seen == Some(releases) {
                     // Cleared first: a caller that asks from now on is heard.
                     self.wanted.store(false, Ordering::Release);
                     if self
                         .state
-                        .compare_exchange(CALLER_IDLE, WORKER, Ordering::AcqRel, Ordering::Acquire)
+                        .compare_exchange(
+                            CALLER_IDLE,
+                            WORKER,
+                            Ordering::SeqCst,
+                            Ordering::SeqCst,
+                        )
                         .is_ok()
                     {
-                        self.nudged.store(false, Ordering::Release);
                         *seen = None;
                         return true;
                     }
                 }
                 *seen = Some(releases);
-                std::thread::park_timeout(AWAY.min(tick));
+                std::thread::park_timeout(AWAY);
                 false
             }
             _ => {
-                *seen = None;
-                if self.nudged.load(Ordering::Acquire) {
-                    // The caller reads and will run the command itself.
-                    self.nudged.store(false, Ordering::Release);
+                let releases = self.releases.load(Ordering::SeqCst);
+                if *seen == Some(releases) {
+                    // The same read for a whole wait: sleep until the caller stops
+                    // reading. Nothing on the caller's path wakes this thread otherwise
+                    // (a wake per event, a system call and a thread switch, costs more
+                    // than the reading itself).
+                    self.asleep.store(true, Ordering::SeqCst);
+                    while self.asleep.load(Ordering::SeqCst)
+                        && self.state.load(Ordering::SeqCst) == CALLER_READING
+                        && self.releases.load(Ordering::SeqCst) == releases
+                    {
+                        std::thread::park();
+                    }
+                    self.asleep.store(false, Ordering::SeqCst);
+                    *seen = None;
+                } else {
+                    *seen = Some(releases);
+                    std::thread::park_timeout(AWAY);
                 }
-                // The caller reads: this thread looks again after [`AWAY`]. Nothing on
-                // the caller's path wakes it (a wake per event, a system call and a
-                // thread switch, cost more than the reading itself), and it never
-                // interrupts a busy caller.
-                std::thread::park_timeout(AWAY.min(tick));
                 false
             }
         }
     }
 
-    /// Whether the caller waits for the socket, or a command is waiting (the
-    /// connection's thread runs commands itself, so only the first matters to it).
+    /// The connection's thread stops reading to wait for bytes or its next timer: the
+    /// caller may take the socket meanwhile.
+    pub(crate) fn worker_waits(&self) {
+        self.state.store(WORKER_WAITING, Ordering::SeqCst);
+    }
+
+    /// The wait is over: `true` when the connection's thread still holds the socket
+    /// (the caller did not take it meanwhile, or handed it over).
+    pub(crate) fn worker_resumes(&self) -> bool {
+        self.state
+            .compare_exchange(WORKER_WAITING, WORKER, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+            || self.state.load(Ordering::SeqCst) == WORKER
+    }
+
+    /// Whether the caller waits for the socket.
     pub(crate) fn wanted(&self) -> bool {
         self.wanted.load(Ordering::Acquire)
     }
@@ -158,7 +218,7 @@ impl Baton {
     /// The connection's thread gives the socket back to the waiting caller.
     pub(crate) fn worker_hand_back(&self) {
         self.wanted.store(false, Ordering::Release);
-        self.releases.fetch_add(1, Ordering::Release);
-        self.state.store(CALLER_IDLE, Ordering::Release);
+        self.releases.fetch_add(1, Ordering::SeqCst);
+        self.state.store(CALLER_IDLE, Ordering::SeqCst);
     }
 }

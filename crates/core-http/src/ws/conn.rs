@@ -130,6 +130,10 @@ pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socke
         deadline: Some(deadline),
         abort: abort.clone(),
         no_wait: false,
+        polled: false,
+        armed: false,
+        read_timeout: None,
+        retimed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
     };
     if let Some(route) = via {
         crate::tunnel::open(&mut tcp, route, &target.host, target.port).map_err(|r| {

@@ -273,16 +273,46 @@ impl<P: Protocol> Stream<P> {
         })
     }
 
-    /// Sends a command to whichever thread reads the connection: counted first, so
-    /// that it is read before the next read of the socket, then the connection's thread
-    /// is woken to take the socket if the caller holds it idle.
+    /// Sends a command to whichever thread holds the connection: counted first, so that
+    /// it is read before the next read of the socket, then run at once on this thread
+    /// when it can take the socket (see [`run_commands`](Self::run_commands)).
     fn command(&self, command: Command<P>) -> std::result::Result<(), ()> {
-        self.commands_waiting.fetch_add(1, Ordering::AcqRel);
+        self.commands_waiting.fetch_add(1, Ordering::SeqCst);
         let sent = self.commands.send(command).map_err(|_| {
-            self.commands_waiting.fetch_sub(1, Ordering::AcqRel);
+            self.commands_waiting.fetch_sub(1, Ordering::SeqCst);
         });
-        self.shared.baton.nudge();
+        self.run_commands();
         sent
+    }
+
+    /// Runs the queued commands on the caller's thread when it can take the socket
+    /// (held idle, or the connection's thread only waiting for bytes), then gives the
+    /// socket to the connection's thread, which reads what answers them. Otherwise the
+    /// connection's thread runs them after its current turn (or on the next
+    /// connection): nothing waits for a thread to wake.
+    fn run_commands(&self) {
+        let shared = &*self.shared;
+        let Some(from) = shared.baton.caller_take() else {
+            return;
+        };
+        let mut guard = shared.lock();
+        let core = &mut *guard;
+        let mut ended = false;
+        if core.ended.is_none()
+            && let Some(live) = core.live.as_mut()
+            && let Some(end) = core.worker.commands_while_connected(live)
+        {
+            // The connection's thread may be waiting for bytes on it: ended, it must
+            // see so at once.
+            live.socket.get_ref().shutdown();
+            core.ended = Some(end);
+            ended = true;
+        }
+        drop(guard);
+        match from {
+            baton::TakenFrom::Waiting if !ended => shared.baton.caller_return(),
+            _ => shared.baton.caller_hand_over(),
+        }
     }
 
     /// Subscribes (now if connected, and again after every reconnect), without waiting.
@@ -373,9 +403,9 @@ impl<P: Protocol> Stream<P> {
                 return false;
             }
             let baton = &self.shared.baton;
-            if !baton.caller_take() {
+            if baton.caller_take().is_none() {
                 baton.want();
-                if !baton.caller_take() {
+                if baton.caller_take().is_none() {
                     // The connection's thread reads: what it queues, or the socket once
                     // it gives it back after its current turn.
                     if self.inbox.take_all(&mut self.taken, deadline) {
@@ -411,37 +441,32 @@ impl<P: Protocol> Stream<P> {
             shared.baton.caller_hand_over();
             return;
         };
-        let tick = core.worker.config.tick;
         // Frames read on without waiting after the first, and how many events the
         // caller held after the last.
         let (mut batch, mut before) = (0, 0);
         loop {
-            // A read never outlasts the caller's time.
-            let short = match deadline {
-                _ if batch > 0 => None,
-                None => None,
-                Some(d) => {
-                    let left = d.saturating_duration_since(now.take().unwrap_or_else(Instant::now));
-                    if left.is_zero() {
-                        break;
-                    }
-                    (left < tick).then_some(left)
+            // A read never outlasts the caller's time, nor the connection's next timer
+            // (and waits no less: an idle stream wakes only when something is due).
+            if batch == 0 {
+                let now = now.take().unwrap_or_else(Instant::now);
+                let due = core.worker.next_due(live);
+                let until = deadline.map_or(due, |d| d.min(due));
+                let left = until.saturating_duration_since(now);
+                if left.is_zero() && deadline.is_some_and(|d| d <= now) {
+                    break;
                 }
-            };
-            if let Some(left) = short {
-                live.socket.get_mut().set_read_timeout(left);
+                live.socket.get_mut().read_within(left);
             }
             let ended = core
                 .worker
                 .turn(live, &mut core.attempts, Some(&mut *taken));
-            if short.is_some() {
-                live.socket.get_mut().set_deadline(None, tick);
-            }
             if let Some(ended) = ended {
                 if batch > 0 {
                     live.socket.get_mut().set_no_wait(false);
                     core.worker.reuse_clock = false;
                 }
+                // The connection's thread may still be waiting for bytes on it.
+                live.socket.get_ref().shutdown();
                 core.ended = Some(ended);
                 drop(guard);
                 shared.baton.caller_hand_over();
@@ -493,10 +518,15 @@ impl<P: Protocol> Stream<P> {
             return;
         };
         let started = Instant::now();
+        // Run here when this thread can take the socket (the close handshake, held to
+        // `GRACEFUL` of the budget), else by the connection's thread.
         let _ = self.command(Command::Close);
-        // Most of the budget for the close handshake (the thread holds it to
-        // `worker::graceful` of the budget), the rest for abandoning the socket.
-        let graceful = self.close_timeout.mul_f64(0.8);
+        // Most of the budget for the close handshake, the rest for abandoning the
+        // socket.
+        let graceful = self
+            .close_timeout
+            .mul_f64(0.8)
+            .saturating_sub(started.elapsed());
         let ended = match self.done.recv_timeout(graceful) {
             Err(mpsc::RecvTimeoutError::Disconnected) => true,
             _ => {

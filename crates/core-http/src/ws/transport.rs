@@ -54,6 +54,9 @@ pub(super) fn aborted() -> io::Error {
 /// How long one write may block on a live connection.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How far past the caller's deadline a read may end (see [`Transport::read_within`]).
+const SLACK: Duration = Duration::from_millis(1);
+
 /// A TCP socket whose reads and writes can be held to a deadline (for the upgrade and
 /// the close handshake), and which fails at once once aborted.
 pub(crate) struct Tcp {
@@ -63,6 +66,17 @@ pub(crate) struct Tcp {
     /// Reads answer `WouldBlock` at once instead of reaching the socket: a caller
     /// reading on through what is already buffered, never waiting.
     pub(super) no_wait: bool,
+    /// The connection's thread reads only after `poll(2)` said the socket has bytes:
+    /// one read of the socket per [`arm`](Transport::arm), then `WouldBlock` (a read
+    /// never blocks that thread, so a wake always reaches it).
+    pub(super) polled: bool,
+    pub(super) armed: bool,
+    /// The receive timeout last set on the socket.
+    pub(super) read_timeout: Option<Duration>,
+    /// Set when the connection's thread changed the receive timeout through its own
+    /// handle on the socket ([`read_timeout`](Self::read_timeout) is then not what the
+    /// socket has).
+    pub(super) retimed: Arc<AtomicBool>,
 }
 
 impl Tcp {
@@ -93,10 +107,41 @@ impl Read for Tcp {
         if self.no_wait {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        if let Some(left) = self.left()? {
-            self.stream.set_read_timeout(Some(left))?;
+        match self.left()? {
+            Some(left) => {
+                self.stream.set_read_timeout(Some(left))?;
+                self.read_timeout = Some(left);
+            }
+            None if self.polled => {
+                if !self.armed {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                self.armed = false;
+            }
+            None => {}
         }
-        self.stream.read(buf)
+        // A signal handled while the read waits is not the end of the connection: the
+        // read goes on for what is left of its time (each read starts the socket's
+        // timeout again).
+        let started = Instant::now();
+        loop {
+            match self.stream.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    if self.abort.is_aborted() {
+                        return Err(aborted());
+                    }
+                    if let Some(timeout) = self.read_timeout {
+                        let left = timeout.saturating_sub(started.elapsed());
+                        if left.is_zero() {
+                            return Err(io::ErrorKind::TimedOut.into());
+                        }
+                        self.stream.set_read_timeout(Some(left))?;
+                        self.read_timeout = Some(left);
+                    }
+                }
+                other => return other,
+            }
+        }
     }
 }
 
@@ -105,7 +150,16 @@ impl Write for Tcp {
         if let Some(left) = self.left()? {
             self.stream.set_write_timeout(Some(left))?;
         }
-        self.stream.write(buf)
+        loop {
+            match self.stream.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    if self.abort.is_aborted() {
+                        return Err(aborted());
+                    }
+                }
+                other => return other,
+            }
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -140,11 +194,24 @@ impl Transport {
         let tcp = self.tcp_mut();
         tcp.deadline = deadline;
         if deadline.is_none() {
-            let _ = tcp
-                .stream
-                .set_read_timeout(Some(tick.max(Duration::from_millis(1))));
+            let tick = tick.max(Duration::from_millis(1));
+            let _ = tcp.stream.set_read_timeout(Some(tick));
+            tcp.read_timeout = Some(tick);
             let _ = tcp.stream.set_write_timeout(Some(WRITE_TIMEOUT));
         }
+    }
+
+    /// While `on`, reads reach the socket only once per [`arm`](Self::arm) (the
+    /// connection's thread, which waits in `poll(2)` instead of in a read).
+    pub(crate) fn set_polled(&mut self, on: bool) {
+        let tcp = self.tcp_mut();
+        tcp.polled = on;
+        tcp.armed = false;
+    }
+
+    /// The socket has bytes: the next read may reach it.
+    pub(crate) fn arm(&mut self) {
+        self.tcp_mut().armed = true;
     }
 
     /// While `on`, reads take only what is already buffered above the socket (a read
@@ -156,10 +223,23 @@ impl Transport {
     /// How long the next read may wait (the caller's time left, when shorter than the
     /// tick); [`set_deadline`](Self::set_deadline) with `None` restores the tick.
     pub(crate) fn set_read_timeout(&mut self, timeout: Duration) {
-        let _ = self
-            .tcp_mut()
-            .stream
-            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))));
+        let timeout = timeout.max(Duration::from_millis(1));
+        let tcp = self.tcp_mut();
+        let _ = tcp.stream.set_read_timeout(Some(timeout));
+        tcp.read_timeout = Some(timeout);
+    }
+
+    /// Makes the next blocking read end by `left` from now, and not much earlier: the
+    /// receive timeout is changed only when the one set would overshoot (by more than
+    /// [`SLACK`]) or end before half of `left` (a wake-up for nothing), so a busy
+    /// caller's reads do not each pay a system call for it.
+    pub(crate) fn read_within(&mut self, left: Duration) {
+        let current = self.tcp().read_timeout;
+        let retimed = self.tcp().retimed.swap(false, Ordering::AcqRel);
+        let keep = !retimed && current.is_some_and(|t| t <= left + SLACK && t >= left / 2);
+        if !keep {
+            self.set_read_timeout(left);
+        }
     }
 
     /// Closes the socket at once, without a close handshake.

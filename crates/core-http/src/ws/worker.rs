@@ -1,11 +1,13 @@
-//! The connection's thread: it owns the socket, reads with a short timeout (each
-//! time-out is a tick, not an error), answers pings and sends its own, runs the
-//! caller's commands, decodes frames into the inbox, notices death and staleness, and
-//! reconnects with backoff, replaying the subscriptions.
+//! The connection's thread: it owns the socket while the caller is away, sleeps until
+//! the socket has bytes, the caller wakes it or its next timer is due (an idle stream
+//! costs no wake-ups), answers pings and sends its own, runs the caller's commands,
+//! decodes frames into the inbox, notices death and staleness, and reconnects with
+//! backoff, replaying the subscriptions.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -44,6 +46,30 @@ pub(super) struct Live {
     pub(super) behind: bool,
     /// When the timers are next looked at.
     pub(super) next_check: Instant,
+    /// The same socket, for the connection's thread to wait for bytes on without the
+    /// lock ([`Worker::wait_for_bytes`]), and the flag it raises when it changes the
+    /// socket's receive timeout.
+    pub(super) peek: Arc<TcpStream>,
+    pub(super) retimed: Arc<AtomicBool>,
+}
+
+/// How serving the connection on this thread stopped.
+pub(super) enum Served {
+    /// The connection ended.
+    Ended(Ended),
+    /// The caller wants the socket back.
+    HandBack,
+    /// Nothing to read: wait for bytes on this handle, whose receive timeout ends at
+    /// the next timer.
+    Wait(Waiting),
+}
+
+/// A wait for bytes on the socket, without the lock.
+pub(super) struct Waiting {
+    peek: Arc<TcpStream>,
+    retimed: Arc<AtomicBool>,
+    /// The socket's receive timeout: until the next timer.
+    timeout: Duration,
 }
 
 /// The connection's state, behind one lock: held by whichever thread reads the socket.
@@ -54,6 +80,43 @@ pub(super) struct Core<P: Protocol> {
     pub(super) attempts: u32,
     /// How the connection ended on the caller's thread, for this thread to act on.
     pub(super) ended: Option<Ended>,
+}
+
+impl<P: Protocol> Core<P> {
+    /// Acts on how the connection ended: `false` when the stream is over, `true` once
+    /// a new connection is up.
+    fn after(&mut self, ended: Ended) -> bool {
+        match ended {
+            Ended::Closed => false,
+            Ended::Fatal(error) => {
+                self.worker.requests.connection_lost();
+                debug!("stream {}: ended: {error}", self.worker.shown);
+                self.worker.inbox.push(Lane::Lossless, Err(error));
+                false
+            }
+            Ended::Lost(reason, next) => {
+                debug!("stream {}: connection lost: {reason}", self.worker.shown);
+                self.worker
+                    .config
+                    .observer
+                    .stream(StreamEvent::Lost { reason });
+                if let Some(live) = self.live.take() {
+                    live.socket.get_ref().shutdown();
+                }
+                self.worker.requests.connection_lost();
+                self.worker.inbox.set_connected(false);
+                let down_since = Instant::now();
+                match self.worker.reconnect(next, down_since, self.attempts) {
+                    Some((new, used)) => {
+                        self.live = Some(new);
+                        self.attempts = used;
+                        true
+                    }
+                    None => false,
+                }
+            }
+        }
+    }
 }
 
 /// What the caller and the connection's thread share.
@@ -110,6 +173,8 @@ pub(super) struct Worker<P: Protocol> {
     /// The caller reads on through what is buffered, without waiting: its turns take
     /// the clock of the first (no time passes in a read that cannot block).
     pub(super) reuse_clock: bool,
+    /// The last read found nothing (a time-out, or nothing buffered without waiting).
+    pub(super) quiet: bool,
 }
 
 impl<P: Protocol> Worker<P> {
@@ -138,6 +203,7 @@ impl<P: Protocol> Worker<P> {
             commands_waiting,
             now: Instant::now(),
             reuse_clock: false,
+            quiet: false,
             reported_drops: 0,
         }
     }
@@ -147,7 +213,7 @@ impl<P: Protocol> Worker<P> {
     /// to read, it gives the socket back after its current turn (see [`super::baton`]).
     pub(super) fn run(shared: Arc<Shared<P>>, first: Socket) {
         shared.baton.register_worker();
-        let tick = {
+        {
             let mut guard = shared.lock();
             let core = &mut *guard;
             match core.worker.start(first, None) {
@@ -161,51 +227,39 @@ impl<P: Protocol> Worker<P> {
                 }
                 Err(reason) => core.ended = Some(Ended::Lost(reason, Next::Retry)),
             }
-            core.worker.config.tick
-        };
+        }
         let mut seen = None;
+        let mut readable = false;
         loop {
-            if !shared.baton.worker_turn(tick, &mut seen) {
+            if !shared.baton.worker_turn(&mut seen) {
                 continue;
             }
             let mut guard = shared.lock();
             let core = &mut *guard;
-            let ended = match (core.ended.take(), core.live.as_mut()) {
-                (Some(ended), _) => Some(ended),
-                (None, Some(live)) => core.worker.serve(live, &mut core.attempts, &shared.baton),
-                (None, None) => Some(Ended::Lost("not connected".into(), Next::Retry)),
+            let served = match (core.ended.take(), core.live.as_mut()) {
+                (Some(ended), _) => Served::Ended(ended),
+                (None, Some(live)) => core.worker.serve(
+                    live,
+                    &mut core.attempts,
+                    &shared.baton,
+                    std::mem::take(&mut readable),
+                ),
+                (None, None) => Served::Ended(Ended::Lost("not connected".into(), Next::Retry)),
             };
-            match ended {
-                None => {
+            match served {
+                Served::HandBack => {
                     drop(guard);
                     shared.baton.worker_hand_back();
                     shared.inbox.poke();
                 }
-                Some(Ended::Closed) => break,
-                Some(Ended::Fatal(error)) => {
-                    core.worker.requests.connection_lost();
-                    debug!("stream {}: ended: {error}", core.worker.shown);
-                    core.worker.inbox.push(Lane::Lossless, Err(error));
-                    break;
+                Served::Wait(waiting) => {
+                    let commands = core.worker.commands_waiting.clone();
+                    drop(guard);
+                    readable = Self::wait_for_bytes(&shared.baton, &waiting, &commands);
                 }
-                Some(Ended::Lost(reason, next)) => {
-                    debug!("stream {}: connection lost: {reason}", core.worker.shown);
-                    core.worker
-                        .config
-                        .observer
-                        .stream(StreamEvent::Lost { reason });
-                    if let Some(live) = core.live.take() {
-                        live.socket.get_ref().shutdown();
-                    }
-                    core.worker.requests.connection_lost();
-                    core.worker.inbox.set_connected(false);
-                    let down_since = Instant::now();
-                    match core.worker.reconnect(next, down_since, core.attempts) {
-                        Some((new, used)) => {
-                            core.live = Some(new);
-                            core.attempts = used;
-                        }
-                        None => break,
+                Served::Ended(ended) => {
+                    if !core.after(ended) {
+                        break;
                     }
                 }
             }
@@ -292,6 +346,13 @@ impl<P: Protocol> Worker<P> {
     /// caller queued meanwhile.
     fn start(&mut self, socket: Socket, announce: Option<(Duration, u32)>) -> Result<Live, String> {
         let now = Instant::now();
+        let peek = socket
+            .get_ref()
+            .tcp()
+            .stream
+            .try_clone()
+            .map_err(|e| format!("cannot share the socket: {e}"))?;
+        let socket_retimed = socket.get_ref().tcp().retimed.clone();
         let mut live = Live {
             socket,
             since: now,
@@ -302,6 +363,8 @@ impl<P: Protocol> Worker<P> {
             announce,
             behind: false,
             next_check: now,
+            peek: Arc::new(peek),
+            retimed: socket_retimed,
         };
         self.inbox.set_connected(true);
         self.inbox.touched();
@@ -341,17 +404,106 @@ impl<P: Protocol> Worker<P> {
         ))
     }
 
-    /// Serves the connection on this thread until it ends, or the caller wants to read
-    /// (`None`).
-    fn serve(&mut self, live: &mut Live, attempts: &mut u32, baton: &Baton) -> Option<Ended> {
-        loop {
+    /// Serves the connection on this thread until it ends, the caller wants to read, or
+    /// nothing is left to read ([`Served::Wait`]: the thread then waits for bytes
+    /// without the lock). Reads never block here: they take what is buffered, and the
+    /// socket once `readable` (a wait found bytes on it).
+    fn serve(
+        &mut self,
+        live: &mut Live,
+        attempts: &mut u32,
+        baton: &Baton,
+        readable: bool,
+    ) -> Served {
+        live.socket.get_mut().set_polled(true);
+        if readable {
+            live.socket.get_mut().arm();
+        }
+        let served = loop {
             if let Some(ended) = self.turn(live, attempts, None) {
-                return Some(ended);
+                break Served::Ended(ended);
             }
             if baton.wanted() {
-                return None;
+                break Served::HandBack;
             }
+            if self.quiet {
+                let due = self.next_due(live).max(live.next_check);
+                let left = due.saturating_duration_since(Instant::now());
+                live.socket.get_mut().read_within(left);
+                break Served::Wait(Waiting {
+                    peek: live.peek.clone(),
+                    retimed: live.retimed.clone(),
+                    timeout: live.socket.get_ref().tcp().read_timeout.unwrap_or(left),
+                });
+            }
+        };
+        live.socket.get_mut().set_polled(false);
+        served
+    }
+
+    /// Waits, holding no lock, until the socket has bytes (or has ended) or its receive
+    /// timeout (the next timer) passes, letting the caller take the socket meanwhile.
+    /// `true` when this thread still holds the socket and there are bytes to read.
+    fn wait_for_bytes(baton: &Baton, waiting: &Waiting, commands: &AtomicUsize) -> bool {
+        baton.worker_waits();
+        // A command queued as this thread stopped reading (its sender found the thread
+        // busy and left it to it): run it first.
+        if commands.load(Ordering::SeqCst) > 0 {
+            baton.worker_resumes();
+            return false;
         }
+        let started = Instant::now();
+        let mut byte = [0u8; 1];
+        let readable = loop {
+            match waiting.peek.peek(&mut byte) {
+                // Bytes, or the end of the connection: the read says which.
+                Ok(_) => break true,
+                // A signal handled meanwhile is not an event: wait on, for what is left
+                // of the time (each wait starts the socket's timeout again).
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    let left = waiting.timeout.saturating_sub(started.elapsed());
+                    if left.is_zero() {
+                        break false;
+                    }
+                    let _ = waiting.peek.set_read_timeout(Some(left));
+                    waiting.retimed.store(true, Ordering::Release);
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    break false;
+                }
+                Err(_) => break true,
+            }
+        };
+        baton.worker_resumes() && readable
+    }
+
+    /// When the connection's next timer is due: a ping after silence going out, a mute
+    /// connection declared dead, subscriptions unacknowledged, a stale channel.
+    pub(super) fn next_due(&self, live: &Live) -> Instant {
+        let after = |from: Instant, wait: Duration| {
+            from.checked_add(wait)
+                .unwrap_or_else(|| self.now + Duration::from_secs(86_400))
+        };
+        let mut due = after(live.last_out, self.config.ping_after)
+            .min(after(live.last_in, self.config.dead_after));
+        if let Some(ack) = live.ack_deadline {
+            due = due.min(ack);
+        }
+        for (channel, wait) in &self.config.stale_after {
+            let last = self
+                .last_seen
+                .get(channel.as_str())
+                .copied()
+                .unwrap_or(live.since)
+                .max(live.since);
+            due = due.min(after(last, *wait));
+        }
+        due
     }
 
     /// One turn on a live connection, on whichever thread reads it: the caller's
@@ -413,6 +565,7 @@ impl<P: Protocol> Worker<P> {
         now: Instant,
         direct: Option<&mut Taken<P::Event>>,
     ) -> Option<Ended> {
+        self.quiet = false;
         match read {
             Ok(Message::Text(text)) => self.frame(live, text.as_str(), now, direct),
             Ok(Message::Binary(bytes)) => match std::str::from_utf8(&bytes) {
@@ -437,7 +590,10 @@ impl<P: Protocol> Worker<P> {
                 if matches!(
                     e.kind(),
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
+                ) =>
+            {
+                self.quiet = true;
+            }
             Err(e) => return Some(lost_or_fatal(e)),
         }
         None
