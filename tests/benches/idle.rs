@@ -89,7 +89,10 @@ Close and exit under {} ms (median): {}.\n",
             "trading `stream()`, orders subscribed, in `next_timeout(..)`",
             &trading
         ),
-        row("worlds `stream()`, one world joined, in `next_timeout(..)`", &worlds),
+        row(
+            "worlds `stream()`, one world joined, in `next_timeout(..)`",
+            &worlds
+        ),
         met(worst <= TARGET_WAKEUPS),
         ms(trading_close.0),
         ms(trading_close.1),

@@ -63,7 +63,9 @@ fn signals_during_reads_writes_and_waits_are_no_disconnect_and_lose_nothing() {
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, handled.clone()).unwrap();
 
     let sandbox = sandbox::Sandbox::start().unwrap();
-    sandbox.trading().set_quote_interval(Duration::from_millis(5));
+    sandbox
+        .trading()
+        .set_quote_interval(Duration::from_millis(5));
     let client = trading_client::Client::new(
         sandbox.service_url(sandbox::Service::Trading),
         sandbox.api_key(),

@@ -8,7 +8,7 @@ use crate::run::step;
 use crate::{cargo, root};
 
 /// The benchmarks: package, bench target, title.
-const BENCHES: [(&str, &str, &str); 7] = [
+const BENCHES: [(&str, &str, &str); 8] = [
     ("core-http", "transport", "core-http transport vs raw ureq"),
     ("esign-client", "download", "esign 1 GiB download to a file"),
     (
@@ -32,6 +32,11 @@ const BENCHES: [(&str, &str, &str); 7] = [
         "social: 10,000 posts created and iterated",
     ),
     ("e2e", "limits", "limits: pacing and quotas"),
+    (
+        "e2e",
+        "idle",
+        "idle streams: wake-ups, CPU, close and exit",
+    ),
 ];
 
 /// Every benchmark, small and on the debug build the tests made: they cannot rot unseen.

@@ -33,7 +33,8 @@ commands:
                before midnight; a program outside the workspace that depends on one
                client crate; every benchmark in quick mode; the dependency budget of
                the REST-only clients; a 20-second soak; doc tests against one sandbox,
-               then the front pages' and READMEs' examples again on it; docs -D warnings;
+               then the front pages' and READMEs' examples again on it; docs -D warnings
+               (the workspace with all features, then each published crate alone);
                fixtures --check; the published crates' metadata and packaging
   bench      release-mode benchmarks; writes docs/benchmarks.md (--quick: every one
                small, on the debug build, in under a minute; figures not written)

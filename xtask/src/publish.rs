@@ -17,7 +17,7 @@ const REQUIRED: [&str; 7] = [
 ];
 
 /// The workspace's crates that are published (`publish = true` in their manifest).
-fn published() -> Result<Vec<String>, String> {
+pub(crate) fn published() -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let crates = root().join("crates");
     let entries = std::fs::read_dir(&crates).map_err(|e| format!("{crates:?}: {e}"))?;

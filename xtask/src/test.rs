@@ -153,6 +153,15 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     doc.args(["doc", "--workspace", "--no-deps", "--all-features"])
         .env("RUSTDOCFLAGS", "-D warnings");
     step("doc -D warnings", doc)?;
+    // Each published crate's docs alone, with its default features, as docs.rs users
+    // who build them locally get them (a link to a feature's item fails here).
+    for package in crate::publish::published()? {
+        let mut alone = cargo();
+        alone
+            .args(["doc", "--no-deps", "-p", &package])
+            .env("RUSTDOCFLAGS", "-D warnings");
+        step(&format!("doc -p {package}, default features"), alone)?;
+    }
 
     fixtures(true)?;
     crate::publish::packaging()?;

@@ -51,8 +51,8 @@
 //! below `trace` (with `env_logger`: `RUST_LOG=core_http=trace,ureq_proto=debug`).
 //!
 //! # Features
-//! - `webhook`: Standard Webhooks signature verification ([`webhook`]).
-//! - `ws`: reconnecting blocking WebSocket streams ([`ws`]).
+//! - `webhook`: Standard Webhooks signature verification (the `webhook` module).
+//! - `ws`: reconnecting blocking WebSocket streams (the `ws` module).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

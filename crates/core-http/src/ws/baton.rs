@@ -154,12 +154,7 @@ impl Baton {
                     self.wanted.store(false, Ordering::Release);
                     if self
                         .state
-                        .compare_exchange(
-                            CALLER_IDLE,
-                            WORKER,
-                            Ordering::SeqCst,
-                            Ordering::SeqCst,
-                        )
+                        .compare_exchange(CALLER_IDLE, WORKER, Ordering::SeqCst, Ordering::SeqCst)
                         .is_ok()
                     {
                         *seen = None;

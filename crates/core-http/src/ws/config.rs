@@ -222,8 +222,10 @@ impl StreamConfig {
         self
     }
 
-    /// How often the connection's thread wakes to send queued messages and check its
-    /// timers. Defaults to 200 ms.
+    /// The longest a read on a fresh connection waits before the timers are looked at,
+    /// and how often a stream whose reader fell behind looks whether it has caught up.
+    /// Defaults to 200 ms. (A live stream does not wake on a tick: it waits for bytes
+    /// until its next timer is due.)
     pub fn tick(mut self, tick: Duration) -> Self {
         self.tick = tick.max(Duration::from_millis(1));
         self

@@ -51,6 +51,7 @@ mod inbox;
 mod request;
 mod session;
 mod transport;
+mod turn;
 mod worker;
 
 use std::fmt;
