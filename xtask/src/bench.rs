@@ -32,11 +32,7 @@ const BENCHES: [(&str, &str, &str); 8] = [
         "social: 10,000 posts created and iterated",
     ),
     ("e2e", "limits", "limits: pacing and quotas"),
-    (
-        "e2e",
-        "idle",
-        "idle streams: wake-ups, CPU, close and exit",
-    ),
+    ("e2e", "idle", "idle streams: wake-ups, CPU, close and exit"),
 ];
 
 /// Every benchmark, small and on the debug build the tests made: they cannot rot unseen.
