@@ -335,6 +335,7 @@ fn serve(encoded: std::sync::Arc<Vec<u8>>) -> (String, JoinHandle<()>) {
     (url, handle)
 }
 
+#[inline(never)]
 fn ours_pass(url: &str, quotes: usize) -> Duration {
     let client = Client::new("http://127.0.0.1:9", "sk_bench")
         .unwrap()
@@ -375,6 +376,7 @@ struct RawQuote {
     timestamp: String,
 }
 
+#[inline(never)]
 fn raw_pass<T: serde::de::DeserializeOwned>(
     url: &str,
     quotes: usize,

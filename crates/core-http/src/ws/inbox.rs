@@ -4,7 +4,7 @@
 //! the stream's counters.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -47,8 +47,6 @@ struct State<E> {
     finished: bool,
     reconnects: u64,
     dropped: u64,
-    received: u64,
-    last_message: Option<Instant>,
     connected: bool,
     /// Readers waiting in [`Inbox::take_all`]: a push wakes one only when there is one.
     waiting: usize,
@@ -66,6 +64,12 @@ pub(crate) struct Inbox<E> {
     queued: AtomicUsize,
     /// No more items will come ([`Inbox::finish`]), readable without the lock.
     done: AtomicBool,
+    /// Events received in all, and when the last frame arrived (nanoseconds after
+    /// `born`, 0 before the first): kept without the lock, so that the caller's direct
+    /// reads take no lock at all.
+    received: AtomicU64,
+    last_message: AtomicU64,
+    born: Instant,
     ready: Condvar,
     capacity: usize,
     lossless_capacity: usize,
@@ -81,8 +85,6 @@ impl<E> Inbox<E> {
                 finished: false,
                 reconnects: 0,
                 dropped: 0,
-                received: 0,
-                last_message: None,
                 connected: true,
                 waiting: 0,
                 pokes: 0,
@@ -93,6 +95,9 @@ impl<E> Inbox<E> {
             ready: Condvar::new(),
             queued: AtomicUsize::new(0),
             done: AtomicBool::new(false),
+            received: AtomicU64::new(0),
+            last_message: AtomicU64::new(0),
+            born: Instant::now(),
             capacity,
             lossless_capacity,
         }
@@ -112,41 +117,36 @@ impl<E> Inbox<E> {
     /// Queues the items of one frame that arrived at `at`, under one lock. Returns
     /// `false` when the caller has fallen behind on the lossless lane (the connection
     /// is to be dropped).
-    ///
-    /// `direct`: the caller reading on its own thread with nothing queued takes the
-    /// items straight into its hands (counted, in order), with no queueing and no wake.
-    pub(crate) fn deliver(
-        &self,
-        items: &mut Vec<(Lane, Item<E>)>,
-        at: Instant,
-        direct: Option<&mut Taken<E>>,
-    ) -> bool {
+    pub(crate) fn deliver(&self, items: &mut Vec<(Lane, Item<E>)>, at: Instant) -> bool {
+        self.arrived(at);
         let mut state = self.lock();
-        state.last_message = Some(at);
-        if let Some(out) = direct
-            && state.lossless.is_empty()
-            && state.lossy.is_empty()
-            && !state.finished
-        {
-            for (lane, item) in items.drain(..) {
-                let seq = state.next;
-                state.next += 1;
-                if matches!(item, Ok(StreamItem::Event(_))) {
-                    state.received += 1;
-                }
-                match lane {
-                    Lane::Lossless => out.lossless.push_back((seq, item)),
-                    Lane::Lossy => out.lossy.push_back((seq, item)),
-                }
-            }
-            return true;
-        }
         for (lane, item) in items.drain(..) {
             self.queue(&mut state, lane, item);
         }
         let behind = state.behind;
         self.wake(state);
         !behind
+    }
+
+    /// Whether the caller, reading on its own thread, may take a frame's events straight
+    /// into its hands: nothing is queued before them and the stream is not closed.
+    pub(crate) fn direct(&self) -> bool {
+        !self.has_items() && !self.done.load(Ordering::Acquire)
+    }
+
+    /// Counts `events` the caller took straight into its hands, from a frame that
+    /// arrived at `at` (no lock).
+    pub(crate) fn took_directly(&self, events: u64, at: Instant) {
+        self.arrived(at);
+        if events > 0 {
+            self.received.fetch_add(events, Ordering::Relaxed);
+        }
+    }
+
+    fn arrived(&self, at: Instant) {
+        let nanos = at.saturating_duration_since(self.born).as_nanos();
+        let nanos = u64::try_from(nanos).unwrap_or(u64::MAX).max(1);
+        self.last_message.store(nanos, Ordering::Relaxed);
     }
 
     fn queue(&self, state: &mut State<E>, lane: Lane, item: Item<E>) {
@@ -158,7 +158,7 @@ impl<E> Inbox<E> {
         state.next += 1;
         let event = matches!(item, Ok(StreamItem::Event(_)));
         if event {
-            state.received += 1;
+            self.received.fetch_add(1, Ordering::Relaxed);
         }
         match lane {
             Lane::Lossless if event && state.behind => state.lost += 1,
@@ -213,7 +213,7 @@ impl<E> Inbox<E> {
 
     /// Records that a frame arrived now.
     pub(crate) fn touched(&self) {
-        self.lock().last_message = Some(Instant::now());
+        self.arrived(Instant::now());
     }
 
     pub(crate) fn set_connected(&self, connected: bool) {
@@ -261,11 +261,13 @@ impl<E> Inbox<E> {
 
     pub(crate) fn stats(&self) -> StreamStats {
         let state = self.lock();
+        let last = self.last_message.load(Ordering::Relaxed);
         StreamStats {
             reconnects: state.reconnects,
             dropped: state.dropped,
-            received: state.received,
-            last_message_age: state.last_message.map(|t| t.elapsed()),
+            received: self.received.load(Ordering::Relaxed),
+            last_message_age: (last > 0)
+                .then(|| (self.born + Duration::from_nanos(last)).elapsed()),
             connected: state.connected,
             fell_behind: state.fell_behind,
             lost: state.lost,
@@ -364,10 +366,12 @@ impl<E> Inbox<E> {
     }
 }
 
-/// What a reader took from the inbox: both lanes, given out oldest first.
+/// What a reader took: both lanes of the inbox, given out oldest first, then what it
+/// read itself (newer than anything it took from the inbox), in order.
 pub(crate) struct Taken<E> {
     lossless: VecDeque<(u64, Item<E>)>,
     lossy: VecDeque<(u64, Item<E>)>,
+    direct: VecDeque<Item<E>>,
 }
 
 impl<E> Default for Taken<E> {
@@ -375,27 +379,33 @@ impl<E> Default for Taken<E> {
         Taken {
             lossless: VecDeque::new(),
             lossy: VecDeque::new(),
+            direct: VecDeque::new(),
         }
     }
 }
 
 impl<E> Taken<E> {
     pub(crate) fn is_empty(&self) -> bool {
-        self.lossless.is_empty() && self.lossy.is_empty()
+        self.lossless.is_empty() && self.lossy.is_empty() && self.direct.is_empty()
     }
 
     /// How many items it holds.
     pub(crate) fn len(&self) -> usize {
-        self.lossless.len() + self.lossy.len()
+        self.lossless.len() + self.lossy.len() + self.direct.len()
     }
 
-    /// The oldest item of either lane.
+    /// Takes an item the caller read itself (see [`Inbox::direct`]).
+    pub(crate) fn push_direct(&mut self, item: Item<E>) {
+        self.direct.push_back(item);
+    }
+
+    /// The oldest item of either lane, then of what the caller read itself.
     pub(crate) fn pop(&mut self) -> Option<Item<E>> {
         let take_lossless = match (self.lossless.front(), self.lossy.front()) {
             (Some((a, _)), Some((b, _))) => a < b,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (None, None) => return None,
+            (None, None) => return self.direct.pop_front(),
         };
         let next = if take_lossless {
             self.lossless.pop_front()
@@ -441,7 +451,7 @@ mod tests {
         let mut frame: Vec<(Lane, Item<u32>)> = (0..6)
             .map(|i| (Lane::Lossless, Ok(StreamItem::Event(i))))
             .collect();
-        assert!(!inbox.deliver(&mut frame, Instant::now(), None), "behind");
+        assert!(!inbox.deliver(&mut frame, Instant::now()), "behind");
         assert!(!inbox.recovering(), "nothing read yet");
         let soon = Some(Instant::now() + Duration::from_millis(10));
         let mut got = Vec::new();

@@ -20,15 +20,16 @@ pub trait Handler<P: Protocol> {
     /// What the caller reads.
     type Event;
 
-    /// One item from the stream: pushes what the caller gets (none, one or several) onto
-    /// `out`, in order. `stream` is there to send messages (a resynchronisation
-    /// request).
+    /// One item from the stream: what the caller gets (none, one or several), the first
+    /// returned (the caller gets it at once, with no queueing) and any others pushed onto
+    /// `out`, in order (`out` is empty when this is called). `stream` is there to send
+    /// messages (a resynchronisation request).
     fn item(
         &mut self,
         item: Result<StreamItem<P::Event>>,
         stream: &Stream<P>,
         out: &mut VecDeque<Result<Self::Event>>,
-    );
+    ) -> Option<Result<Self::Event>>;
 
     /// When the handler has work to do, if it has any.
     fn due(&self) -> Option<Instant> {
@@ -106,7 +107,9 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
         // Items already in hand, when the handler has no work due: no clock needed.
         if self.handler.due().is_none() {
             while let Some(item) = self.stream.ready() {
-                self.handler.item(item, &self.stream, &mut self.out);
+                if let Some(event) = self.handler.item(item, &self.stream, &mut self.out) {
+                    return Some(event);
+                }
                 if let Some(event) = self.out.pop_front() {
                     return Some(event);
                 }
@@ -146,7 +149,11 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 (d, u) => d.or(u),
             };
             match self.stream.next_until(until, now.take()) {
-                Some(item) => self.handler.item(item, &self.stream, &mut self.out),
+                Some(item) => {
+                    if let Some(event) = self.handler.item(item, &self.stream, &mut self.out) {
+                        return Some(event);
+                    }
+                }
                 None if self.stream.is_closed() => return self.out.pop_front(),
                 None => {}
             }

@@ -11,7 +11,7 @@ use tungstenite::Message;
 
 use super::conn::Next;
 use super::ending::{Ended, closed_by_server, lost_or_fatal};
-use super::inbox::Taken;
+use super::inbox::{Item, Taken};
 use super::worker::{CHECK_EVERY, Live, Worker};
 use super::{Inbound, Lane, Protocol, StreamItem, WsError};
 use crate::observe::StreamEvent;
@@ -228,6 +228,12 @@ impl<P: Protocol> Worker<P> {
         let mut decoded = std::mem::take(&mut self.decoded);
         let mut events = std::mem::take(&mut self.events);
         self.protocol.decode(text, &mut decoded);
+        // The caller reading on its own thread with nothing queued before this frame
+        // takes its items straight into its hands: no lane, no lock, no wake.
+        let mut sink = match direct {
+            Some(out) if self.inbox.direct() => Sink::Direct(out, 0),
+            _ => Sink::Queue(&mut events),
+        };
         for inbound in decoded.drain(..) {
             match inbound {
                 Inbound::Event {
@@ -238,13 +244,15 @@ impl<P: Protocol> Worker<P> {
                     if timers && let Some(channel) = channel {
                         self.last_seen.insert(channel, now);
                     }
-                    events.push((lane, Ok(StreamItem::Event(event))));
+                    sink.event(lane, event);
                 }
                 Inbound::Ack => {
                     live.outstanding = live.outstanding.saturating_sub(1);
                     if live.outstanding == 0 {
                         live.ack_deadline = None;
-                        events.extend(self.announce(live));
+                        if let Some((lane, item)) = self.announce(live) {
+                            sink.push(lane, item);
+                        }
                     }
                 }
                 Inbound::Refused(message) => {
@@ -257,16 +265,18 @@ impl<P: Protocol> Worker<P> {
                         Some((_, confirm)) => {
                             let _ = confirm.send(Err(WsError::Server(message)));
                         }
-                        None => events.push((Lane::Lossless, Err(WsError::Server(message)))),
+                        None => sink.push(Lane::Lossless, Err(WsError::Server(message))),
                     }
                     if live.outstanding == 0 {
                         live.ack_deadline = None;
-                        events.extend(self.announce(live));
+                        if let Some((lane, item)) = self.announce(live) {
+                            sink.push(lane, item);
+                        }
                     }
                 }
                 Inbound::Invalid(message) => {
                     let message = self.config.redact.apply(message);
-                    events.push((Lane::Lossless, Err(WsError::Undecodable(message))));
+                    sink.push(Lane::Lossless, Err(WsError::Undecodable(message)));
                 }
                 Inbound::Reply { id, outcome } => {
                     let outcome = outcome.map_err(|(code, message)| WsError::Rejected {
@@ -277,11 +287,42 @@ impl<P: Protocol> Worker<P> {
                 }
             }
         }
-        // One lock for the whole frame, its arrival time included.
-        if !self.inbox.deliver(&mut events, now, direct) {
-            live.behind = true;
+        match sink {
+            Sink::Direct(_, count) => self.inbox.took_directly(count, now),
+            // One lock for the whole frame, its arrival time included.
+            Sink::Queue(events) => {
+                if !self.inbox.deliver(events, now) {
+                    live.behind = true;
+                }
+            }
         }
         self.decoded = decoded;
         self.events = events;
+    }
+}
+
+/// Where a frame's items go: straight into the caller's hands (counting its events), or
+/// to be queued.
+enum Sink<'a, E> {
+    Direct(&'a mut Taken<E>, u64),
+    Queue(&'a mut Vec<(Lane, Item<E>)>),
+}
+
+impl<E> Sink<'_, E> {
+    fn event(&mut self, lane: Lane, event: E) {
+        match self {
+            Sink::Direct(out, count) => {
+                *count += 1;
+                out.push_direct(Ok(StreamItem::Event(event)));
+            }
+            Sink::Queue(events) => events.push((lane, Ok(StreamItem::Event(event)))),
+        }
+    }
+
+    fn push(&mut self, lane: Lane, item: Item<E>) {
+        match self {
+            Sink::Direct(out, _) => out.push_direct(item),
+            Sink::Queue(events) => events.push((lane, item)),
+        }
     }
 }

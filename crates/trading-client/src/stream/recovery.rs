@@ -234,33 +234,34 @@ impl Handler<TradingProtocol> for Fills {
         &mut self,
         item: Result<StreamItem<Event>>,
         _stream: &Stream<TradingProtocol>,
-        out: &mut VecDeque<Result<Event>>,
-    ) {
+        _out: &mut VecDeque<Result<Event>>,
+    ) -> Option<Result<Event>> {
         match item {
             Ok(StreamItem::Event(Event::Fill(fill))) => {
                 if !self.remember(&fill.execution_id) {
-                    return;
+                    return None;
                 }
                 if let Some(t) = fill.timestamp {
                     self.latest = Some(self.latest.map_or(t, |l| l.max(t)));
                 }
-                out.push_back(Ok(Event::Fill(fill)));
+                Some(Ok(Event::Fill(fill)))
             }
             Ok(StreamItem::Event(Event::Order(order))) => {
                 self.note_order(&order);
-                out.push_back(Ok(Event::Order(order)));
+                Some(Ok(Event::Order(order)))
             }
-            Ok(StreamItem::Event(event)) => out.push_back(Ok(event)),
+            Ok(StreamItem::Event(event)) => Some(Ok(event)),
             Ok(StreamItem::Reconnected { gap, .. }) => {
                 if self.orders {
                     // Reconciled at once, within the caller's time (see `run_due`).
                     self.start_recovery(Some(gap));
+                    None
                 } else {
-                    out.push_back(Ok(Event::Reconnected { gap }));
+                    Some(Ok(Event::Reconnected { gap }))
                 }
             }
-            Ok(_) => {}
-            Err(e) => out.push_back(Err(explain(e, self.client.environment(), &self.url))),
+            Ok(_) => None,
+            Err(e) => Some(Err(explain(e, self.client.environment(), &self.url))),
         }
     }
 

@@ -75,7 +75,7 @@ impl Handler<WorldsProtocol> for Worlds {
         item: Result<StreamItem<Wire>>,
         stream: &Stream<WorldsProtocol>,
         out: &mut Out,
-    ) {
+    ) -> Option<Result<Event>> {
         match item {
             Ok(StreamItem::Event(Wire::Snapshot(snapshot))) => self.snapshot(*snapshot, out),
             Ok(StreamItem::Event(Wire::Event(event))) => self.event(event, stream, out),
@@ -92,6 +92,7 @@ impl Handler<WorldsProtocol> for Worlds {
             Ok(_) => {}
             Err(e) => out.push_back(Err(e)),
         }
+        out.pop_front()
     }
 }
 
