@@ -105,18 +105,23 @@ impl Baton {
     /// soon as it comes.
     pub(crate) fn caller_return(&self) {
         self.state.store(WORKER_WAITING, Ordering::SeqCst);
-        if self.asleep.swap(false, Ordering::SeqCst) {
+        if self.asleep.load(Ordering::SeqCst) && self.asleep.swap(false, Ordering::SeqCst) {
             self.unpark();
         }
     }
 
     /// Stops reading (the caller keeps the socket until it has been away for [`AWAY`]).
     pub(crate) fn caller_release(&self) {
-        self.releases.fetch_add(1, Ordering::SeqCst);
+        // Only the thread holding the socket moves the count (the caller here, the
+        // connection's thread in `worker_hand_back`), so no read-modify-write is needed:
+        // one barrier per call on the caller's path, the state's store.
+        let releases = self.releases.load(Ordering::Relaxed);
+        self.releases
+            .store(releases.wrapping_add(1), Ordering::Release);
         self.state.store(CALLER_IDLE, Ordering::SeqCst);
-        // Ordered after both stores: a thread that went to sleep before them is woken,
-        // one that looks after them sees the caller gone.
-        if self.asleep.swap(false, Ordering::SeqCst) {
+        // Ordered after the state's store: a thread that went to sleep before it is
+        // woken, one that looks after it sees the caller gone.
+        if self.asleep.load(Ordering::SeqCst) && self.asleep.swap(false, Ordering::SeqCst) {
             self.unpark();
         }
     }
@@ -213,7 +218,9 @@ impl Baton {
     /// The connection's thread gives the socket back to the waiting caller.
     pub(crate) fn worker_hand_back(&self) {
         self.wanted.store(false, Ordering::Release);
-        self.releases.fetch_add(1, Ordering::SeqCst);
+        let releases = self.releases.load(Ordering::Relaxed);
+        self.releases
+            .store(releases.wrapping_add(1), Ordering::Release);
         self.state.store(CALLER_IDLE, Ordering::SeqCst);
     }
 }

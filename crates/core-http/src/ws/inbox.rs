@@ -134,10 +134,14 @@ impl<E> Inbox<E> {
         !self.has_items() && !self.done.load(Ordering::Acquire)
     }
 
-    /// Counts `events` the caller took straight into its hands, from a frame that
-    /// arrived at `at` (no lock).
-    pub(crate) fn took_directly(&self, events: u64, at: Instant) {
+    /// Notes a frame the caller read itself, arrived at `at` (no lock; its events are
+    /// counted by [`Taken::counted`] once per read).
+    pub(crate) fn took_directly(&self, at: Instant) {
         self.arrived(at);
+    }
+
+    /// Adds events the caller took straight into its hands.
+    pub(crate) fn count_received(&self, events: u64) {
         if events > 0 {
             self.received.fetch_add(events, Ordering::Relaxed);
         }
@@ -372,6 +376,9 @@ pub(crate) struct Taken<E> {
     lossless: VecDeque<(u64, Item<E>)>,
     lossy: VecDeque<(u64, Item<E>)>,
     direct: VecDeque<Item<E>>,
+    /// Events taken straight into the caller's hands and not yet counted in the
+    /// inbox's stats.
+    uncounted: u64,
 }
 
 impl<E> Default for Taken<E> {
@@ -380,6 +387,7 @@ impl<E> Default for Taken<E> {
             lossless: VecDeque::new(),
             lossy: VecDeque::new(),
             direct: VecDeque::new(),
+            uncounted: 0,
         }
     }
 }
@@ -397,6 +405,17 @@ impl<E> Taken<E> {
     /// Takes an item the caller read itself (see [`Inbox::direct`]).
     pub(crate) fn push_direct(&mut self, item: Item<E>) {
         self.direct.push_back(item);
+    }
+
+    /// Takes an event the caller read itself, counting it.
+    pub(crate) fn push_direct_event(&mut self, item: Item<E>) {
+        self.uncounted += 1;
+        self.direct.push_back(item);
+    }
+
+    /// The events taken directly since the last call (to be added to the stats).
+    pub(crate) fn counted(&mut self) -> u64 {
+        std::mem::take(&mut self.uncounted)
     }
 
     /// The oldest item of either lane, then of what the caller read itself.

@@ -445,6 +445,8 @@ impl<P: Protocol> Stream<P> {
         // Frames read on without waiting after the first, and how many events the
         // caller held after the last.
         let (mut batch, mut before) = (0, 0);
+        // The arrival of the last frame read here, noted once for the stats.
+        let first_in = live.last_in;
         loop {
             // A read never outlasts the caller's time, nor the connection's next timer
             // (and waits no less: an idle stream wakes only when something is due).
@@ -470,6 +472,8 @@ impl<P: Protocol> Stream<P> {
                 live.socket.get_ref().shutdown();
                 core.ended = Some(ended);
                 drop(guard);
+                shared.inbox.touched();
+                shared.inbox.count_received(taken.counted());
                 shared.baton.caller_hand_over();
                 return;
             }
@@ -495,7 +499,12 @@ impl<P: Protocol> Stream<P> {
             live.socket.get_mut().set_no_wait(false);
             core.worker.reuse_clock = false;
         }
+        let last_in = live.last_in;
         drop(guard);
+        if last_in != first_in {
+            shared.inbox.took_directly(last_in);
+        }
+        shared.inbox.count_received(taken.counted());
         shared.baton.caller_release();
     }
 

@@ -235,7 +235,8 @@ impl Transport {
     /// caller's reads do not each pay a system call for it.
     pub(crate) fn read_within(&mut self, left: Duration) {
         let current = self.tcp().read_timeout;
-        let retimed = self.tcp().retimed.swap(false, Ordering::AcqRel);
+        let flag = &self.tcp().retimed;
+        let retimed = flag.load(Ordering::Acquire) && flag.swap(false, Ordering::AcqRel);
         let keep = !retimed && current.is_some_and(|t| t <= left + SLACK && t >= left / 2);
         if !keep {
             self.set_read_timeout(left);

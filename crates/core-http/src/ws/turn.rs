@@ -231,7 +231,7 @@ impl<P: Protocol> Worker<P> {
         // The caller reading on its own thread with nothing queued before this frame
         // takes its items straight into its hands: no lane, no lock, no wake.
         let mut sink = match direct {
-            Some(out) if self.inbox.direct() => Sink::Direct(out, 0),
+            Some(out) if self.inbox.direct() => Sink::Direct(out),
             _ => Sink::Queue(&mut events),
         };
         for inbound in decoded.drain(..) {
@@ -288,7 +288,8 @@ impl<P: Protocol> Worker<P> {
             }
         }
         match sink {
-            Sink::Direct(_, count) => self.inbox.took_directly(count, now),
+            // The caller notes the time of its last frame once per read.
+            Sink::Direct(_) => {}
             // One lock for the whole frame, its arrival time included.
             Sink::Queue(events) => {
                 if !self.inbox.deliver(events, now) {
@@ -301,27 +302,23 @@ impl<P: Protocol> Worker<P> {
     }
 }
 
-/// Where a frame's items go: straight into the caller's hands (counting its events), or
-/// to be queued.
+/// Where a frame's items go: straight into the caller's hands, or to be queued.
 enum Sink<'a, E> {
-    Direct(&'a mut Taken<E>, u64),
+    Direct(&'a mut Taken<E>),
     Queue(&'a mut Vec<(Lane, Item<E>)>),
 }
 
 impl<E> Sink<'_, E> {
     fn event(&mut self, lane: Lane, event: E) {
         match self {
-            Sink::Direct(out, count) => {
-                *count += 1;
-                out.push_direct(Ok(StreamItem::Event(event)));
-            }
+            Sink::Direct(out) => out.push_direct_event(Ok(StreamItem::Event(event))),
             Sink::Queue(events) => events.push((lane, Ok(StreamItem::Event(event)))),
         }
     }
 
     fn push(&mut self, lane: Lane, item: Item<E>) {
         match self {
-            Sink::Direct(out, _) => out.push_direct(item),
+            Sink::Direct(out) => out.push_direct(item),
             Sink::Queue(events) => events.push((lane, item)),
         }
     }

@@ -227,15 +227,10 @@ impl Fills {
     }
 }
 
-impl Handler<TradingProtocol> for Fills {
-    type Event = Event;
-
-    fn item(
-        &mut self,
-        item: Result<StreamItem<Event>>,
-        _stream: &Stream<TradingProtocol>,
-        _out: &mut VecDeque<Result<Event>>,
-    ) -> Option<Result<Event>> {
+impl Fills {
+    /// An item other than market data: a fill (de-duplicated), an order change, a
+    /// reconnect (which starts the reconciliation), an error.
+    fn other_item(&mut self, item: Result<StreamItem<Event>>) -> Option<Result<Event>> {
         match item {
             Ok(StreamItem::Event(Event::Fill(fill))) => {
                 if !self.remember(&fill.execution_id) {
@@ -262,6 +257,27 @@ impl Handler<TradingProtocol> for Fills {
             }
             Ok(_) => None,
             Err(e) => Some(Err(explain(e, self.client.environment(), &self.url))),
+        }
+    }
+}
+
+impl Handler<TradingProtocol> for Fills {
+    type Event = Event;
+
+    #[inline]
+    fn item(
+        &mut self,
+        item: Result<StreamItem<Event>>,
+        _stream: &Stream<TradingProtocol>,
+        _out: &mut VecDeque<Result<Event>>,
+    ) -> Option<Result<Event>> {
+        match item {
+            // Market data passes through as it is (the common case, kept small enough
+            // to be inlined where the event is taken).
+            Ok(StreamItem::Event(
+                event @ (Event::Quote(_) | Event::Trade(_) | Event::Bar(_) | Event::Account(_)),
+            )) => Some(Ok(event)),
+            other => self.other_item(other),
         }
     }
 
