@@ -246,45 +246,7 @@ impl<P: Protocol> Worker<P> {
                     }
                     sink.event(lane, event);
                 }
-                Inbound::Ack => {
-                    live.outstanding = live.outstanding.saturating_sub(1);
-                    if live.outstanding == 0 {
-                        live.ack_deadline = None;
-                        if let Some((lane, item)) = self.announce(live) {
-                            sink.push(lane, item);
-                        }
-                    }
-                }
-                Inbound::Refused(message) => {
-                    let message = self.config.redact.apply(message);
-                    live.outstanding = live.outstanding.saturating_sub(1);
-                    // The oldest caller still waiting for its own acknowledgement gets
-                    // the refusal; with nobody waiting, the stream carries it.
-                    let waiting = self.confirmations.iter().position(|(n, _)| *n > 0);
-                    match waiting.and_then(|i| self.confirmations.remove(i)) {
-                        Some((_, confirm)) => {
-                            let _ = confirm.send(Err(WsError::Server(message)));
-                        }
-                        None => sink.push(Lane::Lossless, Err(WsError::Server(message))),
-                    }
-                    if live.outstanding == 0 {
-                        live.ack_deadline = None;
-                        if let Some((lane, item)) = self.announce(live) {
-                            sink.push(lane, item);
-                        }
-                    }
-                }
-                Inbound::Invalid(message) => {
-                    let message = self.config.redact.apply(message);
-                    sink.push(Lane::Lossless, Err(WsError::Undecodable(message)));
-                }
-                Inbound::Reply { id, outcome } => {
-                    let outcome = outcome.map_err(|(code, message)| WsError::Rejected {
-                        code,
-                        message: self.config.redact.apply(message),
-                    });
-                    self.requests.answer(&id, outcome);
-                }
+                other => self.control(live, other, &mut sink),
             }
         }
         match sink {
@@ -299,6 +261,58 @@ impl<P: Protocol> Worker<P> {
         }
         self.decoded = decoded;
         self.events = events;
+    }
+
+    /// A frame's item other than an event: an acknowledgement, a refusal, a message
+    /// that could not be read, the answer to a request.
+    fn control(
+        &mut self,
+        live: &mut Live,
+        inbound: Inbound<P::Event>,
+        sink: &mut Sink<'_, P::Event>,
+    ) {
+        match inbound {
+            Inbound::Ack => {
+                live.outstanding = live.outstanding.saturating_sub(1);
+                if live.outstanding == 0 {
+                    live.ack_deadline = None;
+                    if let Some((lane, item)) = self.announce(live) {
+                        sink.push(lane, item);
+                    }
+                }
+            }
+            Inbound::Refused(message) => {
+                let message = self.config.redact.apply(message);
+                live.outstanding = live.outstanding.saturating_sub(1);
+                // The oldest caller still waiting for its own acknowledgement gets
+                // the refusal; with nobody waiting, the stream carries it.
+                let waiting = self.confirmations.iter().position(|(n, _)| *n > 0);
+                match waiting.and_then(|i| self.confirmations.remove(i)) {
+                    Some((_, confirm)) => {
+                        let _ = confirm.send(Err(WsError::Server(message)));
+                    }
+                    None => sink.push(Lane::Lossless, Err(WsError::Server(message))),
+                }
+                if live.outstanding == 0 {
+                    live.ack_deadline = None;
+                    if let Some((lane, item)) = self.announce(live) {
+                        sink.push(lane, item);
+                    }
+                }
+            }
+            Inbound::Invalid(message) => {
+                let message = self.config.redact.apply(message);
+                sink.push(Lane::Lossless, Err(WsError::Undecodable(message)));
+            }
+            Inbound::Reply { id, outcome } => {
+                let outcome = outcome.map_err(|(code, message)| WsError::Rejected {
+                    code,
+                    message: self.config.redact.apply(message),
+                });
+                self.requests.answer(&id, outcome);
+            }
+            Inbound::Event { .. } => {}
+        }
     }
 }
 
