@@ -115,22 +115,23 @@ with the connection's thread reading and the caller taking, the ratio was 0.42 (
 hand-over per event); with the caller reading the socket itself, 0.69; then the \
 connection's thread stopped being woken on every event (a system call and a thread \
 switch) and the lock, the clock and the hand-back went to once per burst (the caller \
-reads on through what is already buffered, up to 32 frames, never waiting).\n\n\
-What stands between this and 0.9 (profiled on this machine, 2026-11-25): both sides \
-spend about 6,700 instructions a quote reading the frame and decoding it; the client \
-spends about 1,460 more, and 17-20 % more CPU time (`perf stat`: 1.66-1.69 s against \
-1.35-1.39 s for 800,000 quotes). `perf record` puts 9 % of the client's samples in \
-`memmove`: the 176-byte event is moved about ten times between the decoder and the \
-caller (the frame's buffer, the lane, the caller's hands, the handler's queue), 4 % \
-of it in the hand-off from the frame to the lanes; the rest is spread over the \
-layers that keep the promises (sequence numbers ordering the two lanes, the received \
-count and last-message time for `stats()`, the fill de-duplication), none above 2 %. \
-Tried and measured, without a gain: frames of events only going to the lanes without \
-the second buffer (36 instructions a quote fewer, no change in wall time), the lanes \
-reset to the start of their buffers when emptied, and the caller taking the socket \
-back whenever it takes queued events. Reaching 0.9 needs the event decoded straight \
-into the caller's hands with no lane in between, which is a different hand-off design \
-for the lossless lane's bound and the lanes' order.\n",
+reads on through what is already buffered, up to 32 frames, never waiting): 0.76-0.87. \
+Then (2026-11-25, 0.80-0.82 before): a frame the waiting caller reads goes straight \
+into its hands with no lane, no lock and no sequence number (the received count and \
+the last frame's time are atomics, written once per read), and the service's handler \
+returns the caller's event instead of queueing it (16,597 -> 16,010 instructions a \
+quote against raw's 13,723); the caller's path takes one barrier per read instead of \
+four (the release count stored by whichever thread holds the socket, the sleeping \
+thread's flag read before it is swapped): 0.84-0.87.\n\n\
+What stands between this and 0.9: about 2,300 instructions a quote more than the raw \
+side (turn and frame bookkeeping, the protocol's dispatch on the message type, the \
+session's handler), and batches of up to 32 frames decoded before the first is \
+taken, whose quotes' symbols miss the allocator's per-thread cache (`_int_malloc` \
+1.5 % of the client's samples, none of the raw side's). Tried without a gain: the \
+events boxed between the decoder and the caller (the moves became cheap, the \
+allocation cost as much), batches of 8 (0.76: each read's baton, lock and clock cost \
+more than the moves) and of 128 (0.83-0.85, but the first quote of a burst would wait \
+for 128 decodes).\n",
         ours_t.as_secs_f64(),
         rate(ours_t),
         typed_t.as_secs_f64(),
