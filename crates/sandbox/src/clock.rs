@@ -52,9 +52,17 @@ pub(crate) fn rfc3339(t: OffsetDateTime) -> String {
     t.format(&format).unwrap_or_default()
 }
 
-/// Parses an RFC 3339 timestamp.
+/// Parses an RFC 3339 timestamp of the years 0001 to 9999 (in UTC): the years RFC 3339
+/// can write, so that every time the sandbox answers with is one a client can read.
 pub(crate) fn parse_rfc3339(s: &str) -> Option<OffsetDateTime> {
-    OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+    OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .filter(|t| within_years(*t))
+}
+
+/// Whether `t` falls in the years 0001 to 9999, in UTC.
+pub(crate) fn within_years(t: OffsetDateTime) -> bool {
+    (1..=9999).contains(&t.to_offset(time::UtcOffset::UTC).year())
 }
 
 #[cfg(test)]

@@ -185,11 +185,29 @@ pub(crate) fn page_token(pairs: &[(String, String)], prefix: &str) -> Result<usi
     };
     token
         .strip_prefix(prefix)
-        .and_then(|n| n.parse::<usize>().ok())
-        .ok_or_else(|| {
-            bad_request(
-                "invalid_page_token",
-                "the page token is not one this service gave",
-            )
-        })
+        .and_then(position)
+        .ok_or_else(invalid_page_token)
+}
+
+/// The farthest position a page token of the sandbox names (no list is that long).
+pub(crate) const MAX_POSITION: usize = 1_000_000_000;
+
+/// A position written as the sandbox writes it: decimal digits, no sign, no leading
+/// zero, at most [`MAX_POSITION`]; anything else was never given out.
+pub(crate) fn position(digits: &str) -> Option<usize> {
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    canonical
+        .then(|| digits.parse::<usize>().ok())
+        .flatten()
+        .filter(|n| *n <= MAX_POSITION)
+}
+
+/// The refusal of a page token the sandbox did not give.
+pub(crate) fn invalid_page_token() -> Response {
+    bad_request(
+        "invalid_page_token",
+        "the page token is not one this service gave",
+    )
 }

@@ -34,6 +34,7 @@
 // Handlers return an early `Response` as their error; boxing it would only add noise.
 #![allow(clippy::result_large_err)]
 
+mod answer;
 mod clock;
 mod control;
 mod faults;
@@ -52,6 +53,7 @@ mod webhooks;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -156,6 +158,8 @@ impl SandboxBuilder {
             .enable_all()
             .build()?;
         let app = app(shared.clone());
+        let panics = Arc::new(AtomicU64::new(0));
+        let counted = panics.clone();
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
         let ticking = shared.clone();
         let running = self.running;
@@ -175,7 +179,7 @@ impl SandboxBuilder {
                             }
                         });
                     }
-                    server::serve(listener, app, shutdown_rx).await;
+                    server::serve(listener, app, counted, shutdown_rx).await;
                 });
                 runtime.shutdown_timeout(Duration::from_secs(1));
             })?;
@@ -183,6 +187,7 @@ impl SandboxBuilder {
             addr,
             root: format!("http://{addr}"),
             shared,
+            panics,
             shutdown: Some(shutdown_tx),
             thread: Some(thread),
         })
@@ -218,6 +223,7 @@ pub struct Sandbox {
     addr: SocketAddr,
     root: String,
     shared: Arc<Shared>,
+    panics: Arc<AtomicU64>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -277,6 +283,12 @@ impl Sandbox {
     /// How many stream connections are open (of one service, when given).
     pub fn open_streams(&self, service: Option<Service>) -> usize {
         self.shared.streams.count(service)
+    }
+
+    /// How many requests made a handler panic (each was answered `500 internal_error`,
+    /// the connection kept): 0 in a sandbox without bugs, which the fuzz test checks.
+    pub fn panics(&self) -> u64 {
+        self.panics.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The default API key, on every service's most generous plan.

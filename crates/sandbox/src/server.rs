@@ -4,6 +4,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -12,10 +13,12 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::sync::{Notify, oneshot};
 use tower::ServiceExt as _;
 
+use crate::answer;
 use crate::faults::FaultAction;
 use crate::http::{Caller, error};
 use crate::plans::Admission;
@@ -31,6 +34,7 @@ struct KillSwitch(Arc<Notify>);
 pub(crate) async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
+    panics: Arc<AtomicU64>,
     mut shutdown: oneshot::Receiver<()>,
 ) {
     loop {
@@ -47,6 +51,7 @@ pub(crate) async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
+        let panics = panics.clone();
         tokio::spawn(async move {
             let kill = Arc::new(Notify::new());
             let switch = KillSwitch(kill.clone());
@@ -54,10 +59,8 @@ pub(crate) async fn serve(
                 hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
                     request.extensions_mut().insert(switch.clone());
                     let app = app.clone();
-                    async move {
-                        let response = app.oneshot(request.map(Body::new)).await;
-                        Ok::<_, Infallible>(response.unwrap_or_else(|never| match never {}))
-                    }
+                    let panics = panics.clone();
+                    async move { Ok::<_, Infallible>(answer(app, request, &panics).await) }
                 });
             let connection = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -70,6 +73,40 @@ pub(crate) async fn serve(
     }
 }
 
+/// One request through the router, kept to what every answer promises (see
+/// [`crate::answer`]): a URI within its limit, a panic answered, an error in the
+/// services' shape, the body read to its end (or the connection honestly closed).
+async fn answer(app: Router, request: Request<Incoming>, panics: &AtomicU64) -> Response {
+    use futures_util::FutureExt as _;
+    let (parts, incoming) = request.into_parts();
+    let body = answer::SharedBody::new(incoming);
+    let method = parts.method.as_str().to_owned();
+    let path = parts.uri.path().to_owned();
+    let length = parts.uri.to_string().len();
+    let response = if length > answer::MAX_URI {
+        answer::uri_too_long(length)
+    } else {
+        let request = Request::from_parts(parts, answer::body(&body));
+        match std::panic::AssertUnwindSafe(app.oneshot(request))
+            .catch_unwind()
+            .await
+        {
+            Ok(Ok(response)) => response,
+            Ok(Err(never)) => match never {},
+            Err(_) => {
+                panics.fetch_add(1, Ordering::Relaxed);
+                answer::panicked()
+            }
+        }
+    };
+    let response = answer::shape(response, &method, &path).await;
+    if body.drain().await {
+        response
+    } else {
+        answer::closing(response)
+    }
+}
+
 /// The middleware in front of every service route.
 pub(crate) async fn gate(
     State(shared): State<Arc<Shared>>,
@@ -79,8 +116,7 @@ pub(crate) async fn gate(
     let kill = request.extensions().get::<KillSwitch>().cloned();
     let method = request.method().as_str().to_owned();
     let path = request.uri().path().to_owned();
-    // The body stays unread until a handler takes it; an answer given before that (a
-    // fault, 401, 429) drains it first, as a keep-alive server must.
+    // The body stays unread until a handler takes it.
     let (mut parts, body) = request.into_parts();
     let mut body = Some(body);
     let (request_id, fault) =
@@ -190,9 +226,9 @@ pub(crate) async fn gate(
         }
         response
     };
-    if let Some(unread) = body {
-        drain(unread).await;
-    }
+    // A body nobody read is read to its end by the server after the answer
+    // (`crate::answer`), whoever answered.
+    drop(body);
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("x-request-id", value);
     }
@@ -200,16 +236,6 @@ pub(crate) async fn gate(
         None => response,
         Some(action) => damage(response, action, kill).await,
     }
-}
-
-/// Reads and discards a request body the sandbox answered without looking at. Answering
-/// while the body is still arriving would make hyper close the connection after the
-/// answer, without a `Connection: close` a client could see: a client that reuses the
-/// connection at once (an immediate retry after a 503) would then meet a closed socket.
-async fn drain(body: Body) {
-    use futures_util::StreamExt as _;
-    let mut chunks = body.into_data_stream();
-    while let Some(Ok(_)) = chunks.next().await {}
 }
 
 /// Spoils an answer the way an injected fault asks.

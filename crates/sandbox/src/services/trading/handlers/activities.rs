@@ -100,6 +100,11 @@ pub(super) async fn list(
         (Ok(a), Ok(u)) => (a, u),
         (Err(e), _) | (_, Err(e)) => return e,
     };
+    if let (Some(a), Some(u)) = (after, until)
+        && a > u
+    {
+        return bad_request("invalid_range", "after is later than until");
+    }
     let ascending = match params.get("direction").as_deref() {
         None | Some("desc") => false,
         Some("asc") => true,
@@ -115,6 +120,7 @@ pub(super) async fn list(
             .split_once(':')
             .and_then(|(n, id)| Some((n.parse::<i128>().ok()?, id.to_owned())))
             .and_then(|(n, id)| Some((OffsetDateTime::from_unix_timestamp_nanos(n).ok()?, id)))
+            .filter(|(t, _)| crate::clock::within_years(*t))
         {
             Some(c) => Some(c),
             None => {
@@ -225,6 +231,19 @@ pub(super) async fn portfolio(
     shared.with_world(|w| {
         let seed = w.settings.seed;
         let end = end.unwrap_or_else(|| w.now());
+        // Every point is a time a client can read: within the years 0001 to 9999.
+        if !end
+            .checked_sub(span)
+            .is_some_and(crate::clock::within_years)
+        {
+            return bad_request(
+                "out_of_range",
+                format!(
+                    "{period} before {} reaches before the year 0001",
+                    rfc3339(end)
+                ),
+            );
+        }
         // The fills, oldest first: (time, symbol, signed qty, signed cash).
         let mut moves: Vec<(OffsetDateTime, String, Decimal, Decimal)> = account(w, &caller.key)
             .orders

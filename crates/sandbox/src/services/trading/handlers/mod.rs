@@ -286,12 +286,16 @@ async fn calendar(State(shared): State<Arc<Shared>>, params: Params) -> Response
             return Ok(None);
         };
         let format = time::macros::format_description!("[year]-[month]-[day]");
-        time::Date::parse(&text, &format).map(Some).map_err(|_| {
-            bad_request(
-                &format!("invalid_{name}"),
-                format!("{name} is a date YYYY-MM-DD"),
-            )
-        })
+        time::Date::parse(&text, &format)
+            .ok()
+            .filter(|d| (1..=9999).contains(&d.year()))
+            .map(Some)
+            .ok_or_else(|| {
+                bad_request(
+                    &format!("invalid_{name}"),
+                    format!("{name} is a date YYYY-MM-DD of the years 0001 to 9999"),
+                )
+            })
     };
     let (start, end) = match (parse("start"), parse("end")) {
         (Ok(s), Ok(e)) => (s, e),
@@ -376,12 +380,7 @@ async fn history(
             .and_then(|t| OffsetDateTime::from_unix_timestamp(t).ok())
         {
             Some(t) => Some(t),
-            None => {
-                return bad_request(
-                    "invalid_page_token",
-                    "the page token is not one this service gave",
-                );
-            }
+            None => return crate::http::invalid_page_token(),
         },
     };
     shared.with_world(|w| {
@@ -401,6 +400,10 @@ async fn history(
         }
         if start >= end {
             return bad_request("invalid_range", "start must be before end");
+        }
+        // A token of this service names a bar of the range it was given for.
+        if token_start.is_some_and(|t| t < earliest || t > end) {
+            return crate::http::invalid_page_token();
         }
         let state = w.services.get_mut::<TradingState>();
         let offset = state.offsets.get(&symbol).copied().unwrap_or_default();

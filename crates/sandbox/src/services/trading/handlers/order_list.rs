@@ -147,12 +147,15 @@ fn order_cursor(
             .and_then(|t| t.split_once(':'))
             .ok_or_else(invalid)?;
         let nanos: i128 = nanos.parse().map_err(|_| invalid())?;
-        let t = OffsetDateTime::from_unix_timestamp_nanos(nanos).map_err(|_| invalid())?;
+        let t = OffsetDateTime::from_unix_timestamp_nanos(nanos)
+            .ok()
+            .filter(|t| crate::clock::within_years(*t))
+            .ok_or_else(invalid)?;
         Ok((Some((t, id.to_owned())), 0))
     } else {
         let offset = token
             .strip_prefix('p')
-            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(crate::http::position)
             .ok_or_else(invalid)?;
         Ok((None, offset))
     }
@@ -222,11 +225,17 @@ impl Filters {
                 return Err(bad_request("invalid_direction", "direction is asc or desc"));
             }
         };
+        let (after, until) = (time("after")?, time("until")?);
+        if let (Some(a), Some(u)) = (after, until)
+            && a > u
+        {
+            return Err(bad_request("invalid_range", "after is later than until"));
+        }
         Ok(Filters {
             symbols,
             side,
-            after: time("after")?,
-            until: time("until")?,
+            after,
+            until,
             ascending,
         })
     }
