@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use tungstenite::Message;
 
+use super::conn::Next;
 use super::ending::{Ended, GRACEFUL, lost_or_fatal};
 use super::worker::{Live, Worker};
 use super::{Command, Protocol};
@@ -62,6 +63,17 @@ impl<P: Protocol> Worker<P> {
                         }
                     }
                     result
+                }
+                // The server has closed the connection already: what was to be sent
+                // waits for the next one (never written into one that is gone, where
+                // it would be lost, or a request left unanswered).
+                Command::Send(message) if live.peer_closed() => {
+                    self.pending.push_back(message);
+                    return Some(Ended::Lost("the connection closed".into(), Next::Retry));
+                }
+                Command::Request(request) if live.peer_closed() => {
+                    self.requests.queue(request);
+                    return Some(Ended::Lost("the connection closed".into(), Next::Retry));
                 }
                 Command::Send(message) => self.write(live, message),
                 Command::Request(request) => match self.requests.send_now(request) {

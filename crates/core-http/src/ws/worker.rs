@@ -52,6 +52,29 @@ pub(super) struct Live {
     pub(super) retimed: Arc<AtomicBool>,
 }
 
+impl Live {
+    /// Whether the server has already closed the connection (its end waits to be read,
+    /// nothing before it), found without blocking: something to send then waits for the
+    /// next connection instead of going into one that is gone. The socket is made
+    /// non-blocking for the one look (the thread that holds it is this one; a wait on
+    /// the other handle that starts meanwhile only wakes early).
+    pub(super) fn peer_closed(&self) -> bool {
+        if self.peek.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        let closed = match self.peek.peek(&mut byte) {
+            Ok(n) => n == 0,
+            Err(e) => !matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ),
+        };
+        let _ = self.peek.set_nonblocking(false);
+        closed
+    }
+}
+
 /// How serving the connection on this thread stopped.
 pub(super) enum Served {
     /// The connection ended.
