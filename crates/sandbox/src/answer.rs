@@ -12,9 +12,11 @@
 //!   [`DRAIN_TIMEOUT`]) gets `Connection: close` on the answer, honestly.
 //! - **No dropped connection.** A handler that panics is answered `500 internal_error`
 //!   instead of an empty reply; the fuzz test checks that none does.
-//! - **Long URIs.** Over [`MAX_URI`] bytes: `414 uri_too_long` in the error shape. (The
-//!   HTTP parser itself refuses a request line over 64 KB before any of this runs, with
-//!   a bare 414.)
+//! - **Long URIs.** Over [`MAX_URI`] bytes: `414 uri_too_long` in the error shape.
+//! - **Requests the HTTP parser refuses** before any route runs (an unreadable request
+//!   line or header, a URI over 64 KB, headers over its buffer): [`Wire`] rewrites its
+//!   bare answer into the error shape (`malformed_request`, `uri_too_long`,
+//!   `headers_too_large`) with `Connection: close`.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -218,4 +220,123 @@ pub(crate) fn closing(mut response: Response) -> Response {
 /// A request's body for the router, shared with the server.
 pub(crate) fn body(shared: &SharedBody) -> Body {
     Body::new(shared.clone())
+}
+
+/// A connection's bytes, passed through, except the answers the HTTP parser makes on its
+/// own before any route runs (a request line or header it cannot read, `400`; a URI over
+/// 64 KB, `414`; headers over its buffer, `431`): those go out in the services' error
+/// shape, with `Connection: close` (the parser closes the connection after them).
+///
+/// They are recognised by their head: a `400`, `414` or `431` with `content-length: 0`,
+/// which no other answer has ([`shape`] gives every error answer a JSON body).
+pub(crate) struct Wire<T> {
+    inner: T,
+    /// The replacement still to write, and how much of it has been.
+    pending: Vec<u8>,
+    written: usize,
+}
+
+impl<T> Wire<T> {
+    pub(crate) fn new(inner: T) -> Self {
+        Wire {
+            inner,
+            pending: Vec::new(),
+            written: 0,
+        }
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> Wire<T> {
+    fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        while self.written < self.pending.len() {
+            let n = std::task::ready!(
+                Pin::new(&mut self.inner).poll_write(cx, &self.pending[self.written..])
+            )?;
+            if n == 0 {
+                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+        }
+        self.pending.clear();
+        self.written = 0;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Wire<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Wire<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        std::task::ready!(this.poll_pending(cx))?;
+        if let Some(replacement) = parser_refusal(buf) {
+            this.pending = replacement;
+            // The parser's bytes count as written; the replacement goes out now or on the
+            // flush that follows.
+            if let Poll::Ready(Err(e)) = this.poll_pending(cx) {
+                return Poll::Ready(Err(e));
+            }
+            return Poll::Ready(Ok(buf.len()));
+        }
+        Pin::new(&mut this.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.poll_pending(cx))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.poll_pending(cx))?;
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// The services' shape of an answer the HTTP parser made itself, if `head` is one.
+fn parser_refusal(head: &[u8]) -> Option<Vec<u8>> {
+    let (status, code, message) = if head.starts_with(b"HTTP/1.1 400 ") {
+        (
+            "400 Bad Request",
+            "malformed_request",
+            "the request line or a header could not be read as HTTP/1.1",
+        )
+    } else if head.starts_with(b"HTTP/1.1 414 ") {
+        (
+            "414 URI Too Long",
+            "uri_too_long",
+            "the request URI is over 65,534 bytes; at most 8192",
+        )
+    } else if head.starts_with(b"HTTP/1.1 431 ") {
+        (
+            "431 Request Header Fields Too Large",
+            "headers_too_large",
+            "the request's header fields are over what the sandbox reads",
+        )
+    } else {
+        return None;
+    };
+    let text = std::str::from_utf8(head).ok()?.to_ascii_lowercase();
+    if !text.ends_with("\r\n\r\n") || !text.contains("\r\ncontent-length: 0\r\n") {
+        return None;
+    }
+    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
+    Some(
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+    )
 }

@@ -5,6 +5,11 @@ use std::time::{Duration, Instant};
 
 use time::OffsetDateTime;
 
+/// The latest the clock can be moved to: a century short of year 9999, so every date the
+/// services compute from "now" (an order's expiry, a calendar year ahead, a history's
+/// end) stays within RFC 3339's years.
+pub(crate) const LATEST: OffsetDateTime = time::macros::datetime!(9899-12-31 23:59:59 UTC);
+
 /// The sandbox's notion of "now".
 #[derive(Debug, Clone)]
 pub(crate) struct Clock {
@@ -33,9 +38,22 @@ impl Clock {
             .unwrap_or(now)
     }
 
-    /// Moves the clock forward.
-    pub(crate) fn advance(&mut self, by: Duration) {
-        self.advanced += by;
+    /// Moves the clock forward, unless that would take it past [`LATEST`] (then it
+    /// stays, and `false` says so).
+    pub(crate) fn advance(&mut self, by: Duration) -> bool {
+        let Some(advanced) = self.advanced.checked_add(by) else {
+            return false;
+        };
+        let later = time::Duration::try_from(advanced)
+            .ok()
+            .and_then(|d| self.start.checked_add(d));
+        match later {
+            Some(later) if later <= LATEST => {
+                self.advanced = advanced;
+                true
+            }
+            _ => false,
+        }
     }
 }
 

@@ -79,10 +79,17 @@ async fn advance(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     else {
         return bad_request("invalid_seconds", "seconds must be a non-negative number");
     };
-    let now = shared.with_world(|w| {
-        w.clock.advance(Duration::from_secs_f64(seconds));
-        rfc3339(w.now())
-    });
+    let moved = shared.with_world(|w| w.clock.advance(Duration::from_secs_f64(seconds)));
+    if !moved {
+        return bad_request(
+            "out_of_range",
+            format!(
+                "the clock cannot move past {}; it stays where it is",
+                rfc3339(crate::clock::LATEST)
+            ),
+        );
+    }
+    let now = shared.with_world(|w| rfc3339(w.now()));
     json(StatusCode::OK, &json!({ "now": now }))
 }
 

@@ -302,7 +302,9 @@ impl Sandbox {
     }
 
     /// Moves the clock forward (scheduled posts due by then publish at once) and returns
-    /// the new time.
+    /// the new time. The clock never passes 9899-12-31 23:59:59 UTC (so every date the
+    /// services compute from it stays within years 0001-9999): a move past that leaves
+    /// it where it is.
     pub fn advance(&self, by: Duration) -> OffsetDateTime {
         self.shared.with_world(|w| {
             w.clock.advance(by);

@@ -63,7 +63,7 @@ pub(crate) async fn serve(
                     async move { Ok::<_, Infallible>(answer(app, request, &panics).await) }
                 });
             let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
+                .serve_connection(TokioIo::new(answer::Wire::new(stream)), service)
                 .with_upgrades();
             tokio::select! {
                 _ = connection => {}

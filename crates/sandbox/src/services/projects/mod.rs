@@ -185,7 +185,9 @@ fn parse_new(body: &Bytes) -> Result<(String, String, String), Response> {
         }
     };
     let environment = match body.get("environment") {
-        None | Some(Value::Null) => ENVIRONMENTS[0].to_owned(),
+        // Left out: the default. `null` is not a way to leave it out (the field is a
+        // string, never null): it is refused below like any other non-environment.
+        None => ENVIRONMENTS[0].to_owned(),
         Some(Value::String(s)) if ENVIRONMENTS.contains(&s.to_ascii_lowercase().as_str()) => {
             s.to_ascii_lowercase()
         }

@@ -15,7 +15,7 @@ use axum::routing::get;
 use axum::{Extension, Router};
 use serde_json::{Map, Value, json};
 
-use super::handlers::{if_match, stale, with_etag};
+use super::handlers::{if_match, with_etag};
 use super::{Asset, event, with_tenant};
 use crate::http::{
     Caller, Params, bad_request, bounded_param, error, json, object_body, page_token,
@@ -48,6 +48,20 @@ fn world_not_found(id: &str) -> Response {
 }
 
 /// The `properties` object of a body.
+/// A merge patch of an asset (RFC 7396): `{}` (no `properties`) changes nothing,
+/// `"properties": null` removes every property (`Ok(None)`), an object merges.
+fn patch(body: &Bytes) -> Result<Option<Map<String, Value>>, Response> {
+    match object_body(body)?.get("properties") {
+        None => Ok(Some(Map::new())),
+        Some(Value::Null) => Ok(None),
+        Some(Value::Object(p)) => Ok(Some(p.clone())),
+        Some(_) => Err(bad_request(
+            "invalid_properties",
+            "properties is a JSON object (or null, to remove them all)",
+        )),
+    }
+}
+
 fn properties(body: &Bytes) -> Result<Map<String, Value>, Response> {
     match object_body(body)?.get("properties") {
         Some(Value::Object(p)) => Ok(p.clone()),
@@ -187,7 +201,11 @@ fn change(
         Ok(e) => e,
         Err(e) => return e,
     };
-    let given = match properties(&body) {
+    let given = match if merge {
+        patch(&body)
+    } else {
+        properties(&body).map(Some)
+    } {
         Ok(p) => p,
         Err(e) => return e,
     };
@@ -196,15 +214,20 @@ fn change(
             let Some(asset) = tenant.assets.get_mut(&id) else {
                 return asset_not_found(&id);
             };
-            if let Some(expected) = expected
-                && expected != asset.revision
-            {
-                return stale("asset", asset.revision, expected);
+            if let Err(stale) = expected.check("asset", asset.revision) {
+                return stale;
             }
-            if merge {
-                merge_patch(&mut asset.properties, given);
-            } else {
-                asset.properties = given;
+            let before = asset.properties.clone();
+            match given {
+                Some(given) if merge => merge_patch(&mut asset.properties, given),
+                Some(given) => asset.properties = given,
+                None => asset.properties.clear(),
+            }
+            if asset.properties == before {
+                // Nothing changed (`{}`, or values it already had): the revision stays, no
+                // event is sent, and the answer is the asset as it is.
+                let answer = asset.to_json();
+                return with_etag(json(StatusCode::OK, &answer), asset.revision);
             }
             asset.revision += 1;
             asset.updated_at = w.now();

@@ -253,19 +253,68 @@ impl Fields {
     }
 }
 
-/// `If-Match: "3"` (or `W/"3"`, or `3`): the revision the caller expects.
-pub(super) fn if_match(headers: &HeaderMap) -> Result<Option<u64>, Response> {
+/// What an `If-Match` header asks for (RFC 9110 section 13.1.1).
+pub(super) enum IfMatch {
+    /// No header: the change applies whatever the revision.
+    Absent,
+    /// `*`: the resource must exist, at any revision.
+    Any,
+    /// A list of entity tags: one must be the current `ETag`, compared strongly. A weak
+    /// tag (`W/"1"`) never matches, nor does a tag that is not the revision exactly as
+    /// the `ETag` writes it (`"01"`, `"+1"`).
+    Tags(String),
+}
+
+impl IfMatch {
+    /// Whether the resource at `revision` meets the condition.
+    pub(super) fn holds(&self, revision: u64) -> bool {
+        match self {
+            IfMatch::Absent | IfMatch::Any => true,
+            IfMatch::Tags(list) => {
+                let current = format!("\"{revision}\"");
+                list.split(',').any(|tag| tag.trim() == current)
+            }
+        }
+    }
+
+    /// `Ok` when the condition holds, else `412 revision_mismatch`.
+    pub(super) fn check(&self, what: &str, revision: u64) -> Result<(), Response> {
+        match self {
+            IfMatch::Tags(list) if !self.holds(revision) => Err(stale(what, revision, list)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Reads `If-Match`: absent, `*`, or a comma-separated list of entity tags (each
+/// `"..."` or `W/"..."`); anything else is `400 invalid_if_match`.
+pub(super) fn if_match(headers: &HeaderMap) -> Result<IfMatch, Response> {
     let Some(value) = headers.get(header::IF_MATCH) else {
-        return Ok(None);
+        return Ok(IfMatch::Absent);
     };
-    let text = value.to_str().unwrap_or_default().trim();
-    let text = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
-    text.parse().map(Some).map_err(|_| {
+    let invalid = || {
         bad_request(
             "invalid_if_match",
-            "If-Match is a revision number, as the ETag gives it",
+            "If-Match is `*` or a list of entity tags, as the ETag gives them (\"3\")",
         )
-    })
+    };
+    let text = value.to_str().map_err(|_| invalid())?.trim();
+    if text == "*" {
+        return Ok(IfMatch::Any);
+    }
+    let well_formed = text.split(',').all(|tag| {
+        let tag = tag.trim();
+        let opaque = tag.strip_prefix("W/").unwrap_or(tag);
+        opaque.len() >= 2
+            && opaque.starts_with('"')
+            && opaque.ends_with('"')
+            && !opaque[1..opaque.len() - 1].contains('"')
+    });
+    if well_formed {
+        Ok(IfMatch::Tags(text.to_owned()))
+    } else {
+        Err(invalid())
+    }
 }
 
 /// `response` with `ETag: "<revision>"`.
@@ -277,12 +326,12 @@ pub(super) fn with_etag(mut response: Response, revision: u64) -> Response {
 }
 
 /// `412 revision_mismatch`, naming the current revision in the message and the `ETag`.
-pub(super) fn stale(what: &str, revision: u64, expected: u64) -> Response {
+fn stale(what: &str, revision: u64, asked: &str) -> Response {
     with_etag(
         error(
             StatusCode::PRECONDITION_FAILED,
             "revision_mismatch",
-            format!("the {what} is at revision {revision}, not {expected}"),
+            format!("the {what} is at revision {revision}; If-Match asked for {asked}"),
         ),
         revision,
     )
@@ -311,9 +360,10 @@ async fn update_world(
             let Some(world) = find(tenant, &id) else {
                 return not_found(&id);
             };
-            if let Some(expected) = expected.filter(|e| *e != world.revision) {
-                return stale("world", world.revision, expected);
+            if let Err(stale) = expected.check("world", world.revision) {
+                return stale;
             }
+            let before = world.to_json();
             if let Some(name) = fields.name {
                 world.name = name;
             }
@@ -325,6 +375,11 @@ async fn update_world(
             }
             if let Some(objects) = fields.objects {
                 world.objects = objects;
+            }
+            if world.to_json() == before {
+                // A patch that changes nothing (`{}`, or the values it has): the revision
+                // stays and no event is sent.
+                return with_etag(json(StatusCode::OK, &before), world.revision);
             }
             world.revision += 1;
             world.updated_at = w.now();
@@ -359,8 +414,8 @@ async fn delete_world(
             let Some(world) = find(tenant, &id) else {
                 return not_found(&id);
             };
-            if let Some(expected) = expected.filter(|e| *e != world.revision) {
-                return stale("world", world.revision, expected);
+            if let Err(stale) = expected.check("world", world.revision) {
+                return stale;
             }
             event(
                 w,
