@@ -188,6 +188,28 @@ pub enum Error {
         failed: Vec<ItemFailure>,
     },
 
+    /// A wait ended early: what was waited for reached a final state other than the one
+    /// wanted (a document declined, an order canceled). [`ErrorKind::EndedOtherwise`].
+    /// ([`WaitError::Ended`](crate::wait::WaitError::Ended) keeps the resource as read.)
+    #[error("stopped waiting for {what}: it ended {state}")]
+    WaitEnded {
+        /// What was waited for.
+        what: String,
+        /// The state it ended in.
+        state: String,
+    },
+
+    /// A wait's deadline passed before the state wanted. [`ErrorKind::Timeout`].
+    #[error("gave up waiting for {what} after {:.1} s{}", waited.as_secs_f64(), state.as_ref().map(|s| format!(" (still {s})")).unwrap_or_default())]
+    WaitTimedOut {
+        /// What was waited for.
+        what: String,
+        /// The state of the last reading, if one succeeded.
+        state: Option<String>,
+        /// How long the wait lasted.
+        waited: std::time::Duration,
+    },
+
     /// The request was refused before anything was sent, because an input broke a
     /// documented rule (for example a page size above the maximum).
     #[error("invalid request: {0}")]
@@ -368,6 +390,8 @@ impl Error {
             Error::NotProcessed { .. } => ErrorKind::NotProcessed,
             Error::ListCutShort { .. } | Error::Partial { .. } => ErrorKind::Incomplete,
             Error::IdConflict { .. } => ErrorKind::Conflict,
+            Error::WaitEnded { .. } => ErrorKind::EndedOtherwise,
+            Error::WaitTimedOut { .. } => ErrorKind::Timeout,
             Error::InvalidRequest(_) => ErrorKind::InvalidInput,
             Error::Config(_) => ErrorKind::Config,
             #[cfg(feature = "ws")]
@@ -421,7 +445,9 @@ impl Error {
             | Error::UndecodableSuccess { .. }
             | Error::UnexpectedBody { .. }
             | Error::IdConflict { .. }
-            | Error::Partial { .. } => Delivery::Processed,
+            | Error::Partial { .. }
+            | Error::WaitEnded { .. }
+            | Error::WaitTimedOut { .. } => Delivery::Processed,
             Error::NotProcessed { .. }
             | Error::ListCutShort { .. }
             | Error::Proxy { .. }

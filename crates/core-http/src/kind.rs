@@ -59,6 +59,9 @@ pub enum ErrorKind {
     Closed,
     /// A webhook delivery failed verification.
     Webhook,
+    /// A wait ended early: what was waited for reached a final state other than the one
+    /// wanted (a document declined, an order canceled or rejected, a post that failed).
+    EndedOtherwise,
 }
 
 impl ErrorKind {
@@ -106,6 +109,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Rejected => "rejected",
             ErrorKind::Closed => "closed",
             ErrorKind::Webhook => "webhook verification failed",
+            ErrorKind::EndedOtherwise => "ended otherwise",
         };
         f.write_str(s)
     }

@@ -93,6 +93,7 @@ mod tls;
 pub mod transport;
 mod tunnel;
 mod url;
+pub mod wait;
 #[cfg(feature = "webhook")]
 pub mod webhook;
 mod wire;

@@ -422,6 +422,9 @@ macro_rules! reexports {
         /// What a call answered besides its model (status, headers, request id, rate
         /// limit: `with_response`), and calls the crate does not model (`raw()`).
         pub use $crate::transport;
+        /// Waiting until something reaches a state (a document signed, an order filled):
+        /// how long and how often (`Wait`), and why a wait ended otherwise (`WaitError`).
+        pub use $crate::wait;
     };
 }
 

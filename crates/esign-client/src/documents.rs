@@ -67,6 +67,47 @@ impl<'a> Documents<'a> {
         self.client.http().get(&path).send()?.json_data()
     }
 
+    /// Waits until the document is completed (everyone signed), reading it again and
+    /// again (`GET /documents/{id}`) within `wait` (a `Duration`, or a
+    /// [`Wait`](core_http::wait::Wait) for the pace): the completed document, ready for
+    /// [`download_to_path`](Documents::download_to_path). A document declined, voided or
+    /// expired ends the wait at once: [`WaitError::Ended`](core_http::wait::WaitError::Ended)
+    /// holds it as read (who declined, when). The deadline passing first is
+    /// [`WaitError::TimedOut`](core_http::wait::WaitError::TimedOut) with the last
+    /// reading. A status this version does not know is taken as not final yet.
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// use std::time::Duration;
+    /// let document = client.documents().wait_until_completed("doc_123", Duration::from_secs(3600))?;
+    /// client.documents().download_to_path(&document.id, "signed.pdf")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_until_completed(
+        &self,
+        id: impl Into<DocumentId>,
+        wait: impl Into<core_http::wait::Wait>,
+    ) -> std::result::Result<Document, core_http::wait::WaitError<Document>> {
+        use core_http::wait::{Seen, WaitError};
+        let id = id.into();
+        let path = match id.segment() {
+            Ok(segment) => format!("/documents/{segment}"),
+            Err(e) => return Err(WaitError::Call(e)),
+        };
+        self.client.http().wait_for(
+            format!("document {id} to be completed"),
+            &wait.into(),
+            |http| http.get(&path).send()?.json_data(),
+            |document: &Document| match &document.status {
+                DocumentStatus::Completed => Seen::reached(&document.status),
+                DocumentStatus::Declined | DocumentStatus::Voided | DocumentStatus::Expired => {
+                    Seen::ended(&document.status)
+                }
+                other => Seen::pending(other),
+            },
+        )
+    }
+
     /// Streams the signed PDF into `to`. `GET /documents/{id}/download`.
     ///
     /// Nothing is written unless the body starts with `%PDF-`; a short body (fewer bytes

@@ -210,6 +210,52 @@ impl<'a> Posts<'a> {
             .json_list()
     }
 
+    /// Waits until the post is published, reading your posts again and again
+    /// (`GET /v1/posts`, page by page until it is found: the service has no call for one
+    /// post) within `wait` (a `Duration`, or a [`Wait`](core_http::wait::Wait) for the
+    /// pace): the published post. A post that failed (the platform refused it, its
+    /// account was disconnected) ends the wait at once with
+    /// [`WaitError::Ended`](core_http::wait::WaitError::Ended), holding it; the deadline
+    /// passing first is [`WaitError::TimedOut`](core_http::wait::WaitError::TimedOut)
+    /// with the last reading (a post still scheduled). A post not listed yet is waited
+    /// for like one not published yet.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// use std::time::Duration;
+    /// let post = client.posts().wait_until_published("post_123", Duration::from_secs(600))?;
+    /// println!("{} is {}", post.id, post.status);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_until_published(
+        &self,
+        id: impl Into<PostId>,
+        wait: impl Into<core_http::wait::Wait>,
+    ) -> std::result::Result<Post, core_http::wait::WaitError<Post>> {
+        use core_http::wait::{Seen, WaitError};
+        let id = id.into();
+        let found = self.client.http().wait_for(
+            format!("post {id} to be published"),
+            &wait.into(),
+            |http| find_post(http, &id),
+            |post: &Option<Post>| match post {
+                None => Seen::pending("not listed yet"),
+                Some(post) => match &post.status {
+                    PostStatus::Published => Seen::reached(&post.status),
+                    PostStatus::Failed => Seen::ended(&post.status),
+                    other => Seen::pending(other),
+                },
+            },
+        );
+        match found {
+            Ok(Some(post)) => Ok(post),
+            Ok(None) => Err(WaitError::Call(Error::InvalidRequest(format!(
+                "post {id} was never listed"
+            )))),
+            Err(e) => Err(e.flatten()),
+        }
+    }
+
     /// One page of posts, oldest first. `GET /v1/posts?limit&offset`.
     ///
     /// ```no_run
@@ -283,4 +329,30 @@ impl<'a> Posts<'a> {
                 .list(&ListPosts::new().limit(limit).offset(offset))
         })
     }
+}
+
+/// The post `id` among the user's posts, read page by page (`None`: not listed).
+fn find_post(http: &core_http::HttpClient, id: &PostId) -> Result<Option<Post>> {
+    let mut offset = 0u64;
+    // At most 10,000 pages (a million posts): a list that never ends is not searched
+    // forever.
+    for _ in 0..10_000 {
+        let page: core_http::pagination::Page<Post> = http
+            .get("/v1/posts")
+            .page(
+                &ListPosts::new().limit(MAX_PAGE_SIZE).offset(offset),
+                MAX_PAGE_SIZE,
+            )
+            .send_json()?;
+        let count = page.data.len() as u64;
+        let total = page.meta.as_ref().and_then(|m| m.total);
+        if let Some(post) = page.data.into_iter().find(|p| &p.id == id) {
+            return Ok(Some(post));
+        }
+        offset += count;
+        if count < u64::from(MAX_PAGE_SIZE) || total.is_some_and(|t| offset >= t) {
+            break;
+        }
+    }
+    Ok(None)
 }

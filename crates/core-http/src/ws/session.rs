@@ -9,6 +9,11 @@ use std::time::{Duration, Instant};
 
 use super::{Protocol, Stream, StreamItem, StreamStats};
 use crate::Result;
+use crate::wait::{Check, Seen, WaitError};
+
+/// How many events a wait on a stream ([`Session::wait_for`]) holds for the caller
+/// before it lets go of market data.
+pub const WAIT_HOLDS: usize = 100_000;
 
 /// What a service does with its stream's items, on the caller's thread.
 ///
@@ -161,6 +166,96 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 return None;
             }
         }
+    }
+
+    /// Reads events until `judge` finds one showing the state waited for, within
+    /// `timeout`: [`wait`](crate::wait)'s rules on a stream instead of polling. `judge`
+    /// looks at each event: `None` for one that does not concern what is waited for,
+    /// `Some((seen, value))` for one that does ([`Check::Reached`](crate::wait::Check)
+    /// ends the wait with `value`, [`Check::Ended`](crate::wait::Check) ends it with
+    /// [`WaitError::Ended`]); it may read the resource through REST on an event that
+    /// says events may have been missed (a reconnect).
+    ///
+    /// **Nothing is taken from the caller.** Every event read meanwhile (the judged ones
+    /// too) is given back: the next reads return them, in order, before anything newer.
+    /// Held events are bounded: past [`WAIT_HOLDS`], those `droppable` says may go
+    /// (market data, which a reader that falls behind loses too) are let go; the others
+    /// (fills, order changes) are always kept.
+    pub fn wait_for<T>(
+        &mut self,
+        what: impl Into<String>,
+        timeout: Duration,
+        mut judge: impl FnMut(&H::Event) -> Option<(Seen, T)>,
+        droppable: impl Fn(&H::Event) -> bool,
+    ) -> std::result::Result<T, WaitError<T>> {
+        let what = what.into();
+        let started = Instant::now();
+        let deadline = started.checked_add(timeout);
+        let mut held: VecDeque<Result<H::Event>> = VecDeque::new();
+        let mut let_go = 0u64;
+        let mut last: Option<(T, String)> = None;
+        let outcome = loop {
+            let left = deadline.map_or(crate::time::FOREVER, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            if left.is_zero() {
+                break None;
+            }
+            let event = match self.next_timeout(left) {
+                Some(Ok(event)) => event,
+                Some(Err(e)) => break Some(Err(WaitError::Call(e))),
+                None if self.stream.is_closed() => {
+                    break Some(Err(WaitError::Call(crate::Error::WebSocket(
+                        super::error::WsError::Closed {
+                            code: 1006,
+                            reason: format!("the stream ended while waiting for {what}"),
+                        },
+                    ))));
+                }
+                None => continue,
+            };
+            let judged = judge(&event);
+            if held.len() >= WAIT_HOLDS && droppable(&event) {
+                let_go += 1;
+            } else {
+                held.push_back(Ok(event));
+            }
+            match judged {
+                None => {}
+                Some((seen, value)) => match seen.check {
+                    Check::Reached => break Some(Ok(value)),
+                    Check::Ended => {
+                        break Some(Err(WaitError::Ended {
+                            what: what.clone(),
+                            state: seen.state,
+                            last: Box::new(value),
+                        }));
+                    }
+                    Check::Pending => last = Some((value, seen.state)),
+                },
+            }
+        };
+        if let_go > 0 {
+            log::warn!(
+                "stream: {let_go} market events let go while waiting for {what} (more than {WAIT_HOLDS} held)"
+            );
+        }
+        // Given back before anything newer, in the order they came.
+        while let Some(event) = held.pop_back() {
+            self.out.push_front(event);
+        }
+        outcome.unwrap_or_else(|| {
+            let (last, state) = match last {
+                Some((value, state)) => (Some(Box::new(value)), Some(state)),
+                None => (None, None),
+            };
+            Err(WaitError::TimedOut {
+                what,
+                state,
+                waited: started.elapsed(),
+                last,
+            })
+        })
     }
 
     /// `true` once the stream has ended and every event has been read.

@@ -182,6 +182,42 @@ impl<'a> Orders<'a> {
         self.client.http().get(&path).send_json()
     }
 
+    /// Waits until the order is filled, reading it again and again
+    /// (`GET /v1/orders/{id}`) within `wait` (a `Duration`, or a
+    /// [`Wait`](core_http::wait::Wait) for the pace): the filled order. An order
+    /// canceled, expired, rejected or replaced ends the wait at once with
+    /// [`WaitError::Ended`](core_http::wait::WaitError::Ended), holding the order as read
+    /// (its `filled_qty` says how much was filled before); the deadline passing first is
+    /// [`WaitError::TimedOut`](core_http::wait::WaitError::TimedOut) with the last
+    /// reading (a limit order still open). With a stream open and subscribed to orders,
+    /// [`TradingStream::wait_until_filled`](crate::stream::TradingStream::wait_until_filled)
+    /// waits on its events instead.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use std::time::Duration;
+    /// let order = client.orders().wait_until_filled("ord_123", Duration::from_secs(60))?;
+    /// println!("filled {:?} at {:?}", order.filled_qty, order.filled_avg_price);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_until_filled(
+        &self,
+        id: impl Into<OrderId>,
+        wait: impl Into<core_http::wait::Wait>,
+    ) -> std::result::Result<Order, core_http::wait::WaitError<Order>> {
+        let id = id.into();
+        let path = match id.segment() {
+            Ok(segment) => format!("/v1/orders/{segment}"),
+            Err(e) => return Err(core_http::wait::WaitError::Call(e)),
+        };
+        self.client.http().wait_for(
+            format!("order {id} to be filled"),
+            &wait.into(),
+            |http| http.get(&path).send_json(),
+            fill_seen,
+        )
+    }
+
     /// The order placed with `client_order_id`, if there is one.
     /// `GET /v1/orders?client_order_id=..&status=all`. `None` only when the service
     /// answers no order at all; an answer with other orders only (a service that ignored
@@ -401,4 +437,15 @@ fn uncertain(e: &Error) -> bool {
     // An answer that could not be used (the order may be there) is settled by the lookup
     // too.
     e.delivery() == core_http::Delivery::MayHaveBeenProcessed || e.action_succeeded()
+}
+
+/// What a reading of an order shows to a wait for its fill: filled is reached, any other
+/// final status ends the wait, the rest (new, partially filled, held...) is pending.
+pub(crate) fn fill_seen(order: &Order) -> core_http::wait::Seen {
+    use core_http::wait::Seen;
+    match &order.status {
+        OrderStatus::Filled => Seen::reached(&order.status),
+        status if status.is_terminal() => Seen::ended(status),
+        status => Seen::pending(status),
+    }
 }

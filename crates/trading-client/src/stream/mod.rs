@@ -395,6 +395,88 @@ impl TradingStream {
         self.session.next_timeout(timeout)
     }
 
+    /// Waits until the order is filled, on this stream's events when it is subscribed
+    /// to orders ([`subscribe_orders`](Self::subscribe_orders)), else by reading the
+    /// order again and again as
+    /// [`Orders::wait_until_filled`](crate::orders::Orders::wait_until_filled) does.
+    ///
+    /// On the stream: the order is read once first (one REST call: it may have filled
+    /// before this call), then each order change of the stream is judged, and after a
+    /// reconnect (whose gap may hide the change) the order is read again. **Nothing is
+    /// taken from you:** every event that came meanwhile (the fills and the order's own
+    /// changes too) is still yours, returned by the next reads in order. Ends as the
+    /// polling wait does: the filled order; `WaitError::Ended` for an order canceled,
+    /// expired, rejected or replaced; `WaitError::TimedOut` after `timeout`.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use std::time::Duration;
+    /// use trading_client::Decimal;
+    /// use trading_client::orders::{Amount, OrderRequest, Side};
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_orders()?;
+    /// let order = client
+    ///     .orders()
+    ///     .place(&OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(1))))?;
+    /// let filled = stream.wait_until_filled(&order.id, Duration::from_secs(30))?;
+    /// for event in stream.by_ref().take(3) {
+    ///     println!("{:?}", event?); // the fill is still here
+    /// }
+    /// # let _ = filled;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_until_filled(
+        &mut self,
+        id: impl Into<OrderId>,
+        timeout: Duration,
+    ) -> std::result::Result<Order, core_http::wait::WaitError<Order>> {
+        use core_http::wait::{Check, WaitError};
+        let id = id.into();
+        let client = self.session.handler().client.clone();
+        if !self.session.handler().orders {
+            return client.orders().wait_until_filled(id, timeout);
+        }
+        let started = std::time::Instant::now();
+        let read = |left: Duration| {
+            let options =
+                core_http::config::RequestOptions::new().timeout(client.http().timeout().min(left));
+            client.with_options(&options).orders().get(&id)
+        };
+        let first = read(timeout).map_err(WaitError::Call)?;
+        let seen = crate::orders::fill_seen(&first);
+        match seen.check {
+            Check::Reached => return Ok(first),
+            Check::Ended => {
+                return Err(WaitError::Ended {
+                    what: format!("order {id} to be filled"),
+                    state: seen.state,
+                    last: Box::new(first),
+                });
+            }
+            _ => {}
+        }
+        let deadline = started.checked_add(timeout);
+        self.session.wait_for(
+            format!("order {id} to be filled"),
+            timeout.saturating_sub(started.elapsed()),
+            |event| match event {
+                Event::Order(order) if order.id == id => {
+                    Some((crate::orders::fill_seen(order), (**order).clone()))
+                }
+                Event::Reconnected { .. } | Event::Recovered { .. } => {
+                    let left = deadline.map_or(timeout, |d| {
+                        d.saturating_duration_since(std::time::Instant::now())
+                    });
+                    // A failed reading is no verdict: the stream's own events go on.
+                    let order = read(left).ok()?;
+                    Some((crate::orders::fill_seen(&order), order))
+                }
+                _ => None,
+            },
+            |event| matches!(event, Event::Quote(_) | Event::Trade(_) | Event::Bar(_)),
+        )
+    }
+
     /// `true` once the stream has ended and every event has been read.
     ///
     /// ```no_run
