@@ -29,8 +29,10 @@ use serde::Deserialize;
 use sha2::Sha256;
 
 pub use error::WebhookError;
+pub use listener::{DEFAULT_MAX_BODY, Listener, QUEUE, REMEMBERED};
 
 pub(crate) mod error;
+mod listener;
 
 /// How far a delivery's timestamp may be from now: 5 minutes either way.
 pub const TOLERANCE: Duration = Duration::from_secs(300);
@@ -300,6 +302,22 @@ macro_rules! webhook_events {
             body: &[u8],
         ) -> ::std::result::Result<$name, $crate::webhook::WebhookError> {
             verify_and_parse_at(secret, headers, body, ::std::time::SystemTime::now())
+        }
+
+        /// A blocking listener for these events: binds an address, verifies each
+        /// delivery, answers the service at once, drops redeliveries, and yields the
+        /// events (`for event in listener { ... }`, or `next_timeout`). Its promises
+        /// (statuses answered, limits, redeliveries) are core-http's
+        /// `webhook::Listener`'s, written in this crate's README.
+        pub type Listener = $crate::webhook::Listener<$name>;
+
+        /// Listens on `addr` (`"0.0.0.0:8080"`; port 0 picks a free one) for deliveries
+        /// signed with `secret` (the endpoint's `whsec_...`), bodies up to 1 MiB.
+        pub fn listen(
+            addr: impl ::std::net::ToSocketAddrs,
+            secret: &str,
+        ) -> $crate::Result<Listener> {
+            Listener::bind(addr, secret)
         }
 
         /// As [`verify_and_parse`], judging the timestamp against `now` (for replaying
