@@ -100,6 +100,30 @@ fn rfc3339(t: time::OffsetDateTime) -> String {
         .unwrap_or_default()
 }
 
+/// A progress bar on one line of the terminal (redrawn in place).
+fn progress_bar(label: &str, done: u64, total: Option<u64>, unit: &str) {
+    use std::io::Write;
+    let line = match total {
+        Some(total) if total > 0 => {
+            let share = (done as f64 / total as f64).clamp(0.0, 1.0);
+            let filled = (share * 30.0).round() as usize;
+            format!(
+                "\r{label} [{}{}] {:>3.0}% {done} of {total} {unit}",
+                "#".repeat(filled),
+                ".".repeat(30 - filled),
+                share * 100.0
+            )
+        }
+        _ => format!("\r{label} {done} {unit}"),
+    };
+    let mut out = std::io::stdout();
+    let _ = out.write_all(line.as_bytes());
+    if total.is_some_and(|t| done >= t) {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
 fn step(title: &str) {
     println!("\n== {title}");
 }
@@ -466,12 +490,19 @@ fn esign(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         println!("  verified {} (document {status})", event.event_type());
     }
 
-    step("download the signed PDF atomically, with progress");
+    step("wait until everyone signed (one call, one deadline), then download with a progress bar");
+    let completed = client
+        .documents()
+        .wait_until_completed(&document.id, Duration::from_secs(10))?;
+    println!("  {} is {}", completed.id, completed.status);
     let mut last = (0, None);
     let download = client
         .documents()
         .download(&document.id)
-        .on_progress(|done, total| last = (done, total))
+        .on_progress(|done, total| {
+            last = (done, total);
+            progress_bar("  signed PDF", done, total, "bytes");
+        })
         .to_path(&path)?;
     TALLY.bytes.fetch_add(download.bytes, Ordering::Relaxed);
     let bytes = std::fs::read(&path)?;
@@ -652,6 +683,15 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         .trading()
         .set_price("AAPL", cents(price * Decimal::new(96, 2)));
     sandbox.advance(Duration::from_secs(60));
+    // Waiting on the stream's events: whatever passes meanwhile stays readable.
+    let filled = stream.wait_until_filled(limit_id.as_str(), Duration::from_secs(10))?;
+    println!(
+        "  waited: {} is {} ({} at {})",
+        filled.id,
+        filled.status,
+        figure(filled.filled_qty),
+        figure(filled.filled_avg_price)
+    );
     let want = limit_id.clone();
     if let Event::Fill(fill) = wait_for(
         &mut stream,
@@ -659,7 +699,7 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         &move |e| matches!(e, Event::Fill(f) if f.order_id == want),
     )? {
         println!(
-            "  stream: {} filled {} at {}",
+            "  stream, after the wait: {} filled {} at {}",
             fill.order_id, fill.qty, fill.price
         );
     }
@@ -722,6 +762,24 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
             figure(p.unrealized_pl)
         );
     }
+
+    step("twenty years of daily bars, read lazily with a progress bar");
+    let twenty_years =
+        trading_client::history::ListBars::new("AAPL", trading_client::markets::Timeframe::Day)
+            .start(sandbox.now() - time::Duration::days(20 * 365))
+            .end(sandbox.now())
+            .limit(1_000);
+    let mut bars = 0u64;
+    // A token list does not say its total: the count so far, redrawn page by page.
+    for bar in client
+        .history()
+        .iter_from(&twenty_years)
+        .on_progress(|done, total| progress_bar("  bars read", done, total, "bars"))
+    {
+        bar?;
+        bars += 1;
+    }
+    println!("\n  {bars} bars in all");
 
     step("the market's clock");
     let clock = client.clock().get()?;

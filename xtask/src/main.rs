@@ -7,6 +7,7 @@ mod demo;
 mod examples;
 mod publish;
 mod run;
+mod scripts;
 mod semver;
 mod soak;
 mod structure;
@@ -33,7 +34,8 @@ commands:
                before midnight; a program outside the workspace that depends on one
                client crate; every benchmark in quick mode; the dependency budget of
                the REST-only clients; a 20-second soak; doc tests against one sandbox,
-               then the front pages' and READMEs' examples again on it; docs -D warnings
+               then the front pages' and READMEs' examples again on it; every example
+               program and the demo run to their end; docs -D warnings
                (the workspace with all features, then each published crate alone);
                fixtures --check; the published crates' metadata and packaging
   bench      release-mode benchmarks; writes docs/benchmarks.md (--quick: every one
@@ -44,6 +46,8 @@ commands:
   semver     the other crates' types in the libraries' public signatures are those
                docs/semver.md lists
   demo       a tour of the clients against the local sandbox (no key, no network)
+  examples   every example program (crates/*/examples) and the demo, run to their end
+               against the local sandbox
   fixtures   re-record the fixtures from the sandbox (--check: fail when stale)
   fuzz       the property tests with many more cases, for --secs N seconds (default 60)
   soak       the trading stream and a worlds channel against the sandbox for --minutes N
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("bench") => bench(&args[1..]),
         Some("demo") => demo(),
+        Some("examples") => scripts::run_all(),
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
         Some("fuzz") => fuzz(&args[1..]),
         Some("soak") => soak(&args[1..]),

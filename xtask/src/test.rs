@@ -148,6 +148,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     crate::soak::quick_soak()?;
 
     crate::examples::doc_tests(tally)?;
+    crate::scripts::run_all()?;
 
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps", "--all-features"])

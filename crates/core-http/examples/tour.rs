@@ -69,7 +69,13 @@ fn main() -> anyhow::Result<()> {
         Act::json(500, r#"{"message":"database hiccup"}"#),
         Act::json(201, r#"{"id":"ord_1"}"#),
     ]);
-    let v: Value = client(server.url())?
+    // Only a service known to de-duplicate by key gets a POST repeated.
+    let honours_keys = HttpClient::builder()
+        .base_url(server.url())
+        .api_key("sk_test_sandbox")
+        .idempotency_keys(true)
+        .build()?;
+    let v: Value = honours_keys
         .with_options(&RequestOptions::new().idempotency_key("order-2026-11-22-001"))
         .post("/v1/orders")
         .json(&json!({"symbol": "AAPL", "qty": 1}))
@@ -84,7 +90,7 @@ fn main() -> anyhow::Result<()> {
         })
         .collect();
     println!(
-        "4. The same POST with an Idempotency-Key: retried safely -> {v}\n   -> keys sent: {keys:?}\n"
+        "4. The same POST with an Idempotency-Key, to a service that de-duplicates by it (idempotency_keys(true)): retried safely -> {v}\n   -> keys sent: {keys:?}\n"
     );
 
     let server = Hostile::scripted(vec![Act::answer(

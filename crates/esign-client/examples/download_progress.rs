@@ -23,7 +23,7 @@ fn main() -> anyhow::Result<()> {
                 ))
                 .signer(NewSigner::new("Ada Lovelace", "ada@example.com")),
             )?;
-            common::sign_all(&client, Some(sandbox), &document)?;
+            common::sign_all(Some(sandbox), &document)?;
             sandbox
                 .esign()
                 .set_pdf_size(document.id.as_str(), 256 << 20);

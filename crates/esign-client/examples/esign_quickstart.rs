@@ -1,12 +1,17 @@
-//! Send a contract to two signers, follow it to completion, download the signed PDF.
+//! The whole script: send a contract to two signers, wait until both signed, download
+//! the signed PDF (with a progress bar).
 //!
-//! `cargo run -p esign-client --example quickstart [contract.pdf]` runs against a local
-//! sandbox, which signs through its control endpoint; set `ESIGN_BASE_URL` and
-//! `ESIGN_API_KEY` (or the OAuth variables) to use a real service.
+//! `cargo run -p esign-client --example esign_quickstart [contract.pdf]` runs against a
+//! local sandbox, which signs through its control endpoint; set `ESIGN_BASE_URL` and
+//! `ESIGN_API_KEY` (or the OAuth variables) to use a real service, where the wait lasts
+//! until the signers have signed (at most a week).
 
 mod common;
 
+use std::time::Duration;
+
 use esign_client::documents::{DocumentSource, DocumentStatus, NewSigner, SendDocument};
+use esign_client::wait::{Wait, WaitError};
 
 /// A tiny but valid PDF, used when no file is given.
 const SAMPLE_PDF: &[u8] =
@@ -42,16 +47,24 @@ fn main() -> anyhow::Result<()> {
     }
     anyhow::ensure!(!early.exists(), "a refused download must leave no file");
 
-    common::sign_all(&client, sandbox.as_ref(), &document)?;
-    let document = client.documents().get(&document.id)?;
+    common::sign_all(sandbox.as_ref(), &document)?;
+    // Wait until everyone signed: one call, one deadline; a decline ends it at once.
+    let wait = Wait::up_to(Duration::from_secs(7 * 24 * 3600))
+        .interval(Duration::from_secs(1), Duration::from_secs(300));
+    let document = match client.documents().wait_until_completed(&document.id, wait) {
+        Ok(document) => document,
+        Err(WaitError::Ended { state, .. }) => anyhow::bail!("the contract was {state}"),
+        Err(e) => return Err(e.into()),
+    };
     println!("now {:?}", document.status);
-    anyhow::ensure!(
-        document.status == DocumentStatus::Completed,
-        "the document was not completed"
-    );
+    anyhow::ensure!(document.status == DocumentStatus::Completed);
 
     let path = std::env::temp_dir().join(format!("{}-signed.pdf", document.id));
-    let download = client.documents().download_to_path(&document.id, &path)?;
+    let download = client
+        .documents()
+        .download(&document.id)
+        .on_progress(common::progress_bar)
+        .to_path(&path)?;
     println!("signed PDF: {} bytes at {}", download.bytes, path.display());
     std::fs::remove_file(&path)?;
     Ok(())

@@ -8,6 +8,32 @@ mod token;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+
+/// A callback told how far a long operation has got: the amount done so far (items of a
+/// list, bytes of a download) and the total when the service said it. One shape for
+/// every iterator's and download's `on_progress`.
+pub type OnProgress = Box<dyn FnMut(u64, Option<u64>) + Send>;
+
+/// Counts what a paginator has fetched and tells its [`OnProgress`], if any.
+#[derive(Default)]
+pub(crate) struct Progress {
+    done: u64,
+    hook: Option<OnProgress>,
+}
+
+impl Progress {
+    fn set(&mut self, hook: impl FnMut(u64, Option<u64>) + Send + 'static) {
+        self.hook = Some(Box::new(hook));
+    }
+
+    /// `items` more were fetched, of `total` when known.
+    fn add(&mut self, items: usize, total: Option<u64>) {
+        self.done = self.done.saturating_add(items as u64);
+        if let Some(hook) = &mut self.hook {
+            hook(self.done, total);
+        }
+    }
+}
 pub use offset::{OffsetFetch, OffsetPages, OffsetPaginator};
 pub use token::{TokenFetch, TokenPage, TokenPages, TokenPaginator};
 

@@ -22,6 +22,7 @@ pub struct OffsetPaginator<T, F = OffsetFetch<T>> {
     fetch: F,
     cursor: OffsetCursor<T>,
     buffer: VecDeque<T>,
+    progress: super::Progress,
 }
 
 /// Where an offset/limit iteration stands, and the stopping rules that
@@ -113,6 +114,7 @@ where
             fetch,
             cursor: OffsetCursor::new(offset, page_size),
             buffer: VecDeque::new(),
+            progress: super::Progress::default(),
         }
     }
 
@@ -125,6 +127,13 @@ where
     /// The offset of the next page to fetch.
     pub fn next_offset(&self) -> u64 {
         self.cursor.offset
+    }
+
+    /// Calls `progress(items, total)` after each page with the items fetched so far and
+    /// the list's total when the page gave it: for a progress bar over a long list.
+    pub fn on_progress(mut self, progress: impl FnMut(u64, Option<u64>) + Send + 'static) -> Self {
+        self.progress.set(progress);
+        self
     }
 }
 
@@ -159,6 +168,7 @@ where
         if let Err(cut) = self.cursor.accept(&page.data, total) {
             return Some(Err(cut));
         }
+        self.progress.add(page.data.len(), total);
         self.buffer.extend(page.data);
         self.buffer.pop_front().map(Ok)
     }

@@ -229,6 +229,7 @@ pub struct TokenPaginator<T, F = TokenFetch<T>> {
     fetch: F,
     cursor: TokenCursor,
     buffer: VecDeque<T>,
+    progress: super::Progress,
 }
 
 impl<T, F> TokenPaginator<T, F>
@@ -241,6 +242,7 @@ where
             fetch,
             cursor: TokenCursor::starting_at(None),
             buffer: VecDeque::new(),
+            progress: super::Progress::default(),
         }
     }
 
@@ -251,6 +253,7 @@ where
             fetch,
             cursor: TokenCursor::starting_at(Some(token.into())),
             buffer: VecDeque::new(),
+            progress: super::Progress::default(),
         }
     }
 
@@ -270,6 +273,32 @@ where
     /// Items fetched but not yet yielded.
     pub fn buffered(&self) -> usize {
         self.buffer.len()
+    }
+
+    /// Calls `progress(items, None)` after each page with the items fetched so far (a
+    /// token list does not say its total): for a progress bar over a long list (twenty
+    /// years of minute bars).
+    ///
+    /// ```
+    /// use core_http::pagination::{TokenPage, TokenPaginator};
+    /// let pages = TokenPaginator::boxed(None, |token| {
+    ///     Ok(match token {
+    ///         None => TokenPage::new(vec![1, 2], Some("p2".into())),
+    ///         Some(_) => TokenPage::new(vec![3], None),
+    ///     })
+    /// });
+    /// let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// let items: Vec<i32> = pages
+    ///     .on_progress(move |done, _| log.lock().unwrap().push(done))
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(items, [1, 2, 3]);
+    /// assert_eq!(*seen.lock().unwrap(), [2, 3]);
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn on_progress(mut self, progress: impl FnMut(u64, Option<u64>) + Send + 'static) -> Self {
+        self.progress.set(progress);
+        self
     }
 }
 
@@ -308,6 +337,7 @@ where
                 Ok(items) => items,
                 Err(e) => return Some(Err(e)),
             };
+            self.progress.add(items.len(), None);
             self.buffer.extend(items);
         }
     }

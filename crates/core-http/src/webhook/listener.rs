@@ -14,10 +14,11 @@
 //!   accepted that is not kept.
 //! - **Redeliveries are dropped.** A delivery whose `webhook-id` was already received is
 //!   answered `200` and not handed over again (the last [`REMEMBERED`] ids are kept).
-//! - **Bounded.** A body over the limit ([`Listener::max_body`], 1 MiB by default) is
+//! - **Bounded.** A body over the limit (1 MiB by default, [`Listener::bind_with`]) is
 //!   answered `413` without being read; a head over 16 KiB `431`; a request that does
-//!   not arrive whole within 5 s is dropped (`408`). One request is read at a time,
-//!   then the connection is closed (`Connection: close`).
+//!   not arrive whole within 5 s is dropped (`408`). Each request is read on a thread of
+//!   its own (so a sender that trickles holds no one up), at most 16 at once (one more
+//!   is answered `503`), then its connection is closed (`Connection: close`).
 //! - **Anything else** is refused with the right status: a method other than `POST`
 //!   (`405`), a body without `Content-Length` (`411`).
 //!
@@ -28,9 +29,9 @@ use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::marker::PhantomData;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -45,6 +46,10 @@ pub const REMEMBERED: usize = 10_000;
 
 /// The default largest body accepted.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+
+/// How many requests are read at once (each on a thread of its own); one more is
+/// answered `503` at once.
+const READERS: usize = 16;
 
 /// The longest request head read.
 const MAX_HEAD: usize = 16 * 1024;
@@ -115,9 +120,10 @@ impl<E: WebhookEvent + Send + 'static> Listener<E> {
         let receiver = Receiving {
             secret: secret.to_owned(),
             max_body,
-            seen: Remembered::default(),
+            seen: Mutex::default(),
             events: sender,
             stop: stop.clone(),
+            reading: AtomicUsize::new(0),
         };
         thread::Builder::new()
             .name("webhook-listener".into())
@@ -208,9 +214,11 @@ impl Remembered {
 struct Receiving<E> {
     secret: String,
     max_body: usize,
-    seen: Remembered,
+    seen: Mutex<Remembered>,
     events: SyncSender<Result<E, WebhookError>>,
     stop: Arc<AtomicBool>,
+    /// Requests being read now, each on a thread of its own.
+    reading: AtomicUsize,
 }
 
 /// A request as read: its headers and body.
@@ -223,10 +231,11 @@ struct Request {
 /// The status (and reason) a request is refused with.
 struct Refusal(u16, &'static str);
 
-impl<E: WebhookEvent> Receiving<E> {
-    fn run(mut self, socket: &TcpListener) {
+impl<E: WebhookEvent + Send + 'static> Receiving<E> {
+    fn run(self, socket: &TcpListener) {
+        let this = Arc::new(self);
         for connection in socket.incoming() {
-            if self.stop.load(Ordering::SeqCst) {
+            if this.stop.load(Ordering::SeqCst) {
                 return;
             }
             let Ok(connection) = connection else {
@@ -234,27 +243,40 @@ impl<E: WebhookEvent> Receiving<E> {
                 thread::sleep(Duration::from_millis(20));
                 continue;
             };
-            let (status, retry_after) = match read_request(&connection, self.max_body) {
-                Ok(request) => self.take(request),
-                Err(Refusal(status, why)) => {
-                    log::debug!("webhook listener: refused a request ({status}: {why})");
-                    (status, None)
-                }
-            };
-            answer(&connection, status, retry_after);
-            if self.events_closed() {
-                return;
+            // Each request is read on a thread of its own, so a sender that trickles
+            // cannot hold the others up; at most READERS at once.
+            if this.reading.fetch_add(1, Ordering::SeqCst) >= READERS {
+                this.reading.fetch_sub(1, Ordering::SeqCst);
+                answer(&connection, 503, Some(1));
+                continue;
+            }
+            let reader = this.clone();
+            let spawned = thread::Builder::new()
+                .name("webhook-delivery".into())
+                .spawn(move || {
+                    reader.serve(&connection);
+                    reader.reading.fetch_sub(1, Ordering::SeqCst);
+                });
+            if spawned.is_err() {
+                this.reading.fetch_sub(1, Ordering::SeqCst);
             }
         }
     }
 
-    /// Whether the listener was dropped (no one reads any more).
-    fn events_closed(&self) -> bool {
-        self.stop.load(Ordering::SeqCst)
+    /// Reads one request, answers it, hands a delivery over.
+    fn serve(&self, connection: &TcpStream) {
+        let (status, retry_after) = match read_request(connection, self.max_body) {
+            Ok(request) => self.take(request),
+            Err(Refusal(status, why)) => {
+                log::debug!("webhook listener: refused a request ({status}: {why})");
+                (status, None)
+            }
+        };
+        answer(connection, status, retry_after);
     }
 
     /// Verifies a delivery and hands it over: the status to answer.
-    fn take(&mut self, request: Request) -> (u16, Option<u64>) {
+    fn take(&self, request: Request) -> (u16, Option<u64>) {
         if request.method != "POST" {
             return (405, None);
         }
@@ -270,7 +292,13 @@ impl<E: WebhookEvent> Receiving<E> {
         let id = super::WebhookHeaders::header(headers, "webhook-id")
             .unwrap_or_default()
             .to_owned();
-        if self.seen.contains(&id) {
+        // Held from the check to the hand-over, so two copies of one delivery arriving
+        // at once are handed over once.
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.contains(&id) {
             log::debug!("webhook listener: delivery {id} received again; dropped");
             return (200, None);
         }
@@ -279,7 +307,7 @@ impl<E: WebhookEvent> Receiving<E> {
             .and_then(E::from_envelope);
         match self.events.try_send(event) {
             Ok(()) => {
-                self.seen.insert(&id);
+                seen.insert(&id);
                 (200, None)
             }
             Err(TrySendError::Full(_)) => {
