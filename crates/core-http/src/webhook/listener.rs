@@ -30,7 +30,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::marker::PhantomData;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
@@ -147,10 +147,7 @@ impl<E: WebhookEvent + Send + 'static> Listener<E> {
     /// read (a known type whose data changed shape): the service was answered `200`,
     /// since delivering it again would not mend it.
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<E, WebhookError>> {
-        match self.events.recv_timeout(timeout) {
-            Ok(event) => Some(event),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.events.recv_timeout(timeout).ok()
     }
 }
 
