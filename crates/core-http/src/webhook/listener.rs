@@ -318,14 +318,48 @@ impl<E: WebhookEvent + Send + 'static> Receiving<E> {
     }
 }
 
+/// Whether a read failed because the request's time ran out.
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
+}
+
 /// Reads one request, within [`REQUEST_TIME`] and the limits.
 fn read_request(connection: &TcpStream, max_body: usize) -> Result<Request, Refusal> {
-    let deadline = Instant::now() + REQUEST_TIME;
     let timed = TimedReader {
         stream: connection,
-        deadline,
+        deadline: Instant::now() + REQUEST_TIME,
     };
     let mut reader = BufReader::new(timed.take(MAX_HEAD as u64));
+    let (method, headers) = read_head(&mut reader)?;
+    let length = body_length(&method, &headers, max_body)?;
+    // What the head's reader holds already is the body's start.
+    let mut body = reader.buffer().to_vec();
+    body.truncate(length);
+    let mut rest = reader.into_inner().into_inner();
+    let mut chunk = [0u8; 8192];
+    while body.len() < length {
+        match rest.read(&mut chunk[..(length - body.len()).min(8192)]) {
+            Ok(0) => return Err(Refusal(400, "the body ended early")),
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+            Err(e) if timed_out(&e) => {
+                return Err(Refusal(408, "the body did not arrive in time"));
+            }
+            Err(_) => return Err(Refusal(400, "the body could not be read")),
+        }
+    }
+    Ok(Request {
+        method,
+        headers,
+        body,
+    })
+}
+
+/// The request line's method and the headers (names in lower case), at most
+/// [`MAX_HEAD`] bytes.
+fn read_head(reader: &mut impl BufRead) -> Result<(String, Vec<(String, String)>), Refusal> {
     let mut line = String::new();
     let mut read_line = |line: &mut String| -> Result<(), Refusal> {
         line.clear();
@@ -333,14 +367,7 @@ fn read_request(connection: &TcpStream, max_body: usize) -> Result<Request, Refu
             Ok(0) => Err(Refusal(400, "the connection closed in the head")),
             Ok(_) if !line.ends_with('\n') => Err(Refusal(431, "the head is too long")),
             Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-                ) =>
-            {
-                Err(Refusal(408, "the head did not arrive in time"))
-            }
+            Err(e) if timed_out(&e) => Err(Refusal(408, "the head did not arrive in time")),
             Err(_) => Err(Refusal(400, "the head could not be read")),
         }
     };
@@ -351,13 +378,22 @@ fn read_request(connection: &TcpStream, max_body: usize) -> Result<Request, Refu
         read_line(&mut line)?;
         let text = line.trim_end();
         if text.is_empty() {
-            break;
+            return Ok((method, headers));
         }
         let (name, value) = text
             .split_once(':')
             .ok_or(Refusal(400, "a header without a colon"))?;
         headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
     }
+}
+
+/// The body's length from `Content-Length` (required on a POST; chunked bodies are
+/// refused), within `max_body`.
+fn body_length(
+    method: &str,
+    headers: &[(String, String)],
+    max_body: usize,
+) -> Result<usize, Refusal> {
     let header = |name: &str| {
         headers
             .iter()
@@ -377,33 +413,7 @@ fn read_request(connection: &TcpStream, max_body: usize) -> Result<Request, Refu
     if length > max_body {
         return Err(Refusal(413, "a body over the limit"));
     }
-    // What the head's reader holds already is the body's start.
-    let mut body = reader.buffer().to_vec();
-    let mut rest = reader.into_inner().into_inner();
-    if body.len() > length {
-        body.truncate(length);
-    }
-    let mut chunk = [0u8; 8192];
-    while body.len() < length {
-        match rest.read(&mut chunk[..(length - body.len()).min(8192)]) {
-            Ok(0) => return Err(Refusal(400, "the body ended early")),
-            Ok(n) => body.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-                ) =>
-            {
-                return Err(Refusal(408, "the body did not arrive in time"));
-            }
-            Err(_) => return Err(Refusal(400, "the body could not be read")),
-        }
-    }
-    Ok(Request {
-        method,
-        headers,
-        body,
-    })
+    Ok(length)
 }
 
 /// Reads from the connection, each read bounded by what is left of the request's time.
