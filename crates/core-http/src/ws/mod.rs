@@ -66,7 +66,7 @@ use crate::Result;
 pub use config::{ReconnectPolicy, StreamConfig};
 pub use error::WsError;
 pub use inbox::StreamStats;
-pub use session::{Handler, Session};
+pub use session::{Handler, Session, WAIT_HOLDS};
 
 /// Which queue an event goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
