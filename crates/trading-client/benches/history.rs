@@ -138,6 +138,9 @@ Peak memory target under {TARGET_PEAK_MIB:.0} MiB: {}.\n",
 }
 
 /// The client's pass: every bar, summing the closes so nothing is optimised away.
+// Both passes are kept out of line so that callgrind can count each side alone
+// (`--toggle-collect=history::ours_pass`).
+#[inline(never)]
 fn ours_pass(client: &Client, start: OffsetDateTime, end: OffsetDateTime) -> (u64, f64) {
     let mut n = 0u64;
     let mut sum = trading_client::Decimal::ZERO;
@@ -171,6 +174,7 @@ struct RawPage {
 }
 
 /// The reference: a `ureq` GET per page, `serde_json` into plain structs.
+#[inline(never)]
 fn raw_pass(url: &str, key: &str, start: OffsetDateTime, end: OffsetDateTime) -> (u64, f64) {
     let agent = ureq::Agent::new_with_defaults();
     let format = |t: OffsetDateTime| {
