@@ -23,7 +23,7 @@ use trading_client::{Client, markets::Timeframe, time::OffsetDateTime};
 /// The resident-memory target, whatever the range.
 const TARGET_PEAK_MIB: f64 = 64.0;
 /// The throughput target: our bars per second over the raw loop's.
-const TARGET_RATIO: f64 = 0.85;
+const TARGET_RATIO: f64 = 0.97;
 /// The sandbox's frozen clock: the end of the range.
 const END: &str = "2026-03-02T21:00:00Z";
 const PAGE: u32 = 10_000;

@@ -154,7 +154,7 @@ impl<'a> History<'a> {
             return Err(Error::InvalidRequest("start must be before end".into()));
         }
         core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
-        let page: BarList = self
+        let response = self
             .client
             .http()
             .get("/v1/history")
@@ -164,8 +164,17 @@ impl<'a> History<'a> {
             .query_opt("end", params.end.map(core_http::timestamp::format))
             .query_opt("limit", params.limit)
             .query_opt("page_token", params.page_token.as_deref())
-            .send_json()?;
-        Ok(TokenPage::new(page.bars, page.next_page_token))
+            .send()?;
+        // The service's usual page in one pass; anything else through serde, with its
+        // errors (`bars_page`).
+        let (bars, token) = match crate::bars_page::read(response.body()) {
+            Some(page) => page,
+            None => {
+                let page: BarList = response.json()?;
+                (page.bars, page.next_page_token)
+            }
+        };
+        Ok(TokenPage::new(bars, token))
     }
 
     /// Every bar `params` selects, oldest first, a page at a time as the iteration

@@ -39,6 +39,15 @@ pub(crate) fn parse(raw: &str) -> Option<Decimal> {
     Decimal::from_str_exact(text).ok()
 }
 
+/// As [`parse`] for a JSON number token already checked against JSON's grammar (no
+/// quotes, no spaces): the same value, without looking for them.
+pub(crate) fn parse_number(token: &str) -> Option<Decimal> {
+    if token.contains(['e', 'E']) {
+        return parse(token);
+    }
+    Decimal::from_str_exact(token).ok()
+}
+
 /// Reads a decimal an answer must carry (a quote's price, a fill's quantity): a JSON
 /// number or numeric string; `null`, a missing value or anything else is an error rather
 /// than a zero someone might trade on.
