@@ -331,13 +331,24 @@ impl<'a> Posts<'a> {
     }
 }
 
-/// The post `id` among the user's posts, read page by page (`None`: not listed).
+/// The post `id` among the user's posts, read page by page (`None`: not listed), all the
+/// pages within `http`'s timeout together (a wait's reading is cut to the time left).
 fn find_post(http: &core_http::HttpClient, id: &PostId) -> Result<Option<Post>> {
+    let budget = http.timeout();
+    let started = std::time::Instant::now();
     let mut offset = 0u64;
     // At most 10,000 pages (a million posts): a list that never ends is not searched
     // forever.
     for _ in 0..10_000 {
+        let left = budget.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(Error::Timeout {
+                elapsed: started.elapsed(),
+                delivery: core_http::Delivery::NotSent,
+            });
+        }
         let page: core_http::pagination::Page<Post> = http
+            .with_options(&core_http::config::RequestOptions::new().timeout(left))
             .get("/v1/posts")
             .page(
                 &ListPosts::new().limit(MAX_PAGE_SIZE).offset(offset),
