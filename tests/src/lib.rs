@@ -159,6 +159,47 @@ impl core_http::config::Sleeper for SandboxSleeper {
     }
 }
 
+/// A reproducible random sequence (splitmix64), for the soak and the sandbox's fuzzing:
+/// the same seed gives the same run.
+#[derive(Debug, Clone)]
+pub struct SeededRng(pub u64);
+
+impl SeededRng {
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+
+    /// An index into a list of `len` items.
+    pub fn index(&mut self, len: usize) -> usize {
+        usize::try_from(self.below(len as u64)).unwrap_or(0)
+    }
+
+    /// `true` `percent` times in a hundred.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// One of `from` (which must not be empty).
+    pub fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.index(from.len())]
+    }
+
+    /// A duration from `from` to `to` milliseconds.
+    pub fn millis(&mut self, from: u64, to: u64) -> Duration {
+        Duration::from_millis(from + self.below(to.saturating_sub(from)))
+    }
+}
+
 pub mod fixtures;
 
 /// A core-http clock that reads the sandbox clock, so a client-side rate limiter and

@@ -14,6 +14,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use e2e::SeededRng;
 use sandbox::Sandbox;
 use serde_json::Value;
 
@@ -227,31 +228,6 @@ fn read_answer(reader: &mut BufReader<TcpStream>, head_only: bool) -> std::io::R
 }
 
 // ---- the seeded generator ----
-
-/// splitmix64: the same requests on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len())]
-    }
-}
 
 /// Every route of the sandbox: its methods and its path, `{…}` standing for a segment.
 /// (`every_route_of_the_sandbox_is_fuzzed` checks this list against the sandbox's
@@ -490,8 +466,8 @@ const FIELDS: &[&str] = &[
     "unknown",
 ];
 
-fn json_value(rng: &mut Rng, depth: u32) -> String {
-    match rng.below(if depth > 2 { 6 } else { 8 }) {
+fn json_value(rng: &mut SeededRng, depth: u32) -> String {
+    match rng.index(if depth > 2 { 6 } else { 8 }) {
         0 => "null".into(),
         1 => rng.pick(&["true", "false"]).into(),
         2 => rng
@@ -536,9 +512,9 @@ fn json_value(rng: &mut Rng, depth: u32) -> String {
             "1e999",
         ]))
         .unwrap(),
-        5 => serde_json::to_string(&"z".repeat(rng.below(3000))).unwrap(),
+        5 => serde_json::to_string(&"z".repeat(rng.index(3000))).unwrap(),
         6 => {
-            let n = rng.below(4);
+            let n = rng.index(4);
             let items: Vec<String> = (0..n).map(|_| json_value(rng, depth + 1)).collect();
             format!("[{}]", items.join(","))
         }
@@ -546,23 +522,23 @@ fn json_value(rng: &mut Rng, depth: u32) -> String {
     }
 }
 
-fn json_object(rng: &mut Rng, depth: u32) -> String {
-    let n = rng.below(6);
+fn json_object(rng: &mut SeededRng, depth: u32) -> String {
+    let n = rng.index(6);
     let members: Vec<String> = (0..n)
         .map(|_| format!("{:?}:{}", rng.pick(FIELDS), json_value(rng, depth)))
         .collect();
     format!("{{{}}}", members.join(","))
 }
 
-fn body(rng: &mut Rng) -> Vec<u8> {
-    match rng.below(12) {
+fn body(rng: &mut SeededRng) -> Vec<u8> {
+    match rng.index(12) {
         0 => Vec::new(),
         1 => b"{".to_vec(),
         2 => rng
             .pick(&["{\"a\":", "[1,2", "nul", "\"x\"", "[]", "42", "{}", "null"])
             .as_bytes()
             .to_vec(),
-        3 => (0..rng.below(512)).map(|_| rng.next() as u8).collect(),
+        3 => (0..rng.index(512)).map(|_| rng.next_u64() as u8).collect(),
         4 if rng.chance(10) => vec![b'x'; 100 * 1024],
         _ => json_object(rng, 0).into_bytes(),
     }
@@ -574,7 +550,7 @@ struct Ids {
 }
 
 impl Ids {
-    fn segment(&self, rng: &mut Rng, name: &str) -> String {
+    fn segment(&self, rng: &mut SeededRng, name: &str) -> String {
         let real: Vec<&String> = self
             .real
             .iter()
@@ -582,9 +558,9 @@ impl Ids {
             .map(|(_, v)| v)
             .collect();
         if !real.is_empty() && rng.chance(60) {
-            return real[rng.below(real.len())].clone();
+            return real[rng.index(real.len())].clone();
         }
-        match rng.below(9) {
+        match rng.index(9) {
             0 => "%FF".into(),
             1 => "%00".into(),
             2 => "x".repeat(300),
@@ -598,7 +574,7 @@ impl Ids {
     }
 }
 
-fn request_target(rng: &mut Rng, ids: &Ids, path: &str) -> String {
+fn request_target(rng: &mut SeededRng, ids: &Ids, path: &str) -> String {
     let mut target = String::new();
     for part in path.split('/').skip(1) {
         target.push('/');
@@ -607,7 +583,7 @@ fn request_target(rng: &mut Rng, ids: &Ids, path: &str) -> String {
             None => target.push_str(part),
         }
     }
-    let n = rng.below(5);
+    let n = rng.index(5);
     for i in 0..n {
         target.push(if i == 0 { '?' } else { '&' });
         target.push_str(rng.pick(PARAMS));
@@ -724,7 +700,7 @@ fn every_route_answers_every_request_whole_in_the_services_shape_on_a_connection
         .unwrap();
     let mut conn = Conn::new(&sandbox);
     let ids = seeded_ids(&sandbox, &mut conn);
-    let mut rng = Rng(0x5EED_0038);
+    let mut rng = SeededRng(0x5EED_0038);
     let mut problems = Vec::new();
     let mut sent = 0usize;
     for (methods, path) in ROUTES {
@@ -737,7 +713,7 @@ fn every_route_answers_every_request_whole_in_the_services_shape_on_a_connection
                 ])
             };
             let target = request_target(&mut rng, &ids, path);
-            let auth = match rng.below(10) {
+            let auth = match rng.index(10) {
                 0 => None,
                 1 => Some("Bearer sk_test_wrong".to_owned()),
                 _ => Some(format!("Bearer {KEY}")),

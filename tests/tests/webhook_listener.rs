@@ -202,3 +202,29 @@ fn an_unusable_secret_is_refused_when_binding() {
     let err = social_client::webhooks::listen("127.0.0.1:0", "not base64 !").unwrap_err();
     assert_eq!(err.kind(), core_http::ErrorKind::Config, "{err}");
 }
+
+#[test]
+fn when_the_caller_stops_reading_deliveries_are_refused_503_never_accepted_and_lost() {
+    let mut listener = social_client::webhooks::listen("127.0.0.1:0", SECRET).unwrap();
+    let addr = listener.local_addr();
+    let body = br#"{"type":"post.published","data":{"id":"post_q"}}"#;
+    for n in 0..core_http::webhook::QUEUE {
+        let headers =
+            core_http::webhook::signed_headers(SECRET, &format!("msg_q{n}"), body).unwrap();
+        assert_eq!(post(addr, &headers, body), 200, "delivery {n} is queued");
+    }
+    let over = core_http::webhook::signed_headers(SECRET, "msg_over", body).unwrap();
+    assert_eq!(
+        post(addr, &over, body),
+        503,
+        "the queue is full: come back later"
+    );
+    // Each queued delivery is handed over; the refused one was not kept, so when the
+    // service delivers it again it is taken, once.
+    for _ in 0..core_http::webhook::QUEUE {
+        assert!(listener.next_timeout(Duration::from_secs(5)).is_some());
+    }
+    assert_eq!(post(addr, &over, body), 200);
+    assert!(listener.next_timeout(Duration::from_secs(5)).is_some());
+    assert!(listener.next_timeout(Duration::from_millis(200)).is_none());
+}

@@ -13,6 +13,9 @@ pub(crate) struct ParsedErrorBody {
 /// The longest message kept from an error body.
 const MAX_MESSAGE_BYTES: usize = 2000;
 
+/// How many bytes of a body an error keeps (for `ApiError::body` and `Error::Decode` excerpts).
+pub(crate) const BODY_EXCERPT_BYTES: usize = 512;
+
 /// Reads an error body, trying in order: RFC 9457 problem+json; `{"error": {"code",
 /// "message"}}`; `{"error": "...", "error_description"}`; `{"code"|"errorCode",
 /// "message"}`; `{"message"}`; an HTML page's `<title>`; a text excerpt; the status text.

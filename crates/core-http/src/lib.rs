@@ -56,6 +56,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod api_error;
 mod attempt;
 mod auth;
 mod backoff;

@@ -201,6 +201,22 @@ impl<T> WaitError<T> {
     }
 }
 
+impl<T> WaitError<T> {
+    /// The deadline passed after `waited`; `last` is the last reading and its state.
+    pub(crate) fn timed_out(what: String, last: Option<(T, String)>, waited: Duration) -> Self {
+        let (last, state) = match last {
+            Some((value, state)) => (Some(Box::new(value)), Some(state)),
+            None => (None, None),
+        };
+        WaitError::TimedOut {
+            what,
+            state,
+            waited,
+            last,
+        }
+    }
+}
+
 impl<T> WaitError<Option<T>> {
     /// A wait whose readings may find nothing yet (a resource not listed yet) as a wait
     /// for the resource: a last reading that found nothing becomes no last reading.
@@ -372,16 +388,7 @@ impl HttpClient {
             }
         }
         let waited = clock.now().saturating_duration_since(started);
-        let (last, state) = match last {
-            Some((value, state)) => (Some(Box::new(value)), Some(state)),
-            None => (None, None),
-        };
-        Err(WaitError::TimedOut {
-            what,
-            state,
-            waited,
-            last,
-        })
+        Err(WaitError::timed_out(what, last, waited))
     }
 }
 

@@ -106,6 +106,7 @@
 
 pub mod assets;
 mod client;
+mod position;
 pub mod stream;
 mod world_changes;
 pub mod worlds;

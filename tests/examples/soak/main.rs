@@ -43,27 +43,6 @@ use trading_client::{
 };
 use worlds_client::worlds::NewWorld;
 
-/// A reproducible random sequence (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn millis(&mut self, from: u64, to: u64) -> Duration {
-        Duration::from_millis(from + self.below(to - from))
-    }
-}
-
 /// Options.
 struct Options {
     seconds: u64,
@@ -275,7 +254,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let readers_stop = Arc::new(AtomicBool::new(false));
     let slow_until = Arc::new(AtomicU64::new(0));
     let epoch = Instant::now();
-    let mut rng = Rng(o.seed);
+    let mut rng = e2e::SeededRng(o.seed);
 
     // The trading reader.
     let trading_reader = {

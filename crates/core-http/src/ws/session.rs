@@ -244,18 +244,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
         while let Some(event) = held.pop_back() {
             self.out.push_front(event);
         }
-        outcome.unwrap_or_else(|| {
-            let (last, state) = match last {
-                Some((value, state)) => (Some(Box::new(value)), Some(state)),
-                None => (None, None),
-            };
-            Err(WaitError::TimedOut {
-                what,
-                state,
-                waited: started.elapsed(),
-                last,
-            })
-        })
+        outcome.unwrap_or_else(|| Err(WaitError::timed_out(what, last, started.elapsed())))
     }
 
     /// `true` once the stream has ended and every event has been read.
