@@ -136,6 +136,7 @@ fn serve(encoded: Arc<Vec<u8>>) -> (String, JoinHandle<()>) {
     (base, handle)
 }
 
+#[inline(never)]
 fn ours_pass(base: &str, events: usize) -> Duration {
     let client = Client::new(base, "sk_bench").unwrap();
     let mut realtime = client.stream().unwrap();
@@ -178,6 +179,7 @@ struct Moved {
     object: WorldObject,
 }
 
+#[inline(never)]
 fn raw_pass(base: &str, events: usize) -> Duration {
     let url = format!("{}/ws/v1/realtime", base.replacen("http://", "ws://", 1));
     let (mut ws, _) = tungstenite::connect(url).unwrap();

@@ -78,7 +78,10 @@ impl Handler<WorldsProtocol> for Worlds {
     ) -> Option<Result<Event>> {
         match item {
             Ok(StreamItem::Event(Wire::Snapshot(snapshot))) => self.snapshot(*snapshot, out),
-            Ok(StreamItem::Event(Wire::Event(event))) => self.event(event, stream, out),
+            // The common case: the event goes straight back to the caller, unqueued.
+            Ok(StreamItem::Event(Wire::Event(event))) => {
+                return self.event(event, stream).map(Ok);
+            }
             Ok(StreamItem::Event(Wire::BadSeq { world_id, message })) => {
                 if let Some(world) = self.worlds.get_mut(&world_id) {
                     out.push_back(Err(Error::WebSocket(WsError::Undecodable(message))));
@@ -141,23 +144,23 @@ impl Worlds {
         world.known.recover(phase, snapshot, out);
     }
 
-    fn event(&mut self, mut event: Event, stream: &Stream<WorldsProtocol>, out: &mut Out) {
+    /// The event if the caller gets it now: in order, of a world joined.
+    fn event(&mut self, mut event: Event, stream: &Stream<WorldsProtocol>) -> Option<Event> {
         let Some(world_id) = event.world_id() else {
             // Not about a world: nothing to order.
-            out.push_back(Ok(event));
-            return;
+            return Some(event);
         };
         let Some(world) = self.worlds.get_mut(world_id) else {
             // A world not joined (any more).
-            return;
+            return None;
         };
         if matches!(world.phase, Phase::Joining) {
             // Older than the join's snapshot, which sets the starting point.
-            return;
+            return None;
         }
         if let Some(seq) = event.seq() {
             if seq <= world.seq {
-                return;
+                return None;
             }
             if seq > world.seq.saturating_add(1) {
                 // Lost events: this one comes again with them, in order.
@@ -170,7 +173,7 @@ impl Worlds {
                     let world_id = world_id.clone();
                     resync(&world_id, world, stream);
                 }
-                return;
+                return None;
             }
             world.seq = seq;
             world.checkpoint.set(seq);
@@ -183,6 +186,6 @@ impl Worlds {
             // Gone for good: forgotten (the protocol no longer joins it either).
             self.worlds.remove(world_id);
         }
-        out.push_back(Ok(event));
+        Some(event)
     }
 }
