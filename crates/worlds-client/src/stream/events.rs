@@ -26,8 +26,10 @@ pub enum Event {
         /// The users in it.
         users: Vec<User>,
         /// The world itself (its name, theme, objects, revision), when the server sent
-        /// it.
-        world: Option<World>,
+        /// it. Boxed, as in [`WorldUpdated`](Event::WorldUpdated): a world is the largest
+        /// thing an event carries and these are rare, so every other event is smaller
+        /// (and cheaper to hand over) for it.
+        world: Option<Box<World>>,
         /// Its assets, with their revisions.
         assets: Vec<Asset>,
         /// The sequence number the world stands at.
@@ -93,8 +95,8 @@ pub enum Event {
     WorldUpdated {
         /// The world.
         world_id: WorldId,
-        /// The world as it is now.
-        world: World,
+        /// The world as it is now (boxed: see [`Joined`](Event::Joined)).
+        world: Box<World>,
         /// See [`Event`].
         recovered: bool,
         /// The world's sequence number.

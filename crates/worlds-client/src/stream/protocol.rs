@@ -331,7 +331,7 @@ impl WorldsProtocol {
             "world.updated" => match serde_json::from_str::<WorldData>(data) {
                 Ok(d) => Event::WorldUpdated {
                     world_id,
-                    world: d.world,
+                    world: Box::new(d.world),
                     recovered: replayed,
                     seq,
                     timestamp,

@@ -34,7 +34,7 @@ impl Known {
             Event::AssetUpdated { asset, .. } => {
                 self.assets.insert(asset.id.clone(), asset.clone());
             }
-            Event::WorldUpdated { world, .. } => self.world = Some(world.clone()),
+            Event::WorldUpdated { world, .. } => self.world = Some(World::clone(world)),
             Event::ObjectMoved {
                 index: Some(index),
                 object,
@@ -76,7 +76,7 @@ impl Known {
                 out.push_back(Ok(Event::Joined {
                     world_id: world_id.clone(),
                     users: users.clone(),
-                    world: world.clone(),
+                    world: world.clone().map(Box::new),
                     assets: assets.clone(),
                     seq: stamp.0,
                     timestamp: stamp.1,
@@ -134,7 +134,7 @@ impl Known {
             if changed {
                 out.push_back(Ok(Event::WorldUpdated {
                     world_id: world_id.clone(),
-                    world: new.clone(),
+                    world: Box::new(new.clone()),
                     recovered: true,
                     seq,
                     timestamp,
