@@ -27,6 +27,7 @@ pub(super) enum Ended {
 
 /// What the server's close frame means. Its reason is the server's text: the client's
 /// credentials are blanked out of it before it is logged, observed or put in an error.
+#[cold]
 pub(super) fn closed_by_server(
     frame: Option<CloseFrame>,
     redact: &crate::redact::Redactor,
@@ -49,6 +50,7 @@ pub(super) fn closed_by_server(
 }
 
 /// What a read or write error means.
+#[cold]
 pub(super) fn lost_or_fatal(e: tungstenite::Error) -> Ended {
     use tungstenite::error::{CapacityError, ProtocolError};
     match e {

@@ -73,16 +73,31 @@ impl<P: Protocol> Worker<P> {
             return Some(ended);
         }
         if live.behind {
-            self.config.observer.stream(StreamEvent::FellBehind {
-                capacity: self.config.lossless_capacity,
-            });
-            return Some(Ended::Lost("the reader fell behind".into(), Next::Retry));
+            return Some(self.fell_behind());
         }
         // The timers, the flush and the commands, every few milliseconds: a busy
         // stream's frames do not each pay for them.
         if now < live.next_check {
             return None;
         }
+        self.checks(live, attempts, now)
+    }
+
+    /// The reader fell behind on the lossless lane: the connection is dropped (and made
+    /// again). The rare paths of a turn are kept out of line, so that a busy stream's
+    /// read path stays small enough for the processor's instruction cache.
+    #[cold]
+    #[inline(never)]
+    fn fell_behind(&self) -> Ended {
+        self.config.observer.stream(StreamEvent::FellBehind {
+            capacity: self.config.lossless_capacity,
+        });
+        Ended::Lost("the reader fell behind".into(), Next::Retry)
+    }
+
+    /// What is checked every few milliseconds: drops to report, commands, timers.
+    #[inline(never)]
+    fn checks(&mut self, live: &mut Live, attempts: &mut u32, now: Instant) -> Option<Ended> {
         live.next_check = now + CHECK_EVERY;
         self.report_drops();
         if let Some(ended) = self.commands_while_connected(live) {
@@ -219,11 +234,9 @@ impl<P: Protocol> Worker<P> {
         direct: Option<&mut Taken<P::Event>>,
     ) {
         live.last_in = now;
-        trace!(
-            "stream {} <- {}",
-            self.shown,
-            self.config.redact.apply(text.to_owned())
-        );
+        if log::log_enabled!(log::Level::Trace) {
+            self.trace_in(text);
+        }
         let timers = !self.config.stale_after.is_empty();
         let mut decoded = std::mem::take(&mut self.decoded);
         let mut events = std::mem::take(&mut self.events);
@@ -242,7 +255,7 @@ impl<P: Protocol> Worker<P> {
                     channel,
                 } => {
                     if timers && let Some(channel) = channel {
-                        self.last_seen.insert(channel, now);
+                        self.seen(channel, now);
                     }
                     sink.event(lane, event);
                 }
@@ -263,8 +276,27 @@ impl<P: Protocol> Worker<P> {
         self.events = events;
     }
 
+    /// An event of `channel` came (for its staleness timer).
+    #[inline(never)]
+    fn seen(&mut self, channel: &'static str, now: Instant) {
+        self.last_seen.insert(channel, now);
+    }
+
+    /// A frame received, in the trace log (credentials blanked).
+    #[cold]
+    #[inline(never)]
+    fn trace_in(&self, text: &str) {
+        trace!(
+            "stream {} <- {}",
+            self.shown,
+            self.config.redact.apply(text.to_owned())
+        );
+    }
+
     /// A frame's item other than an event: an acknowledgement, a refusal, a message
     /// that could not be read, the answer to a request.
+    #[cold]
+    #[inline(never)]
     fn control(
         &mut self,
         live: &mut Live,
