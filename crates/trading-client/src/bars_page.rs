@@ -3,34 +3,30 @@
 //! Each price's digits go straight into a `Decimal` (no copy of its text, no allocation),
 //! where the `serde` path captures each one's text first to read it exactly.
 //!
-//! It reads only what it is sure of: any other shape (escapes in a string, another key
-//! in a bar, a value of another type, a duplicate key, a price or time that does not
-//! read) returns `None`, and the page is read by `serde` as before, with its errors. A
-//! property test checks that whatever this reads, `serde` reads the same.
+//! It reads only what it is sure of ([`core_http::scan`]): any other shape (escapes in a
+//! string, another key in a bar, a value of another type, a duplicate key, a price or
+//! time that does not read) returns `None`, and the page is read by `serde` as before,
+//! with its errors. A property test checks that whatever this reads, `serde` reads the
+//! same.
 
+use core_http::scan::Scanner;
 use rust_decimal::Decimal;
 
 use crate::markets::Bar;
 
 /// The bars and the next page's token, or `None` to leave the page to `serde`.
 pub(crate) fn read(body: &[u8]) -> Option<(Vec<Bar>, Option<String>)> {
-    let mut p = Parser { b: body, at: 0 };
-    p.byte(b'{')?;
+    let mut p = Scanner::new(body);
     let mut bars = None;
     let mut token = None;
     let mut seen_token = false;
-    let mut more = p.peek()? != b'}';
-    if !more {
-        p.at += 1;
-    }
+    let mut more = p.object()?;
     while more {
-        let key = p.string()?;
-        p.byte(b':')?;
-        match key {
-            b"bars" if bars.is_none() => bars = Some(p.bars()?),
+        match p.key()? {
+            b"bars" if bars.is_none() => bars = Some(read_bars(&mut p)?),
             b"next_page_token" if !seen_token => {
                 seen_token = true;
-                token = p.token()?;
+                token = read_token(&mut p)?;
             }
             b"bars" | b"next_page_token" => return None,
             // Other members (the symbol, the timeframe): skipped when they are plain.
@@ -38,200 +34,68 @@ pub(crate) fn read(body: &[u8]) -> Option<(Vec<Bar>, Option<String>)> {
         }
         more = p.next_member()?;
     }
-    p.ws();
-    (p.at == body.len()).then_some(())?;
+    p.at_end().then_some(())?;
     Some((bars?, token))
 }
 
-struct Parser<'a> {
-    b: &'a [u8],
-    at: usize,
+/// The next page's token: a string (valid UTF-8) or `null`.
+fn read_token(p: &mut Scanner<'_>) -> Option<Option<String>> {
+    if p.null()? {
+        return Some(None);
+    }
+    Some(Some(p.str()?.to_owned()))
 }
 
-impl<'a> Parser<'a> {
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.at) {
-            self.at += 1;
-        }
+fn read_bars(p: &mut Scanner<'_>) -> Option<Vec<Bar>> {
+    let mut bars = Vec::new();
+    let mut more = p.array()?;
+    while more {
+        bars.push(read_bar(p)?);
+        more = p.next_element()?;
     }
+    Some(bars)
+}
 
-    fn peek(&mut self) -> Option<u8> {
-        self.ws();
-        self.b.get(self.at).copied()
+/// A price: a number, or a numeric string, read exactly as the `serde` path does.
+fn price(p: &mut Scanner<'_>) -> Option<Decimal> {
+    if p.peek()? == b'"' {
+        return crate::money::parse(p.quoted()?);
     }
+    crate::money::parse_number(p.number()?)
+}
 
-    fn byte(&mut self, c: u8) -> Option<()> {
-        (self.peek()? == c).then(|| self.at += 1)
+/// A volume: plain digits within 64 bits, or `null`.
+fn volume(p: &mut Scanner<'_>) -> Option<Option<u64>> {
+    if p.null()? {
+        return Some(None);
     }
+    p.u64().map(Some)
+}
 
-    /// After an object's member: `,` (`true`: another member follows) or `}`.
-    fn next_member(&mut self) -> Option<bool> {
-        let more = match self.peek()? {
-            b',' => true,
-            b'}' => false,
-            _ => return None,
-        };
-        self.at += 1;
-        Some(more)
-    }
-
-    /// A string without escapes or control characters: its bytes, quotes left out.
-    fn string(&mut self) -> Option<&'a [u8]> {
-        self.byte(b'"')?;
-        let start = self.at;
-        loop {
-            match *self.b.get(self.at)? {
-                b'"' => break,
-                b'\\' | 0..0x20 => return None,
-                _ => self.at += 1,
-            }
-        }
-        let s = &self.b[start..self.at];
-        self.at += 1;
-        Some(s)
-    }
-
-    /// A JSON number, checked against the grammar: its text.
-    fn number(&mut self) -> Option<&'a str> {
-        self.ws();
-        let start = self.at;
-        let digits = |p: &mut Self| {
-            let from = p.at;
-            while p.b.get(p.at).is_some_and(u8::is_ascii_digit) {
-                p.at += 1;
-            }
-            p.at > from
-        };
-        if self.b.get(self.at) == Some(&b'-') {
-            self.at += 1;
-        }
-        match self.b.get(self.at)? {
-            b'0' => self.at += 1,
-            b'1'..=b'9' => {
-                digits(self);
-            }
+fn read_bar(p: &mut Scanner<'_>) -> Option<Bar> {
+    let (mut t, mut o, mut h, mut l, mut c, mut v) = (None, None, None, None, None, None);
+    let mut more = p.object()?;
+    while more {
+        match p.key()? {
+            b"t" if t.is_none() => t = Some(core_http::timestamp::parse(p.str()?).ok()?),
+            b"o" if o.is_none() => o = Some(price(p)?),
+            b"h" if h.is_none() => h = Some(price(p)?),
+            b"l" if l.is_none() => l = Some(price(p)?),
+            b"c" if c.is_none() => c = Some(price(p)?),
+            b"v" if v.is_none() => v = Some(volume(p)?),
             _ => return None,
         }
-        if self.b.get(self.at) == Some(&b'.') {
-            self.at += 1;
-            digits(self).then_some(())?;
-        }
-        if let Some(b'e' | b'E') = self.b.get(self.at) {
-            self.at += 1;
-            if let Some(b'+' | b'-') = self.b.get(self.at) {
-                self.at += 1;
-            }
-            digits(self).then_some(())?;
-        }
-        std::str::from_utf8(&self.b[start..self.at]).ok()
+        more = p.next_member()?;
     }
-
-    fn literal(&mut self, word: &[u8]) -> bool {
-        if self.b[self.at..].starts_with(word) {
-            self.at += word.len();
-            true
-        } else {
-            false
-        }
-    }
-
-    /// A string, a number, `true`, `false` or `null`, skipped.
-    fn scalar(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'"' => self.string().map(drop),
-            b't' => self.literal(b"true").then_some(()),
-            b'f' => self.literal(b"false").then_some(()),
-            b'n' => self.literal(b"null").then_some(()),
-            _ => self.number().map(drop),
-        }
-    }
-
-    /// The next page's token: a string (valid UTF-8) or `null`.
-    fn token(&mut self) -> Option<Option<String>> {
-        if self.peek()? == b'n' {
-            return self.literal(b"null").then_some(None);
-        }
-        let s = self.string()?;
-        Some(Some(std::str::from_utf8(s).ok()?.to_owned()))
-    }
-
-    fn bars(&mut self) -> Option<Vec<Bar>> {
-        self.byte(b'[')?;
-        let mut bars = Vec::new();
-        if self.peek()? == b']' {
-            self.at += 1;
-            return Some(bars);
-        }
-        loop {
-            bars.push(self.bar()?);
-            match self.peek()? {
-                b',' => self.at += 1,
-                b']' => {
-                    self.at += 1;
-                    return Some(bars);
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// A price: a number, or a numeric string, read exactly as the `serde` path does.
-    fn price(&mut self) -> Option<Decimal> {
-        if self.peek()? == b'"' {
-            let start = self.at;
-            self.string()?;
-            let quoted = std::str::from_utf8(&self.b[start..self.at]).ok()?;
-            return crate::money::parse(quoted);
-        }
-        crate::money::parse_number(self.number()?)
-    }
-
-    /// A volume: plain digits within 64 bits, or `null`.
-    fn volume(&mut self) -> Option<Option<u64>> {
-        if self.peek()? == b'n' {
-            return self.literal(b"null").then_some(None);
-        }
-        let text = self.number()?;
-        if !text.bytes().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        text.parse().ok().map(Some)
-    }
-
-    fn bar(&mut self) -> Option<Bar> {
-        self.byte(b'{')?;
-        let (mut t, mut o, mut h, mut l, mut c, mut v) = (None, None, None, None, None, None);
-        let mut more = self.peek()? != b'}';
-        if !more {
-            self.at += 1;
-        }
-        while more {
-            let key = self.string()?;
-            self.byte(b':')?;
-            match key {
-                b"t" if t.is_none() => {
-                    let text = std::str::from_utf8(self.string()?).ok()?;
-                    t = Some(core_http::timestamp::parse(text).ok()?);
-                }
-                b"o" if o.is_none() => o = Some(self.price()?),
-                b"h" if h.is_none() => h = Some(self.price()?),
-                b"l" if l.is_none() => l = Some(self.price()?),
-                b"c" if c.is_none() => c = Some(self.price()?),
-                b"v" if v.is_none() => v = Some(self.volume()?),
-                _ => return None,
-            }
-            more = self.next_member()?;
-        }
-        Some(Bar {
-            symbol: None,
-            t: t?,
-            o: o?,
-            h: h?,
-            l: l?,
-            c: c?,
-            v: v.flatten(),
-        })
-    }
+    Some(Bar {
+        symbol: None,
+        t: t?,
+        o: o?,
+        h: h?,
+        l: l?,
+        c: c?,
+        v: v.flatten(),
+    })
 }
 
 #[cfg(test)]

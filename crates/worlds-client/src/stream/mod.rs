@@ -32,6 +32,7 @@
 
 mod events;
 mod handler;
+mod moved;
 mod protocol;
 mod recovery;
 

@@ -171,6 +171,21 @@ struct MovedMessage<'a> {
     replayed: bool,
 }
 
+/// An object's move read by `serde` in one pass, type first as the service writes it;
+/// `None` for anything that does not read so.
+pub(super) fn moved_by_serde(raw: &str) -> Option<Event> {
+    let m = serde_json::from_str::<MovedMessage<'_>>(raw).ok()?;
+    Some(Event::ObjectMoved {
+        world_id: m.world_id,
+        index: m.data.index,
+        object: m.data.object,
+        by: m.data.by,
+        recovered: m.replayed,
+        seq: m.seq.0,
+        timestamp: time_of(m.timestamp),
+    })
+}
+
 /// A server time, when it reads as one.
 fn time_of(text: Option<&str>) -> Option<OffsetDateTime> {
     core_http::timestamp::parse(text?).ok()
@@ -178,20 +193,13 @@ fn time_of(text: Option<&str>) -> Option<OffsetDateTime> {
 
 impl WorldsProtocol {
     fn one(&mut self, raw: &str, out: &mut Vec<Inbound<Wire>>) {
-        // The common case first: a move read in one pass. Anything else (or a move that
-        // does not read so) takes the general path below, which says what is wrong.
+        // The common case first: a move read in one pass, by a reader of its usual
+        // shape, else by `serde`. Anything else (or a move that does not read so) takes
+        // the general path below, which says what is wrong.
         if raw.starts_with(r#"{"type":"object.moved","#)
-            && let Ok(m) = serde_json::from_str::<MovedMessage<'_>>(raw)
+            && let Some(event) = super::moved::read(raw).or_else(|| moved_by_serde(raw))
         {
-            out.push(Inbound::lossless(Wire::Event(Event::ObjectMoved {
-                world_id: m.world_id,
-                index: m.data.index,
-                object: m.data.object,
-                by: m.data.by,
-                recovered: m.replayed,
-                seq: m.seq.0,
-                timestamp: time_of(m.timestamp),
-            })));
+            out.push(Inbound::lossless(Wire::Event(event)));
             return;
         }
         let Ok(head) = serde_json::from_str::<Head<'_>>(raw) else {
