@@ -9,10 +9,9 @@
 //! with its errors. A property test checks that whatever this reads, `serde` reads the
 //! same.
 
-use core_http::scan::Scanner;
-use rust_decimal::Decimal;
-
 use crate::markets::Bar;
+use crate::money;
+use core_http::scan::Scanner;
 
 /// The bars and the next page's token, or `None` to leave the page to `serde`.
 pub(crate) fn read(body: &[u8]) -> Option<(Vec<Bar>, Option<String>)> {
@@ -56,14 +55,6 @@ fn read_bars(p: &mut Scanner<'_>) -> Option<Vec<Bar>> {
     Some(bars)
 }
 
-/// A price: a number, or a numeric string, read exactly as the `serde` path does.
-fn price(p: &mut Scanner<'_>) -> Option<Decimal> {
-    if p.peek()? == b'"' {
-        return crate::money::parse(p.quoted()?);
-    }
-    crate::money::parse_number(p.number()?)
-}
-
 /// A volume: plain digits within 64 bits, or `null`.
 fn volume(p: &mut Scanner<'_>) -> Option<Option<u64>> {
     if p.null()? {
@@ -78,10 +69,10 @@ fn read_bar(p: &mut Scanner<'_>) -> Option<Bar> {
     while more {
         match p.key()? {
             b"t" if t.is_none() => t = Some(core_http::timestamp::parse(p.str()?).ok()?),
-            b"o" if o.is_none() => o = Some(price(p)?),
-            b"h" if h.is_none() => h = Some(price(p)?),
-            b"l" if l.is_none() => l = Some(price(p)?),
-            b"c" if c.is_none() => c = Some(price(p)?),
+            b"o" if o.is_none() => o = Some(money::scan(p)?),
+            b"h" if h.is_none() => h = Some(money::scan(p)?),
+            b"l" if l.is_none() => l = Some(money::scan(p)?),
+            b"c" if c.is_none() => c = Some(money::scan(p)?),
             b"v" if v.is_none() => v = Some(volume(p)?),
             _ => return None,
         }
@@ -102,6 +93,7 @@ fn read_bar(p: &mut Scanner<'_>) -> Option<Bar> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use rust_decimal::Decimal;
 
     /// What the `serde` path reads.
     fn slow(body: &[u8]) -> Result<(Vec<Bar>, Option<String>), serde_json::Error> {

@@ -48,6 +48,15 @@ pub(crate) fn parse_number(token: &str) -> Option<Decimal> {
     Decimal::from_str_exact(token).ok()
 }
 
+/// A price in a one-pass reader ([`core_http::scan`]): a number, or a numeric string,
+/// read exactly as the `serde` path reads it; `None` for anything else.
+pub(crate) fn scan(p: &mut core_http::scan::Scanner<'_>) -> Option<Decimal> {
+    if p.peek()? == b'"' {
+        return parse(p.quoted()?);
+    }
+    parse_number(p.number()?)
+}
+
 /// Reads a decimal an answer must carry (a quote's price, a fill's quantity): a JSON
 /// number or numeric string; `null`, a missing value or anything else is an error rather
 /// than a zero someone might trade on.

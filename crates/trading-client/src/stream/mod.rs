@@ -7,6 +7,7 @@
 //! succeeds, and the caller is told meanwhile ([`Event::RecoveryPending`]).
 
 mod protocol;
+mod quote;
 mod recovery;
 
 use std::time::Duration;

@@ -59,9 +59,11 @@ struct AccountMessage {
 impl TradingProtocol {
     fn one(&self, raw: &str) -> Option<Inbound<Event>> {
         // The common case first: a quote written type-first (as the service writes
-        // them) is read in one pass. Anything else takes the general path below.
+        // them) is read in one pass, by a reader of its usual shape, else by `serde`.
+        // Anything else takes the general path below.
         if raw.starts_with(r#"{"type":"quote","#)
-            && let Ok(q) = serde_json::from_str::<Quote>(raw)
+            && let Some(q) =
+                super::quote::read(raw).or_else(|| serde_json::from_str::<Quote>(raw).ok())
         {
             return Some(Inbound::lossy(Event::Quote(q)).on_channel("quotes"));
         }
