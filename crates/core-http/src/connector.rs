@@ -16,11 +16,13 @@ use crate::proxy::Proxies;
 use crate::tunnel::Refusal;
 
 /// The connector chain of a client's agent: a tunnel through the call's proxy when it
-/// has one, else a plain TCP connection, then TLS for `https`.
+/// has one, else a plain TCP connection; its timeouts set only when they must change
+/// ([`steady`](crate::steady)); then TLS for `https`.
 pub(crate) fn chain(proxies: Proxies) -> impl Connector {
     use ureq::unversioned::transport::{RustlsConnector, TcpConnector};
     ().chain(Tunnels { proxies })
         .chain(TcpConnector::default())
+        .chain(crate::steady::Steady)
         .chain(RustlsConnector::default())
 }
 

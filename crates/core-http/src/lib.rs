@@ -89,6 +89,7 @@ mod retry;
 pub mod scan;
 pub mod service;
 mod setup;
+mod steady;
 mod time;
 pub mod timestamp;
 mod tls;
