@@ -156,6 +156,22 @@ client ÷ reqwest blocking: **{vs_reqwest:.3}** at the median (target under 1: {
         },
         verdict(vs_reqwest < 1.0),
     );
+    report.push_str(
+        "\nWhere the client's extra instructions go (2026-11-26, callgrind of 300 calls less \
+100, per call, the side's call alone counted inclusively: 157,829 for the client, 149,812 for \
+raw ureq): the client's own layers, the call plan, the attempt, the copy of the answer's \
+headers with credentials blanked, the request's URL and options (+4,190 beyond what the raw \
+side spends building its request); decoding the same bytes into the same `PostPage` (+2,293: \
+the same `serde_json` code, instantiated in another crate and run with another heap); ureq's \
+exchange as the transport drives it (+926) and the body's capped read (+608). About eight \
+allocations a call more than the raw side (of about 140) cost some 1,300 of these. Tried \
+without a gain: the answer's headers in one buffer with one search for credentials (two \
+allocations instead of five): more instructions, not fewer. In wall time, the sides' calls \
+interleaved one by one here evict each other's code from the processor's caches between \
+calls, which costs the client's larger code more; `core-http per-call cost` above measures \
+rounds of 50 calls a side. The client no longer sets the socket's timeouts on every call \
+(two system calls a call before, 2026-11-26; both sides now make the same system calls).\n",
+    );
     if flag("--build") {
         report.push_str(&build_costs());
     }
