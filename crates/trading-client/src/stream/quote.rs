@@ -168,5 +168,26 @@ mod tests {
                 prop_assert_eq!(Some(fast), slow(&frame), "{}", frame);
             }
         }
+
+        /// Whatever the bytes (the usual frame cut short or with bytes changed), the
+        /// reader answers without panicking, and what it reads `serde` reads the same.
+        #[test]
+        fn a_damaged_frame_is_never_misread(
+            cut in 0usize..200,
+            changes in prop::collection::vec((0usize..200, any::<u8>()), 0..4),
+        ) {
+            let mut bytes = USUAL.as_bytes().to_vec();
+            for (at, byte) in changes {
+                let at = at % bytes.len();
+                bytes[at] = byte;
+            }
+            bytes.truncate(cut.max(1));
+            let Ok(frame) = String::from_utf8(bytes) else {
+                return Ok(());
+            };
+            if let Some(fast) = read(&frame) {
+                prop_assert_eq!(Some(format!("{fast:?}")), slow(&frame).map(|e| format!("{e:?}")), "{}", frame);
+            }
+        }
     }
 }
