@@ -218,6 +218,14 @@ impl<'a> Scanner<'a> {
         Some(self.peek()? == b'n' && self.literal(b"null"))
     }
 
+    /// `null` as `None`, else what `read` reads (`None` when it reads nothing).
+    pub fn optional<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
+        if self.null()? {
+            return Some(None);
+        }
+        read(self).map(Some)
+    }
+
     /// `true` or `false`.
     pub fn bool(&mut self) -> Option<bool> {
         match self.peek()? {

@@ -39,10 +39,7 @@ pub(crate) fn read(body: &[u8]) -> Option<(Vec<Bar>, Option<String>)> {
 
 /// The next page's token: a string (valid UTF-8) or `null`.
 fn read_token(p: &mut Scanner<'_>) -> Option<Option<String>> {
-    if p.null()? {
-        return Some(None);
-    }
-    Some(Some(p.str()?.to_owned()))
+    Some(p.optional(Scanner::str)?.map(str::to_owned))
 }
 
 fn read_bars(p: &mut Scanner<'_>) -> Option<Vec<Bar>> {
@@ -57,10 +54,7 @@ fn read_bars(p: &mut Scanner<'_>) -> Option<Vec<Bar>> {
 
 /// A volume: plain digits within 64 bits, or `null`.
 fn volume(p: &mut Scanner<'_>) -> Option<Option<u64>> {
-    if p.null()? {
-        return Some(None);
-    }
-    p.u64().map(Some)
+    p.optional(Scanner::u64)
 }
 
 fn read_bar(p: &mut Scanner<'_>) -> Option<Bar> {

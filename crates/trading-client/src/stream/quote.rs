@@ -27,14 +27,14 @@ pub(super) fn read(frame: &str) -> Option<Quote> {
                 (p.string()? == b"quote").then_some(())?;
                 kind = true;
             }
-            b"symbol" if symbol.is_none() => symbol = Some(optional(&mut p, Scanner::str)?),
+            b"symbol" if symbol.is_none() => symbol = Some(p.optional(Scanner::str)?),
             b"price" if price.is_none() => price = Some(money::scan(&mut p)?),
-            b"bid" if bid.is_none() => bid = Some(optional(&mut p, money::scan)?),
-            b"ask" if ask.is_none() => ask = Some(optional(&mut p, money::scan)?),
-            b"bid_size" if bid_size.is_none() => bid_size = Some(optional(&mut p, Scanner::u64)?),
-            b"ask_size" if ask_size.is_none() => ask_size = Some(optional(&mut p, Scanner::u64)?),
+            b"bid" if bid.is_none() => bid = Some(p.optional(money::scan)?),
+            b"ask" if ask.is_none() => ask = Some(p.optional(money::scan)?),
+            b"bid_size" if bid_size.is_none() => bid_size = Some(p.optional(Scanner::u64)?),
+            b"ask_size" if ask_size.is_none() => ask_size = Some(p.optional(Scanner::u64)?),
             b"timestamp" if timestamp.is_none() => {
-                timestamp = Some(match optional(&mut p, Scanner::str)? {
+                timestamp = Some(match p.optional(Scanner::str)? {
                     Some(text) => Some(core_http::timestamp::parse(text).ok()?),
                     None => None,
                 });
@@ -53,17 +53,6 @@ pub(super) fn read(frame: &str) -> Option<Quote> {
         ask_size: ask_size.flatten(),
         timestamp: timestamp.flatten(),
     })
-}
-
-/// `null` as `None`, else what `read` reads.
-fn optional<'a, T>(
-    p: &mut Scanner<'a>,
-    read: impl FnOnce(&mut Scanner<'a>) -> Option<T>,
-) -> Option<Option<T>> {
-    if p.null()? {
-        return Some(None);
-    }
-    read(p).map(Some)
 }
 
 #[cfg(test)]

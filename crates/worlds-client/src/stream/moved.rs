@@ -29,9 +29,9 @@ pub(super) fn read(frame: &str) -> Option<Event> {
                 kind = true;
             }
             b"world_id" if world_id.is_none() => world_id = Some(WorldId::from(p.str()?)),
-            b"seq" if seq.is_none() => seq = Some(optional(&mut p, Scanner::u64)?),
+            b"seq" if seq.is_none() => seq = Some(p.optional(Scanner::u64)?),
             b"timestamp" if timestamp.is_none() => {
-                timestamp = Some(optional(&mut p, Scanner::str)?);
+                timestamp = Some(p.optional(Scanner::str)?);
             }
             b"data" if data.is_none() => data = Some(read_data(&mut p)?),
             b"replayed" if replayed.is_none() => replayed = Some(p.bool()?),
@@ -54,26 +54,15 @@ pub(super) fn read(frame: &str) -> Option<Event> {
     })
 }
 
-/// `null` as `None`, else what `read` reads.
-fn optional<'a, T>(
-    p: &mut Scanner<'a>,
-    read: impl FnOnce(&mut Scanner<'a>) -> Option<T>,
-) -> Option<Option<T>> {
-    if p.null()? {
-        return Some(None);
-    }
-    read(p).map(Some)
-}
-
 /// The move's `data`: the object's index, the object, who moved it.
 fn read_data(p: &mut Scanner<'_>) -> Option<(Option<u64>, WorldObject, Option<UserId>)> {
     let (mut index, mut object, mut by) = (None, None, None);
     let mut more = p.object()?;
     while more {
         match p.key()? {
-            b"index" if index.is_none() => index = Some(optional(p, Scanner::u64)?),
+            b"index" if index.is_none() => index = Some(p.optional(Scanner::u64)?),
             b"object" if object.is_none() => object = Some(read_object(p)?),
-            b"by" if by.is_none() => by = Some(optional(p, Scanner::str)?.map(UserId::from)),
+            b"by" if by.is_none() => by = Some(p.optional(Scanner::str)?.map(UserId::from)),
             _ => return None,
         }
         more = p.next_member()?;
@@ -87,10 +76,10 @@ fn read_object(p: &mut Scanner<'_>) -> Option<WorldObject> {
     let mut more = p.object()?;
     while more {
         match p.key()? {
-            b"type" if kind.is_none() => kind = Some(optional(p, Scanner::str)?.unwrap_or("")),
-            b"position" if position.is_none() => position = Some(optional(p, read_position)?),
+            b"type" if kind.is_none() => kind = Some(p.optional(Scanner::str)?.unwrap_or("")),
+            b"position" if position.is_none() => position = Some(p.optional(read_position)?),
             b"destination" if destination.is_none() => {
-                destination = Some(optional(p, Scanner::str)?);
+                destination = Some(p.optional(Scanner::str)?);
             }
             _ => return None,
         }
