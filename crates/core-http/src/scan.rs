@@ -67,12 +67,7 @@ impl<'a> Scanner<'a> {
 
     /// The start of an object: `true` when a member follows, `false` for `{}`.
     pub fn object(&mut self) -> Option<bool> {
-        self.byte(b'{')?;
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Some(false);
-        }
-        Some(true)
+        self.open(b'{', b'}')
     }
 
     /// A member's key and its `:`.
@@ -84,33 +79,35 @@ impl<'a> Scanner<'a> {
 
     /// After an object's member: `,` (`true`: another member follows) or `}`.
     pub fn next_member(&mut self) -> Option<bool> {
-        let more = match self.peek()? {
-            b',' => true,
-            b'}' => false,
-            _ => return None,
-        };
-        self.at += 1;
-        Some(more)
+        self.next_in(b'}')
     }
 
     /// The start of an array: `true` when an element follows, `false` for `[]`.
     pub fn array(&mut self) -> Option<bool> {
-        self.byte(b'[')?;
-        if self.peek()? == b']' {
-            self.at += 1;
-            return Some(false);
-        }
-        Some(true)
+        self.open(b'[', b']')
     }
 
     /// After an array's element: `,` (`true`: another element follows) or `]`.
     pub fn next_element(&mut self) -> Option<bool> {
-        let more = match self.peek()? {
-            b',' => true,
-            b']' => false,
-            _ => return None,
-        };
-        self.at += 1;
+        self.next_in(b']')
+    }
+
+    /// `open`, then `true` when something follows, `false` (and `close` taken) when
+    /// nothing does.
+    fn open(&mut self, open: u8, close: u8) -> Option<bool> {
+        self.byte(open)?;
+        let empty = self.peek()? == close;
+        if empty {
+            self.at += 1;
+        }
+        Some(!empty)
+    }
+
+    /// After a member or an element: `,` (`true`: another follows) or `close`.
+    fn next_in(&mut self, close: u8) -> Option<bool> {
+        let c = self.peek()?;
+        let more = c == b',';
+        (more || c == close).then(|| self.at += 1)?;
         Some(more)
     }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::hostile::{Act, Hostile, refused_url};
+use common::hostile::{Act, Hostile, raw, refused_url};
 use common::{ManualClock, RecordingSleeper};
 use core_http::{
     Error, ErrorKind, HttpClient,
@@ -443,70 +443,47 @@ fn an_error_body_echoing_the_key_is_shown_redacted() {
 
 // ---- time ----
 
-/// One keep-alive connection: each request's answer after its delay (none: at once).
-fn delayed_answers(delays: Vec<Duration>) -> String {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    thread::spawn(move || {
-        let (socket, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(socket.try_clone().unwrap());
-        let mut writer = socket;
-        for delay in delays {
-            // The request's head (the calls here have no body).
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            thread::sleep(delay);
-            let body = r#"{"ok":true}"#;
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            );
-            if writer.write_all(answer.as_bytes()).is_err() {
-                return;
-            }
-        }
-    });
-    url
+/// A client of `server` whose calls have `timeout` and are not retried.
+fn one_try(server: &Hostile, timeout: Duration) -> HttpClient {
+    HttpClient::builder()
+        .base_url(server.url())
+        .timeout(timeout)
+        .max_retries(0)
+        .build()
+        .unwrap()
 }
 
 #[test]
 fn a_shorter_timeout_left_on_the_socket_never_ends_a_longer_call_early() {
-    // The first call leaves a 300 ms read timeout on the pooled connection; the second,
-    // given 5 s, is answered after 800 ms on the same connection: it must succeed.
-    let url = delayed_answers(vec![Duration::ZERO, Duration::from_millis(800)]);
-    let c = HttpClient::builder()
-        .base_url(&url)
-        .timeout(Duration::from_millis(300))
-        .max_retries(0)
-        .build()
-        .unwrap();
+    // The first call leaves a 1 s read timeout on the pooled connection; the second,
+    // given 10 s, is answered after 2 s on the same connection: it must succeed.
+    let ok = r#"{"ok":true}"#;
+    let server = Hostile::scripted(vec![
+        Act::json(200, ok),
+        Act::SendAfter(Duration::from_secs(2), raw(200, &[], ok.as_bytes())),
+    ]);
+    let c = one_try(&server, Duration::from_secs(1));
     c.get("/first").send().unwrap();
     let started = Instant::now();
-    let answer = c.get("/second").timeout(Duration::from_secs(5)).send();
+    let answer = c.get("/second").timeout(Duration::from_secs(10)).send();
     assert!(answer.is_ok(), "{answer:?}");
-    assert!(started.elapsed() >= Duration::from_millis(700));
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert_eq!(
+        server.connections(),
+        1,
+        "the second call went over the first's socket"
+    );
 }
 
 #[test]
 fn a_longer_timeout_left_on_the_socket_never_lets_a_shorter_call_run_late() {
     // The first call leaves a 5 s read timeout on the connection; the second, given
     // 400 ms, is never answered in time: it ends at its own deadline.
-    let url = delayed_answers(vec![Duration::ZERO, Duration::from_secs(10)]);
-    let c = HttpClient::builder()
-        .base_url(&url)
-        .timeout(Duration::from_secs(5))
-        .max_retries(0)
-        .build()
-        .unwrap();
+    let server = Hostile::scripted(vec![
+        Act::json(200, r#"{"ok":true}"#),
+        Act::stall(Duration::from_secs(10)),
+    ]);
+    let c = one_try(&server, Duration::from_secs(5));
     c.get("/first").send().unwrap();
     let budget = Duration::from_millis(400);
     let started = Instant::now();
@@ -518,6 +495,38 @@ fn a_longer_timeout_left_on_the_socket_never_lets_a_shorter_call_run_late() {
         started.elapsed()
     );
     assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert_eq!(
+        server.connections(),
+        1,
+        "the second call went over the first's socket"
+    );
+}
+
+#[test]
+fn a_longer_write_timeout_left_on_the_socket_never_lets_an_upload_run_late() {
+    // The first call leaves a 5 s write timeout on the connection; the second sends
+    // 32 MiB to a server that reads none of it, within 800 ms: once the socket's
+    // buffers are full its writes block, and it ends at its own deadline.
+    let server = Hostile::scripted(vec![
+        Act::json(200, r#"{"ok":true}"#),
+        Act::StallBeforeRead(Duration::from_secs(10)),
+    ]);
+    let c = one_try(&server, Duration::from_secs(5));
+    c.get("/first").send().unwrap();
+    let budget = Duration::from_millis(800);
+    let upload = c
+        .post("/upload")
+        .timeout(budget)
+        .bytes("application/octet-stream", vec![b'x'; 32 << 20]);
+    let started = Instant::now();
+    let err = upload.send().unwrap_err();
+    within(started, budget);
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert_eq!(
+        server.connections(),
+        1,
+        "the second call went over the first's socket"
+    );
 }
 
 #[test]

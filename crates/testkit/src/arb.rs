@@ -206,3 +206,42 @@ pub fn object(fields: Vec<Field>) -> BoxedStrategy<Value> {
         })
         .boxed()
 }
+
+/// A value's JSON text as a service usually writes it (`value`), four times in five; an
+/// odd one (which a one-pass reader may refuse) otherwise.
+pub fn usually(
+    value: impl Strategy<Value = String>,
+    odd: Vec<&'static str>,
+) -> impl Strategy<Value = String> {
+    prop_oneof![
+        8 => value,
+        2 => prop::sample::select(odd).prop_map(str::to_owned),
+    ]
+}
+
+/// An object's member, `"key":value`, six times in seven; absent otherwise.
+pub fn member(
+    key: &'static str,
+    value: impl Strategy<Value = String>,
+) -> impl Strategy<Value = Option<String>> {
+    prop_oneof![
+        1 => Just(None),
+        6 => value.prop_map(move |v| Some(format!("\"{key}\":{v}"))),
+    ]
+}
+
+/// `frame` damaged: up to three of its bytes changed, then cut short somewhere (a byte
+/// that leaves the text not UTF-8 is shown as U+FFFD, as a frame's text would be).
+pub fn damaged(frame: &'static str) -> impl Strategy<Value = String> {
+    let len = frame.len().max(1);
+    (1..=len, prop::collection::vec((0..len, any::<u8>()), 0..4)).prop_map(move |(cut, changes)| {
+        let mut bytes = frame.as_bytes().to_vec();
+        for (at, byte) in changes {
+            if let Some(b) = bytes.get_mut(at) {
+                *b = byte;
+            }
+        }
+        bytes.truncate(cut);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}

@@ -32,12 +32,18 @@ pub struct Seen {
 pub enum Act {
     /// Close the connection at once, before reading the request.
     CloseBeforeRead,
+    /// Read nothing of the request (a client sending a large body finds its writes
+    /// blocked once the socket's buffers are full), stall for this long, then close.
+    StallBeforeRead(Duration),
     /// Read the request, then close without answering.
     CloseAfterRead,
     /// Send these bytes (a whole answer) and keep the connection open.
     Send(Vec<u8>),
     /// Send these bytes, then stall for this long, then close.
     SendThenStall(Vec<u8>, Duration),
+    /// Wait this long, then send these bytes (a whole answer) and keep the connection
+    /// open.
+    SendAfter(Duration, Vec<u8>),
     /// Send `head`, then `body` one byte every `every`, then close.
     Trickle {
         /// The bytes sent at once.
@@ -102,9 +108,11 @@ impl Act {
 
     fn may_have_acted(&self) -> bool {
         let status = match self {
-            Act::Send(bytes) | Act::SendThenStall(bytes, _) => status_of(bytes),
+            Act::Send(bytes) | Act::SendThenStall(bytes, _) | Act::SendAfter(_, bytes) => {
+                status_of(bytes)
+            }
             Act::Trickle { head, .. } | Act::Flood { head, .. } => status_of(head),
-            Act::CloseBeforeRead | Act::CloseAfterRead => None,
+            Act::CloseBeforeRead | Act::StallBeforeRead(_) | Act::CloseAfterRead => None,
         };
         !matches!(status, Some(429 | 503))
     }
@@ -235,7 +243,8 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
             path: String::new(),
             index,
         };
-        if matches!(script(&peek), Act::CloseBeforeRead) {
+        let before = script(&peek);
+        if matches!(before, Act::CloseBeforeRead | Act::StallBeforeRead(_)) {
             if let Ok(mut l) = log.lock() {
                 // Counted as seen: the client may have written its request already.
                 l.push(Seen {
@@ -245,6 +254,9 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
                     body: String::new(),
                     may_have_acted: true,
                 });
+            }
+            if let Act::StallBeforeRead(pause) = before {
+                thread::sleep(pause);
             }
             return;
         }
@@ -274,8 +286,14 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
         }
         let stream = reader.get_mut();
         match act {
-            Act::CloseBeforeRead | Act::CloseAfterRead => return,
+            Act::CloseBeforeRead | Act::StallBeforeRead(_) | Act::CloseAfterRead => return,
             Act::Send(bytes) => {
+                if stream.write_all(&bytes).is_err() || says_close(&bytes) {
+                    return;
+                }
+            }
+            Act::SendAfter(pause, bytes) => {
+                thread::sleep(pause);
                 if stream.write_all(&bytes).is_err() || says_close(&bytes) {
                     return;
                 }

@@ -59,6 +59,7 @@ pub(super) fn read(frame: &str) -> Option<Quote> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use testkit::arb::{damaged, member, usually};
 
     const USUAL: &str = r#"{"type":"quote","symbol":"AAPL","price":187.01,"bid":187.00,"ask":"187.02","bid_size":100,"ask_size":200,"timestamp":"2026-03-02T15:04:05Z"}"#;
 
@@ -90,19 +91,8 @@ mod tests {
         }
     }
 
-    /// The service's usual value, four times in five; an odd one otherwise.
-    fn usual(
-        value: impl Strategy<Value = String>,
-        odd: Vec<&'static str>,
-    ) -> impl Strategy<Value = String> {
-        prop_oneof![
-            8 => value,
-            2 => prop::sample::select(odd).prop_map(str::to_owned),
-        ]
-    }
-
     fn price() -> impl Strategy<Value = String> {
-        usual(
+        usually(
             prop_oneof![
                 3 => (0u64..10_000_000, 0u32..5).prop_map(|(m, s)| rust_decimal::Decimal::new(m as i64, s).to_string()),
                 1 => (0u64..10_000_000, 0u32..5).prop_map(|(m, s)| format!("\"{}\"", rust_decimal::Decimal::new(m as i64, s))),
@@ -121,29 +111,19 @@ mod tests {
         )
     }
 
-    fn member(
-        key: &'static str,
-        value: impl Strategy<Value = String>,
-    ) -> impl Strategy<Value = Option<String>> {
-        prop_oneof![
-            1 => Just(None),
-            6 => value.prop_map(move |v| Some(format!("\"{key}\":{v}"))),
-        ]
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
 
         /// Whatever the one-pass reader reads, `serde` reads the same.
         #[test]
         fn what_is_read_in_one_pass_is_what_serde_reads(
-            symbol in member("symbol", usual(Just("\"AAPL\"".to_owned()), vec!["null", "\"\"", "7"])),
+            symbol in member("symbol", usually(Just("\"AAPL\"".to_owned()), vec!["null", "\"\"", "7"])),
             price in member("price", price()),
             bid in member("bid", price()),
             ask in member("ask", price()),
-            bid_size in member("bid_size", usual((0u64..10_000).prop_map(|n| n.to_string()), vec!["null", "-1", "1.0", "18446744073709551616"])),
-            ask_size in member("ask_size", usual((0u64..10_000).prop_map(|n| n.to_string()), vec!["null", "\"7\""])),
-            timestamp in member("timestamp", usual(Just("\"2026-03-02T15:04:05.25+01:00\"".to_owned()), vec!["null", "\"soon\"", "5", "\"2026-02-30T15:04:05Z\""])),
+            bid_size in member("bid_size", usually((0u64..10_000).prop_map(|n| n.to_string()), vec!["null", "-1", "1.0", "18446744073709551616"])),
+            ask_size in member("ask_size", usually((0u64..10_000).prop_map(|n| n.to_string()), vec!["null", "\"7\""])),
+            timestamp in member("timestamp", usually(Just("\"2026-03-02T15:04:05.25+01:00\"".to_owned()), vec!["null", "\"soon\"", "5", "\"2026-02-30T15:04:05Z\""])),
             ws in prop::sample::select(vec!["", " ", "\n "]),
             reversed: bool,
         ) {
@@ -161,19 +141,7 @@ mod tests {
         /// Whatever the bytes (the usual frame cut short or with bytes changed), the
         /// reader answers without panicking, and what it reads `serde` reads the same.
         #[test]
-        fn a_damaged_frame_is_never_misread(
-            cut in 0usize..200,
-            changes in prop::collection::vec((0usize..200, any::<u8>()), 0..4),
-        ) {
-            let mut bytes = USUAL.as_bytes().to_vec();
-            for (at, byte) in changes {
-                let at = at % bytes.len();
-                bytes[at] = byte;
-            }
-            bytes.truncate(cut.max(1));
-            let Ok(frame) = String::from_utf8(bytes) else {
-                return Ok(());
-            };
+        fn a_damaged_frame_is_never_misread(frame in damaged(USUAL)) {
             if let Some(fast) = read(&frame) {
                 prop_assert_eq!(Some(format!("{fast:?}")), slow(&frame).map(|e| format!("{e:?}")), "{}", frame);
             }

@@ -109,6 +109,7 @@ mod tests {
     use super::*;
     use crate::stream::protocol::moved_by_serde;
     use proptest::prelude::*;
+    use testkit::arb::{damaged, member, usually};
 
     const USUAL: &str = r#"{"type":"object.moved","world_id":"w1","seq":7,"timestamp":"2026-03-02T14:30:00Z","data":{"index":3,"object":{"type":"portal","position":[1.5,-0,20],"destination":"w2"},"by":"u1"}}"#;
 
@@ -163,27 +164,9 @@ mod tests {
         ]
     }
 
-    /// The service's usual value, four times in five; an odd one otherwise.
-    fn usual(value: &'static str, odd: Vec<&'static str>) -> impl Strategy<Value = String> {
-        prop_oneof![
-            8 => Just(value.to_owned()),
-            2 => prop::sample::select(odd).prop_map(str::to_owned),
-        ]
-    }
-
-    fn member(
-        key: &'static str,
-        value: impl Strategy<Value = String>,
-    ) -> impl Strategy<Value = Option<String>> {
-        prop_oneof![
-            1 => Just(None),
-            6 => value.prop_map(move |v| Some(format!("\"{key}\":{v}"))),
-        ]
-    }
-
     fn object() -> impl Strategy<Value = String> {
         (
-            member("type", usual("\"portal\"", vec!["null", "\"\"", "3"])),
+            member("type", usually(Just("\"portal\"".to_owned()), vec!["null", "\"\"", "3"])),
             member(
                 "position",
                 prop_oneof![
@@ -192,8 +175,8 @@ mod tests {
                     1 => Just("[1,2]".to_owned()),
                 ],
             ),
-            member("destination", usual("\"w2\"", vec!["null", "{}", "\"\\u0077\""])),
-            usual("", vec![",\"colour\":\"red\""]),
+            member("destination", usually(Just("\"w2\"".to_owned()), vec!["null", "{}", "\"\\u0077\""])),
+            usually(Just("".to_owned()), vec![",\"colour\":\"red\""]),
         )
             .prop_map(|(t, p, d, extra)| {
                 let members: Vec<String> = [t, p, d].into_iter().flatten().collect();
@@ -207,12 +190,12 @@ mod tests {
         /// Whatever the one-pass reader reads, `serde` reads the same.
         #[test]
         fn what_is_read_in_one_pass_is_what_serde_reads(
-            seq in usual("7", vec!["null", "-1", "18446744073709551615", "18446744073709551616", "7.0"]),
-            timestamp in member("timestamp", usual("\"2026-03-02T14:30:00Z\"", vec!["null", "\"soon\"", "5"])),
-            index in member("index", usual("3", vec!["null", "-3", "3.5"])),
-            by in member("by", usual("\"u1\"", vec!["null", "7"])),
+            seq in usually(Just("7".to_owned()), vec!["null", "-1", "18446744073709551615", "18446744073709551616", "7.0"]),
+            timestamp in member("timestamp", usually(Just("\"2026-03-02T14:30:00Z\"".to_owned()), vec!["null", "\"soon\"", "5"])),
+            index in member("index", usually(Just("3".to_owned()), vec!["null", "-3", "3.5"])),
+            by in member("by", usually(Just("\"u1\"".to_owned()), vec!["null", "7"])),
             object in object(),
-            replayed in member("replayed", usual("true", vec!["false", "null"])),
+            replayed in member("replayed", usually(Just("true".to_owned()), vec!["false", "null"])),
             ws in prop::sample::select(vec!["", " ", "\n "]),
         ) {
             let data: Vec<String> = [index, Some(format!("\"object\":{object}")), by].into_iter().flatten().collect();
@@ -234,19 +217,7 @@ mod tests {
         /// Whatever the bytes (the usual frame cut short or with bytes changed), the
         /// reader answers without panicking, and what it reads `serde` reads the same.
         #[test]
-        fn a_damaged_frame_is_never_misread(
-            cut in 0usize..200,
-            changes in prop::collection::vec((0usize..200, any::<u8>()), 0..4),
-        ) {
-            let mut bytes = USUAL.as_bytes().to_vec();
-            for (at, byte) in changes {
-                let at = at % bytes.len();
-                bytes[at] = byte;
-            }
-            bytes.truncate(cut.max(1));
-            let Ok(frame) = String::from_utf8(bytes) else {
-                return Ok(());
-            };
+        fn a_damaged_frame_is_never_misread(frame in damaged(USUAL)) {
             if let Some(fast) = read(&frame) {
                 prop_assert_eq!(Some(format!("{fast:?}")), moved_by_serde(&frame).map(|e| format!("{e:?}")), "{}", frame);
             }
