@@ -128,10 +128,13 @@ pub(crate) fn run(
             &parsed
         };
         let request = prepare(call, &hop, origin, auth, retries);
+        // Every read and write of this hop on this thread (its body's too) ends by the
+        // call's deadline.
+        let _deadline = crate::steady::CallDeadline::within(remaining);
         let response = send(call, &hop, origin, request, remaining)?;
         let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();
-        let headers = headers_of(&parts.headers, &call.redact);
+        let headers = Headers::from_map(parts.headers, &call.redact);
         debug!(
             "<-- {status} {} {} in {:?}{}",
             hop.method,
@@ -166,8 +169,8 @@ fn prepare(
     let cfg = &call.client.inner.config;
     // The client's credentials belong to its base URL's origin; a call's own
     // credential headers to the call's URL's origin.
-    let client_credentials = call.base_origin == Some(origin);
-    let call_credentials = *origin == *call.origin;
+    let client_credentials = call.base_origin.is_some_and(|b| Origin::same(b, origin));
+    let call_credentials = Origin::same(origin, &call.origin);
 
     // The `User-Agent` is the agent's own (set once when the client was built).
     let mut builder = ureq::http::Request::builder()
@@ -304,25 +307,6 @@ fn send(
         }
         fail(failed.error, failed.outcome, hop.count)
     })
-}
-
-/// The answer's headers (`http` header names are lower case already).
-/// The answer's headers, each value with the client's credentials blanked out: a
-/// server that echoes a key back (in a request id, a `Location`, anything) never puts it
-/// in an error, a log line, the observer or a span, all of which read these.
-fn headers_of(headers: &ureq::http::HeaderMap, redact: &crate::redact::Redactor) -> Headers {
-    Headers::from_lowercase_pairs(
-        headers
-            .iter()
-            .map(|(k, v)| {
-                let value = match v.to_str() {
-                    Ok(text) => text.to_owned(),
-                    Err(_) => String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                };
-                (k.as_str().to_owned(), redact.apply(value))
-            })
-            .collect(),
-    )
 }
 
 /// Follows a redirect to `location`, or refuses it: not a usable URL, too many, plain

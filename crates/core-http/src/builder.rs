@@ -63,8 +63,11 @@ impl HttpClient {
 pub struct RequestBuilder<'a> {
     pub(crate) client: &'a HttpClient,
     pub(crate) method: Method,
-    pub(crate) path: String,
-    pub(crate) query: Vec<(String, String)>,
+    /// The URL, joined once: the base URL and the path (or the path itself when it is
+    /// an absolute URL), then each query parameter as it is added.
+    pub(crate) url: String,
+    /// The path was an absolute URL.
+    pub(crate) absolute: bool,
     pub(crate) body: Option<Body>,
     pub(crate) options: RequestOptions,
     pub(crate) authenticated: bool,
@@ -77,8 +80,8 @@ impl<'a> RequestBuilder<'a> {
         RequestBuilder {
             client,
             method,
-            path: path.to_owned(),
-            query: Vec::new(),
+            url: crate::url::join(client.base_url(), path),
+            absolute: crate::url::is_absolute(path),
             body: None,
             options: RequestOptions::default(),
             authenticated: true,
@@ -89,7 +92,7 @@ impl<'a> RequestBuilder<'a> {
 
     /// Adds a query parameter (percent-encoded when sent).
     pub fn query(mut self, name: &str, value: impl ToString) -> Self {
-        self.query.push((name.to_owned(), value.to_string()));
+        crate::url::push_query(&mut self.url, name, &value.to_string());
         self
     }
 
@@ -220,8 +223,7 @@ impl fmt::Debug for RequestBuilder<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestBuilder")
             .field("method", &self.method)
-            .field("path", &self.path)
-            .field("query", &self.query)
+            .field("url", &self.url)
             .field("body_len", &self.body.as_ref().map(|b| b.len()))
             .finish_non_exhaustive()
     }

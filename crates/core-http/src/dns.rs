@@ -5,7 +5,6 @@
 //! here, that cost more than the rest of a keep-alive call. This resolver keeps answers
 //! for 30 seconds, so a client talking to one service resolves about twice a minute.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -20,7 +19,17 @@ const TTL: Duration = Duration::from_secs(30);
 #[derive(Debug, Default)]
 pub(crate) struct CachingResolver {
     inner: DefaultResolver,
-    cache: Mutex<HashMap<String, (Instant, ResolvedSocketAddrs)>>,
+    /// `scheme://authority`, when it was resolved, and what to. A client talks to one
+    /// or a few hosts: a short list, searched without making a key.
+    cache: Mutex<Vec<(String, Instant, ResolvedSocketAddrs)>>,
+}
+
+/// Whether `key` is `scheme://authority`.
+fn is_key(key: &str, scheme: &str, authority: &str) -> bool {
+    key.len() == scheme.len() + 3 + authority.len()
+        && key.starts_with(scheme)
+        && key[scheme.len()..].starts_with("://")
+        && key.ends_with(authority)
 }
 
 impl Resolver for CachingResolver {
@@ -30,13 +39,10 @@ impl Resolver for CachingResolver {
         config: &Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let key = format!(
-            "{}://{}",
-            uri.scheme_str().unwrap_or_default(),
-            uri.authority().map(|a| a.as_str()).unwrap_or_default()
-        );
+        let scheme = uri.scheme_str().unwrap_or_default();
+        let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
         if let Ok(cache) = self.cache.lock()
-            && let Some((at, addrs)) = cache.get(&key)
+            && let Some((_, at, addrs)) = cache.iter().find(|(k, ..)| is_key(k, scheme, authority))
             && at.elapsed() < TTL
         {
             return Ok(addrs.clone());
@@ -49,11 +55,30 @@ impl Resolver for CachingResolver {
             Err(e) => return Err(e),
         };
         if let Ok(mut cache) = self.cache.lock() {
-            if cache.len() > 256 {
-                cache.retain(|_, (at, _)| at.elapsed() < TTL);
+            cache.retain(|(k, at, _)| at.elapsed() < TTL && !is_key(k, scheme, authority));
+            if cache.len() >= 256 {
+                cache.remove(0);
             }
-            cache.insert(key, (Instant::now(), addrs.clone()));
+            cache.push((
+                format!("{scheme}://{authority}"),
+                Instant::now(),
+                addrs.clone(),
+            ));
         }
         Ok(addrs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_the_scheme_and_authority_exactly() {
+        assert!(is_key("https://a.io:8443", "https", "a.io:8443"));
+        assert!(!is_key("https://a.io:8443", "http", "a.io:8443"));
+        assert!(!is_key("https://a.io:8443", "https", "a.io:844"));
+        assert!(!is_key("https//:a.io:8443", "https", "a.io:8443"));
+        assert!(!is_key("http://a.io", "https", "a.io"));
     }
 }

@@ -96,6 +96,17 @@ impl Redactor {
         Redactor::new(self.secrets.iter().cloned().chain([secret.to_owned()]))
     }
 
+    /// Whether `text` holds one of the secrets (what [`apply`](Self::apply) would blank).
+    pub(crate) fn finds(&self, text: &str) -> bool {
+        self.secrets.iter().any(|s| text.contains(s.as_str()))
+            || self.current.as_ref().is_some_and(|current| {
+                current
+                    .lock()
+                    .ok()
+                    .is_some_and(|slot| slot.as_deref().is_some_and(|s| text.contains(s)))
+            })
+    }
+
     /// `text` with every known secret replaced by `***`.
     pub(crate) fn apply(&self, text: String) -> String {
         let mut out = text;

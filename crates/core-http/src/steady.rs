@@ -10,11 +10,61 @@
 //!   is left, so a call still times out exactly when its time is up, never before;
 //! - a write (which cannot be made again: part of it may have gone) keeps the timeout it
 //!   has only when that is no later than what is left and at most 1 % short of it.
+//!
+//! It also keeps each read and write within the deadline of the call being made on this
+//! thread ([`CallDeadline`]), so that a buffered call needs no timeout of ureq's own (whose
+//! bookkeeping costs more than the rest of the layer): what is left is the earlier of
+//! ureq's timeout and the call's.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use ureq::Timeout;
 use ureq::unversioned::transport::time::Duration as UreqDuration;
 use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
+
+thread_local! {
+    /// The deadline of the call this thread is making, when one is set.
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// The deadline of the call this thread is making, for every read and write of its
+/// connection (the call's exchange and its body are read on the calling thread), until
+/// this is dropped; the one set before (a call within a call) then applies again.
+pub(crate) struct CallDeadline {
+    previous: Option<Instant>,
+}
+
+impl CallDeadline {
+    /// Sets the deadline `left` from now.
+    pub(crate) fn within(left: Duration) -> CallDeadline {
+        let previous = DEADLINE.get();
+        DEADLINE.set(Instant::now().checked_add(left));
+        CallDeadline { previous }
+    }
+}
+
+impl Drop for CallDeadline {
+    fn drop(&mut self) {
+        DEADLINE.set(self.previous);
+    }
+}
+
+/// What is left of ureq's `timeout` and the call's deadline, whichever ends first: the
+/// time, why it would end, and when (`None`: not before the time is read again).
+fn left(timeout: NextTimeout) -> (Duration, Timeout, Option<Instant>) {
+    let theirs = *timeout.after;
+    let Some(deadline) = DEADLINE.get() else {
+        return (theirs, timeout.reason, None);
+    };
+    let now = Instant::now();
+    let ours = deadline.saturating_duration_since(now);
+    if ours <= theirs {
+        (ours, Timeout::Global, Some(deadline))
+    } else {
+        (theirs, timeout.reason, now.checked_add(theirs))
+    }
+}
 
 /// The layer in the connector chain.
 #[derive(Debug, Default)]
@@ -45,15 +95,18 @@ pub(crate) struct SteadyTransport<T> {
     write: Option<Duration>,
 }
 
-/// `timeout` with `after` in its place (the per-read and per-write limits applied).
-fn with_after(timeout: NextTimeout, after: Duration) -> NextTimeout {
+/// A timeout of `after`, for `reason` (the per-read and per-write limits applied).
+fn with_after(reason: Timeout, after: Duration) -> NextTimeout {
     NextTimeout {
         after: UreqDuration::Exact(after),
-        reason: timeout.reason,
+        reason,
         per_read: None,
         per_write: None,
     }
 }
+
+/// The most a duration can be and still mean "a time": beyond, ureq's "not happening".
+const FOREVER: Duration = Duration::from_secs(u64::MAX / 2);
 
 impl<T: Transport> Transport for SteadyTransport<T> {
     fn buffers(&mut self) -> &mut dyn Buffers {
@@ -61,41 +114,54 @@ impl<T: Transport> Transport for SteadyTransport<T> {
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        let timeout = timeout.for_write();
-        let Some(wanted) = timeout.not_zero().map(|d| *d) else {
+        let (wanted, reason, _) = left(timeout.for_write());
+        if wanted.is_zero() {
+            return Err(ureq::Error::Timeout(reason));
+        }
+        if wanted >= FOREVER {
             self.write = None;
-            return self.inner.transmit_output(amount, timeout);
-        };
+            return self.inner.transmit_output(amount, timeout.for_write());
+        }
         let given = match self.write {
             Some(had) if had <= wanted && wanted - had <= wanted / 100 => had,
             _ => wanted,
         };
         self.write = Some(given);
         self.inner
-            .transmit_output(amount, with_after(timeout, given))
+            .transmit_output(amount, with_after(reason, given))
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        let timeout = timeout.for_read();
-        let Some(wanted) = timeout.not_zero().map(|d| *d) else {
+        let (wanted, reason, deadline) = left(timeout.for_read());
+        if wanted.is_zero() {
+            return Err(ureq::Error::Timeout(reason));
+        }
+        if wanted >= FOREVER {
             self.read = None;
-            return self.inner.await_input(timeout);
-        };
-        let deadline = Instant::now().checked_add(wanted);
+            return self.inner.await_input(timeout.for_read());
+        }
         let mut given = match self.read {
             Some(had) if had <= wanted => had,
             _ => wanted,
         };
+        // When the read may end before its time (the socket's timeout is shorter), what
+        // is left is measured from now.
+        let deadline = match deadline {
+            Some(d) => Some(d),
+            None if given < wanted => Instant::now().checked_add(wanted),
+            None => None,
+        };
         loop {
             self.read = Some(given);
-            match self.inner.await_input(with_after(timeout, given)) {
+            match self.inner.await_input(with_after(reason, given)) {
                 Err(ureq::Error::Timeout(_)) => {
                     // Ended by the timeout the socket had: again with what is left, if
                     // anything is.
-                    let left =
-                        deadline.map_or(wanted, |d| d.saturating_duration_since(Instant::now()));
+                    let left = deadline.map_or(Duration::ZERO, |d| {
+                        d.saturating_duration_since(Instant::now())
+                    });
                     if left.is_zero() || given >= wanted {
-                        return Err(ureq::Error::Timeout(timeout.reason));
+                        return Err(ureq::Error::Timeout(reason));
                     }
                     given = left;
                 }

@@ -62,6 +62,12 @@ pub(crate) struct Origin {
 }
 
 impl Origin {
+    /// Whether `a` and `b` are the same origin (at once when they are one value, as the
+    /// base URL's is for most calls).
+    pub(crate) fn same(a: &Origin, b: &Origin) -> bool {
+        std::ptr::eq(a, b) || a == b
+    }
+
     /// Parses the origin of an absolute `http` or `https` URL.
     pub(crate) fn parse(url: &str) -> Result<Origin> {
         let (scheme, rest) = url
@@ -143,31 +149,32 @@ pub(crate) fn strip_query(url: &str) -> &str {
     url.split('?').next().unwrap_or(url)
 }
 
+/// Whether a request's path is an absolute `http(s)://` URL rather than a path under the
+/// base URL.
+pub(crate) fn is_absolute(path: &str) -> bool {
+    path.starts_with("https://") || path.starts_with("http://")
+}
+
 /// Joins a path onto a base URL. An absolute `http(s)://` path is used as it is.
-pub(crate) fn join(base: &str, path: &str, query: &[(String, String)]) -> String {
-    let mut url = if path.starts_with("https://") || path.starts_with("http://") {
-        path.to_owned()
-    } else {
-        let mut url = String::with_capacity(base.len() + 1 + path.len());
-        url.push_str(base);
-        if !path.is_empty() && !path.starts_with('/') {
-            url.push('/');
-        }
-        url.push_str(path);
-        url
-    };
-    for (i, (k, v)) in query.iter().enumerate() {
-        let sep = if i == 0 && !url.contains('?') {
-            '?'
-        } else {
-            '&'
-        };
-        url.push(sep);
-        encode_into(&mut url, k);
-        url.push('=');
-        encode_into(&mut url, v);
+pub(crate) fn join(base: &str, path: &str) -> String {
+    if is_absolute(path) {
+        return path.to_owned();
     }
+    let mut url = String::with_capacity(base.len() + 1 + path.len());
+    url.push_str(base);
+    if !path.is_empty() && !path.starts_with('/') {
+        url.push('/');
+    }
+    url.push_str(path);
     url
+}
+
+/// Adds a query parameter to a URL, percent-encoded.
+pub(crate) fn push_query(url: &mut String, name: &str, value: &str) {
+    url.push(if url.contains('?') { '&' } else { '?' });
+    encode_into(url, name);
+    url.push('=');
+    encode_into(url, value);
 }
 
 /// Resolves a `Location` header against the URL that was requested, as RFC 3986 §5.2
@@ -334,19 +341,15 @@ mod tests {
 
     #[test]
     fn joins_and_resolves() {
-        assert_eq!(
-            join(
-                "https://a.io",
-                "/v1/posts",
-                &[("limit".into(), "2".into()), ("q".into(), "a b".into())]
-            ),
-            "https://a.io/v1/posts?limit=2&q=a%20b"
-        );
-        assert_eq!(join("https://a.io/api", "x", &[]), "https://a.io/api/x");
-        assert_eq!(
-            join("https://a.io", "https://b.io/t", &[]),
-            "https://b.io/t"
-        );
+        let mut url = join("https://a.io", "/v1/posts");
+        push_query(&mut url, "limit", "2");
+        push_query(&mut url, "q", "a b");
+        assert_eq!(url, "https://a.io/v1/posts?limit=2&q=a%20b");
+        let mut url = join("https://a.io", "/v1/x?fixed=1");
+        push_query(&mut url, "q", "&");
+        assert_eq!(url, "https://a.io/v1/x?fixed=1&q=%26");
+        assert_eq!(join("https://a.io/api", "x"), "https://a.io/api/x");
+        assert_eq!(join("https://a.io", "https://b.io/t"), "https://b.io/t");
         assert_eq!(
             resolve("http://a:1/v1/x?q", "/v2/y").as_deref(),
             Some("http://a:1/v2/y")

@@ -43,6 +43,16 @@ pub(crate) fn run<S: ureq::AsSendBody>(
     proxy: Option<&ureq::Proxy>,
 ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
     let remaining = bounded(t.remaining);
+    // The common case: a buffered exchange, directly to the server, with time for the
+    // agent's resolve and connect timeouts (when there is no pooled connection). The
+    // call's deadline bounds every read and write of the exchange and its body on this
+    // thread (`steady::CallDeadline`, set by the attempt): the agent's configuration as
+    // it is, with no copy of it made for this request and no timeout of ureq's own to
+    // keep track of.
+    let fits = t.agent_connect.saturating_mul(2) <= remaining;
+    if mode == Mode::Buffered && proxy.is_none() && t.connect.is_none() && fits {
+        return agent.run(request);
+    }
     let configured = agent.configure_request(request);
     // The proxy for this URL (its scheme, its host), tunnelled by `connector.rs`.
     let configured = match proxy {

@@ -529,6 +529,88 @@ fn a_longer_write_timeout_left_on_the_socket_never_lets_an_upload_run_late() {
     );
 }
 
+/// A client whose calls take the common path: a buffered call with time for the
+/// connect timeout twice over runs on the agent's configuration as it is, with no timeout
+/// of ureq's, its reads and writes bounded by the call's deadline alone.
+fn common_path(server: &Hostile, budget: Duration) -> HttpClient {
+    HttpClient::builder()
+        .base_url(server.url())
+        .timeout(budget)
+        .connect_timeout(budget / 4)
+        .max_retries(0)
+        .build()
+        .unwrap()
+}
+
+/// `took` is the budget, give or take the machine's scheduling: not early, not late.
+fn on_time(took: Duration, budget: Duration) {
+    assert!(
+        took >= budget - Duration::from_millis(20),
+        "early: {took:?}"
+    );
+    assert!(took < budget + Duration::from_millis(400), "late: {took:?}");
+}
+
+#[test]
+fn a_trickling_body_on_the_common_path_ends_at_the_call_deadline() {
+    // 300 bytes, one every 50 ms: 15 s, against a budget of 800 ms.
+    let server = Hostile::scripted(vec![Act::Trickle {
+        head: b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 300\r\n\r\n"
+            .to_vec(),
+        body: vec![b' '; 300],
+        every: Duration::from_millis(50),
+    }]);
+    let budget = Duration::from_millis(800);
+    let c = common_path(&server, budget);
+    let started = Instant::now();
+    let err = c.get("/slow").send().unwrap_err();
+    on_time(started.elapsed(), budget);
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+}
+
+#[test]
+fn a_silent_server_on_the_common_path_ends_the_call_at_its_deadline() {
+    let server = Hostile::scripted(vec![Act::stall(Duration::from_secs(10))]);
+    let budget = Duration::from_millis(800);
+    let c = common_path(&server, budget);
+    let started = Instant::now();
+    let err = c.get("/silent").send().unwrap_err();
+    on_time(started.elapsed(), budget);
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+}
+
+#[test]
+fn an_upload_on_the_common_path_to_a_server_that_reads_nothing_ends_at_the_deadline() {
+    let server = Hostile::scripted(vec![Act::StallBeforeRead(Duration::from_secs(10))]);
+    let budget = Duration::from_millis(800);
+    let c = common_path(&server, budget);
+    let upload = c
+        .post("/upload")
+        .bytes("application/octet-stream", vec![b'x'; 32 << 20]);
+    let started = Instant::now();
+    let err = upload.send().unwrap_err();
+    on_time(started.elapsed(), budget);
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+}
+
+#[test]
+fn a_call_deadline_ends_with_its_call() {
+    // A download's call (800 ms) bounds the wait for the answer and each read, not the
+    // whole transfer: its body, 30 bytes one every 50 ms (1.5 s), is read on the same
+    // thread after the call has returned, past the call's deadline, and must arrive.
+    let server = Hostile::scripted(vec![Act::Trickle {
+        head: b"HTTP/1.1 200 OK\r\ncontent-type: application/pdf\r\ncontent-length: 30\r\n\r\n"
+            .to_vec(),
+        body: vec![b'x'; 30],
+        every: Duration::from_millis(50),
+    }]);
+    let c = common_path(&server, Duration::from_millis(800));
+    let mut download = c.get("/doc").send_streaming().unwrap();
+    let mut body = Vec::new();
+    std::io::Read::read_to_end(&mut download, &mut body).unwrap();
+    assert_eq!(body, vec![b'x'; 30]);
+}
+
 #[test]
 fn a_slow_redirect_hop_fits_in_the_call_budget() {
     let slow = Hostile::scripted(vec![Act::stall(Duration::from_secs(10))]);

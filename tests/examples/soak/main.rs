@@ -250,7 +250,14 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     sender.join(world_id.as_str())?;
     sender.set_send_timeout(Duration::from_secs(2));
 
-    let seen: Arc<Mutex<Seen>> = Arc::default();
+    // The soak's records are made their final size before the start's figures (about
+    // five fills and two sends a second; room for more), so that their growth is not
+    // counted as the streams'.
+    let seconds = usize::try_from(o.seconds).unwrap_or(usize::MAX / 16);
+    let seen: Arc<Mutex<Seen>> = Arc::new(Mutex::new(Seen {
+        fills: HashMap::with_capacity(seconds.saturating_mul(8)),
+        ..Seen::default()
+    }));
     let readers_stop = Arc::new(AtomicBool::new(false));
     let slow_until = Arc::new(AtomicU64::new(0));
     let epoch = Instant::now();
@@ -400,7 +407,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     let mut assets: Vec<String> = Vec::new();
     // Sends by outcome: accepted (each must be seen once), never written (never seen),
     // written and unanswered (seen at most once).
-    let mut sends: Vec<&str> = Vec::new();
+    let mut sends: Vec<&str> = Vec::with_capacity(seconds.saturating_mul(4));
     let deadline = Instant::now() + Duration::from_secs(o.seconds);
     while Instant::now() < deadline {
         let tenth = (started.elapsed().as_secs_f64() * 10.0 / o.seconds as f64) as usize;

@@ -118,7 +118,11 @@ fn pump(
     half: Option<Arc<AtomicBool>>,
 ) {
     std::thread::spawn(move || {
-        let mut buf = vec![0u8; 64 * 1024];
+        // On the thread's own stack, given back to the system when the connection ends:
+        // thousands of connections' buffers on the heap would stay in the allocator's
+        // per-thread caches and blur the resident memory the soak watches, which is the
+        // streams', not this proxy's.
+        let mut buf = [0u8; 64 * 1024];
         loop {
             let n = match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,

@@ -14,7 +14,6 @@ use crate::builder::RequestBuilder;
 use crate::client::HttpClient;
 use crate::error::{Error, Result};
 use crate::method::Method;
-use crate::redact::Redactor;
 use crate::retry::{Outcome, Replay, RetryDecision, RetryPolicy, StopReason};
 use crate::time::Deadline;
 use crate::url::{self, Origin};
@@ -30,8 +29,6 @@ pub(super) struct Plan<'a> {
     authenticated: bool,
     /// A user's call (not the client's own token request).
     for_user: bool,
-    /// The client's redactor, before the token of an attempt is added to it.
-    base_redact: Redactor,
 }
 
 /// What the attempts of a call have learned so far.
@@ -55,12 +52,28 @@ pub(super) enum Next {
     Stop(Error),
 }
 
+/// An attempt's request id: known, or in an answer's headers (looked up only when an
+/// observer listens).
+enum RequestId<'e> {
+    Known(Option<&'e str>),
+    In(&'e crate::response::Headers),
+}
+
+impl<'e> RequestId<'e> {
+    fn get(&self) -> Option<&'e str> {
+        match *self {
+            RequestId::Known(id) => id,
+            RequestId::In(headers) => headers.request_id(),
+        }
+    }
+}
+
 /// What the observer is told of one attempt.
 struct Seen<'e> {
     status: Option<u16>,
     error: Option<&'e Error>,
     retry_in: Option<Duration>,
-    request_id: Option<&'e str>,
+    request_id: RequestId<'e>,
     bytes: Option<u64>,
 }
 
@@ -78,12 +91,8 @@ impl<'a> Plan<'a> {
             Purpose::User => client.defaults.merged(&rb.options),
             Purpose::Token { .. } => rb.options.clone(),
         };
-        let target = url::join(
-            cfg.base_url.as_deref().unwrap_or_default(),
-            &rb.path,
-            &rb.query,
-        );
-        let origin = origin_of(client, &rb.path, &target)?;
+        let target = rb.url;
+        let origin = origin_of(client, rb.absolute, &target)?;
         for (name, value) in &opts.headers {
             crate::wire::check_header(name, value)?;
         }
@@ -116,7 +125,8 @@ impl<'a> Plan<'a> {
         let base_origin = client.inner.base_origin.as_ref();
         // The client's credentials go only to its base URL's origin: a call to an
         // absolute URL elsewhere carries none (and fetches no token).
-        let authenticated = rb.authenticated && base_origin == Some(&*origin);
+        let authenticated =
+            rb.authenticated && base_origin.is_some_and(|b| Origin::same(b, &origin));
         let call = Call {
             client,
             method: rb.method,
@@ -141,7 +151,6 @@ impl<'a> Plan<'a> {
             replay,
             authenticated,
             for_user,
-            base_redact: cfg.redactor.clone(),
         })
     }
 
@@ -155,7 +164,6 @@ impl<'a> Plan<'a> {
     /// it is now.
     pub(super) fn auth(&mut self, tries: &mut Tries) -> Result<Option<AuthHeader<'a>>> {
         if !self.authenticated {
-            self.call.redact = self.base_redact.clone();
             return Ok(None);
         }
         let auth = match self
@@ -173,28 +181,26 @@ impl<'a> Plan<'a> {
             self.client.inner.config.auth,
             Auth::OAuth2ClientCredentials(_) | Auth::BearerFrom(_)
         );
-        self.call.redact = match &auth {
-            Some((_, token)) if changes => {
-                let shown = token.expose();
-                self.base_redact
-                    .with(shown.strip_prefix("Bearer ").unwrap_or(shown))
-            }
-            _ => self.base_redact.clone(),
-        };
+        // The client's own credentials are in its redactor already; a token that
+        // changes is added as it is now.
+        if let (Some((_, token)), true) = (&auth, changes) {
+            let shown = token.expose();
+            self.call.redact = self
+                .client
+                .inner
+                .config
+                .redactor
+                .with(shown.strip_prefix("Bearer ").unwrap_or(shown));
+        }
         Ok(auth)
     }
 
     /// An attempt answered: the observer is told, and the answer recorded for
     /// `with_response`.
     pub(super) fn answered(&self, tries: &Tries, started: Instant, answer: &Answer) {
-        let (status, headers, request_id, bytes) = match answer {
-            Answer::Buffered(r) => (
-                r.status(),
-                r.headers(),
-                r.request_id(),
-                Some(r.body().len() as u64),
-            ),
-            Answer::Streaming(r) => (r.status(), r.headers(), r.request_id(), None),
+        let (status, headers, bytes) = match answer {
+            Answer::Buffered(r) => (r.status(), r.headers(), Some(r.body().len() as u64)),
+            Answer::Streaming(r) => (r.status(), r.headers(), None),
         };
         self.client.record_response(status, headers);
         self.report(
@@ -204,7 +210,7 @@ impl<'a> Plan<'a> {
                 status: Some(status),
                 error: None,
                 retry_in: None,
-                request_id,
+                request_id: RequestId::In(headers),
                 bytes,
             },
         );
@@ -323,7 +329,7 @@ impl<'a> Plan<'a> {
                 status: error.status(),
                 error: Some(error),
                 retry_in,
-                request_id: error.request_id(),
+                request_id: RequestId::Known(error.request_id()),
                 bytes: None,
             },
         );
@@ -343,7 +349,7 @@ impl<'a> Plan<'a> {
                 failure: seen.error.map(crate::observe::failure_word),
                 retry_in: seen.retry_in,
                 duration: self.now().saturating_duration_since(started),
-                request_id: seen.request_id.map(str::to_owned),
+                request_id: seen.request_id.get().map(str::to_owned),
                 bytes: seen.bytes,
             });
     }
@@ -368,8 +374,7 @@ fn mark_after_delivery(error: Error, maybe_acted: bool) -> Error {
 
 /// The origin a call goes to: the base URL's (parsed and checked when the client was
 /// built) for a path under it; an absolute URL's, parsed and checked here.
-fn origin_of<'a>(client: &'a HttpClient, path: &str, target: &str) -> Result<Cow<'a, Origin>> {
-    let absolute = path.starts_with("https://") || path.starts_with("http://");
+fn origin_of<'a>(client: &'a HttpClient, absolute: bool, target: &str) -> Result<Cow<'a, Origin>> {
     match client.inner.base_origin.as_ref() {
         Some(base) if !absolute => Ok(Cow::Borrowed(base)),
         _ => {
