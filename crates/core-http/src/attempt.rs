@@ -82,6 +82,8 @@ struct Hop<'c> {
 }
 
 /// A failure `hops` redirects in: after one, the original request has reached the server.
+#[cold]
+#[inline(never)]
 fn fail(error: Error, outcome: Outcome, hops: u32) -> Failure {
     Failure {
         error: if hops > 0 {
@@ -186,7 +188,10 @@ fn prepare(
         .chain(call.headers.iter())
         .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
     {
-        builder = builder.header("accept", "application/json");
+        builder = builder.header(
+            ureq::http::header::ACCEPT,
+            ureq::http::HeaderValue::from_static("application/json"),
+        );
     }
     // What the trace line shows, gathered only when it is written.
     let tracing = log::log_enabled!(log::Level::Trace);
@@ -222,7 +227,11 @@ fn prepare(
         }
     }
     if let (Some((name, value)), true) = (auth, client_credentials) {
-        builder = builder.header(name.as_ref(), value.expose());
+        builder = if name == "authorization" {
+            builder.header(ureq::http::header::AUTHORIZATION, value.expose())
+        } else {
+            builder.header(name.as_ref(), value.expose())
+        };
         log(name, "***");
     }
     debug!(
@@ -296,22 +305,35 @@ fn send(
             wire::run(agent, request, call.mode, timeouts, proxy)
         }
     };
-    sent.map_err(|e| {
-        let mut failed = wire::map_error(e, call.elapsed(), &origin.host);
-        // Through a proxy, an I/O failure names it: the proxy may be what closed.
-        if let (Error::Io { source, .. }, Some(proxy)) = (&mut failed.error, route) {
-            *source = std::io::Error::new(
-                source.kind(),
-                format!("{source} (through the proxy {})", proxy.address()),
-            );
-        }
-        fail(failed.error, failed.outcome, hop.count)
-    })
+    sent.map_err(|e| exchange_failed(call, hop, origin, route, e))
+}
+
+/// A failed exchange as the attempt's failure.
+#[cold]
+#[inline(never)]
+fn exchange_failed(
+    call: &Call<'_>,
+    hop: &Hop<'_>,
+    origin: &Origin,
+    route: Option<&crate::proxy::ProxyRoute>,
+    e: ureq::Error,
+) -> Failure {
+    let mut failed = wire::map_error(e, call.elapsed(), &origin.host);
+    // Through a proxy, an I/O failure names it: the proxy may be what closed.
+    if let (Error::Io { source, .. }, Some(proxy)) = (&mut failed.error, route) {
+        *source = std::io::Error::new(
+            source.kind(),
+            format!("{source} (through the proxy {})", proxy.address()),
+        );
+    }
+    fail(failed.error, failed.outcome, hop.count)
 }
 
 /// Follows a redirect to `location`, or refuses it: not a usable URL, too many, plain
 /// HTTP, a loop; another origin for an action, for a request whose credentials are only
 /// for its own, or for a body holding credentials.
+#[cold]
+#[inline(never)]
 fn redirect(
     call: &Call<'_>,
     hop: &mut Hop<'_>,
@@ -384,6 +406,8 @@ fn redirect(
 /// Why a redirect to another origin is refused, if it is: an action is answered by the
 /// server it was sent to or not at all; a request whose credentials are only for its own
 /// origin follows none; a body holding credentials never goes elsewhere.
+#[cold]
+#[inline(never)]
 fn cross_origin_refusal(call: &Call<'_>, hop: &Hop<'_>, keeps_body: bool) -> Option<String> {
     if !matches!(call.method, Method::Get | Method::Head) {
         return Some(format!(
@@ -446,6 +470,8 @@ fn receive(
 
 /// An error status: its body read as far as it goes within the call's time (a broken one
 /// still gives a typed error), and what it means for the retry decision.
+#[cold]
+#[inline(never)]
 fn error_status(
     call: &Call<'_>,
     status: u16,
@@ -476,6 +502,8 @@ fn error_status(
 
 /// Reads up to [`ERROR_BODY_CAP`] of an error body (the exchange's global timeout
 /// bounds it); whatever arrived before a failure is kept.
+#[cold]
+#[inline(never)]
 fn read_error_body_buffered(body: ureq::Body) -> Vec<u8> {
     use std::io::Read;
     let mut out = Vec::new();
@@ -493,6 +521,8 @@ fn outcome_of(e: &BodyError) -> Outcome {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn body_error(e: BodyError, call: &Call<'_>, status: u16) -> Error {
     match e {
         BodyError::TooLarge => Error::ResponseTooLarge {

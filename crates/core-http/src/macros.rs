@@ -102,6 +102,7 @@ macro_rules! string_id {
         }
 
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
+            #[inline]
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
                 // A JSON string, or an integer kept as its exact decimal text: the
                 // documents do not fix an id's JSON type.
@@ -211,6 +212,7 @@ macro_rules! string_enum {
         }
 
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
+            #[inline]
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
                 // `null` reads as an empty `Unknown`, like an absent field.
                 let raw = <::std::option::Option<::std::borrow::Cow<'de, str>> as $crate::__private::serde::Deserialize>::deserialize(d)?;

@@ -108,6 +108,31 @@ fn with_after(reason: Timeout, after: Duration) -> NextTimeout {
 /// The most a duration can be and still mean "a time": beyond, ureq's "not happening".
 const FOREVER: Duration = Duration::from_secs(u64::MAX / 2);
 
+impl<T: Transport> SteadyTransport<T> {
+    /// A read the socket's older, shorter timeout ended early: made again with what is
+    /// left until `deadline`, until the time is up.
+    #[cold]
+    #[inline(never)]
+    fn read_on(&mut self, reason: Timeout, deadline: Option<Instant>) -> Result<bool, ureq::Error> {
+        // No instant that far off: as good as no timeout.
+        let Some(deadline) = deadline else {
+            self.read = Some(FOREVER);
+            return self.inner.await_input(with_after(reason, FOREVER));
+        };
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ureq::Error::Timeout(reason));
+            }
+            self.read = Some(left);
+            match self.inner.await_input(with_after(reason, left)) {
+                Err(ureq::Error::Timeout(_)) => continue,
+                other => return other,
+            }
+        }
+    }
+}
+
 impl<T: Transport> Transport for SteadyTransport<T> {
     fn buffers(&mut self) -> &mut dyn Buffers {
         self.inner.buffers()
@@ -140,33 +165,22 @@ impl<T: Transport> Transport for SteadyTransport<T> {
             self.read = None;
             return self.inner.await_input(timeout.for_read());
         }
-        let mut given = match self.read {
+        let given = match self.read {
             Some(had) if had <= wanted => had,
             _ => wanted,
         };
         // When the read may end before its time (the socket's timeout is shorter), what
         // is left is measured from now.
         let deadline = match deadline {
-            Some(d) => Some(d),
             None if given < wanted => Instant::now().checked_add(wanted),
-            None => None,
+            known => known,
         };
-        loop {
-            self.read = Some(given);
-            match self.inner.await_input(with_after(reason, given)) {
-                Err(ureq::Error::Timeout(_)) => {
-                    // Ended by the timeout the socket had: again with what is left, if
-                    // anything is.
-                    let left = deadline.map_or(Duration::ZERO, |d| {
-                        d.saturating_duration_since(Instant::now())
-                    });
-                    if left.is_zero() || given >= wanted {
-                        return Err(ureq::Error::Timeout(reason));
-                    }
-                    given = left;
-                }
-                other => return other,
-            }
+        self.read = Some(given);
+        match self.inner.await_input(with_after(reason, given)) {
+            // Ended by a shorter timeout the socket had, when there was more time.
+            Err(ureq::Error::Timeout(_)) if given < wanted => self.read_on(reason, deadline),
+            Err(ureq::Error::Timeout(_)) => Err(ureq::Error::Timeout(reason)),
+            other => other,
         }
     }
 

@@ -53,6 +53,20 @@ pub(crate) fn run<S: ureq::AsSendBody>(
     if mode == Mode::Buffered && proxy.is_none() && t.connect.is_none() && fits {
         return agent.run(request);
     }
+    run_configured(agent, request, mode, t, proxy)
+}
+
+/// An exchange with a configuration of its own: a proxy, a connect timeout of the
+/// call's, streaming, or too little time left for the agent's connect timeout.
+#[inline(never)]
+fn run_configured<S: ureq::AsSendBody>(
+    agent: &ureq::Agent,
+    request: ureq::http::Request<S>,
+    mode: Mode,
+    t: Timeouts,
+    proxy: Option<&ureq::Proxy>,
+) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    let remaining = bounded(t.remaining);
     let configured = agent.configure_request(request);
     // The proxy for this URL (its scheme, its host), tunnelled by `connector.rs`.
     let configured = match proxy {
@@ -113,6 +127,8 @@ pub(crate) fn read_capped(body: ureq::Body, cap: u64) -> Result<Vec<u8>, BodyErr
 /// (an error answer in streaming mode), giving up after `within`: the read runs on a
 /// helper thread, so a server trickling bytes cannot hold the call past its budget.
 /// On time-out the helper is left to end at its next per-read timeout.
+#[cold]
+#[inline(never)]
 pub(crate) fn read_within(
     body: ureq::Body,
     cap: u64,
@@ -203,6 +219,8 @@ pub(crate) struct Failed {
 
 /// Maps a `ureq` error to ours. `elapsed` is the time spent on the call so far, `host`
 /// names the server in messages.
+#[cold]
+#[inline(never)]
 pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed {
     use ureq::Timeout as T;
     let failed = |error, outcome| Failed { error, outcome };

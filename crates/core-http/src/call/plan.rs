@@ -218,6 +218,8 @@ impl<'a> Plan<'a> {
 
     /// After a failed attempt: refresh a refused OAuth token once, or retry after the
     /// policy's wait when the request may be repeated and the deadline allows, or stop.
+    #[cold]
+    #[inline(never)]
     pub(super) fn failed(
         &mut self,
         tries: &mut Tries,
@@ -275,6 +277,8 @@ impl<'a> Plan<'a> {
     /// An expired or revoked OAuth token is refreshed once, and the request repeated,
     /// when the 401 answered the original request itself (the server refused it) or the
     /// request is safe to repeat anyway: the token to replace.
+    #[cold]
+    #[inline(never)]
     fn refusal_to_refresh(
         &self,
         tries: &Tries,
@@ -298,6 +302,8 @@ impl<'a> Plan<'a> {
 
     /// Sleeps `delay` (and the rate limit's wait), then says to try again; or stops with
     /// `error` when the rate limit's wait would outlast the call's deadline.
+    #[cold]
+    #[inline(never)]
     fn retry_after(&self, tries: &mut Tries, delay: Duration, error: Error) -> Next {
         debug!(
             "{}: {error}; retry {} of {} in {delay:?}",
@@ -315,6 +321,8 @@ impl<'a> Plan<'a> {
         Next::Again
     }
 
+    #[cold]
+    #[inline(never)]
     fn report_failure(
         &self,
         tries: &Tries,
@@ -362,6 +370,8 @@ impl<'a> Plan<'a> {
 
 /// A stopped call's error: an API error that answered a repeat after an earlier attempt
 /// may have acted says so (`ApiError::after_possible_delivery`).
+#[cold]
+#[inline(never)]
 fn mark_after_delivery(error: Error, maybe_acted: bool) -> Error {
     match error {
         Error::Api(mut api) if maybe_acted => {
