@@ -11,7 +11,7 @@
 //! ```
 //! use core_http::scan::Scanner;
 //!
-//! let mut s = Scanner::new(br#"{"seq": 42, "name": "w1"}"#);
+//! let mut s = Scanner::new(r#"{"seq": 42, "name": "w1"}"#);
 //! let mut more = s.object().unwrap();
 //! let (mut seq, mut name) = (None, None);
 //! while more {
@@ -26,20 +26,34 @@
 //! assert_eq!((seq, name.as_deref()), (Some(42), Some("w1")));
 //!
 //! // An escape is not read: the text is left to `serde`.
-//! assert_eq!(Scanner::new(br#""a\u0062""#).str(), None);
+//! assert_eq!(Scanner::new(r#""a\u0062""#).str(), None);
 //! ```
 
 /// A position in a JSON text, read forward.
+///
+/// The text is a `str` (checked to be UTF-8 once, as a whole, or already so, as a
+/// WebSocket text frame is), so that every string and number is taken from it without
+/// another check.
 #[derive(Debug, Clone)]
 pub struct Scanner<'a> {
+    s: &'a str,
     b: &'a [u8],
     at: usize,
 }
 
 impl<'a> Scanner<'a> {
     /// A scanner at the start of `text`.
-    pub fn new(text: &'a [u8]) -> Self {
-        Scanner { b: text, at: 0 }
+    pub fn new(text: &'a str) -> Self {
+        Scanner {
+            s: text,
+            b: text.as_bytes(),
+            at: 0,
+        }
+    }
+
+    /// A scanner at the start of `bytes`, when they are UTF-8 (checked once, here).
+    pub fn from_bytes(bytes: &'a [u8]) -> Option<Self> {
+        std::str::from_utf8(bytes).ok().map(Scanner::new)
     }
 
     fn ws(&mut self) {
@@ -113,6 +127,12 @@ impl<'a> Scanner<'a> {
 
     /// A string without escapes or control characters: its bytes, quotes left out.
     pub fn string(&mut self) -> Option<&'a [u8]> {
+        let (start, end) = self.string_span()?;
+        Some(&self.b[start..end])
+    }
+
+    /// Where the contents of the next string are (its quotes taken).
+    fn string_span(&mut self) -> Option<(usize, usize)> {
         self.byte(b'"')?;
         let start = self.at;
         loop {
@@ -122,14 +142,15 @@ impl<'a> Scanner<'a> {
                 _ => self.at += 1,
             }
         }
-        let s = &self.b[start..self.at];
+        let end = self.at;
         self.at += 1;
-        Some(s)
+        Some((start, end))
     }
 
-    /// A string as [`string`](Self::string) reads it, checked to be UTF-8.
+    /// A string as [`string`](Self::string) reads it, as text.
     pub fn str(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.string()?).ok()
+        let (start, end) = self.string_span()?;
+        self.s.get(start..end)
     }
 
     /// A string with its quotes, as [`string`](Self::string) reads it (for a reader
@@ -137,8 +158,8 @@ impl<'a> Scanner<'a> {
     pub fn quoted(&mut self) -> Option<&'a str> {
         self.peek()?;
         let start = self.at;
-        self.string()?;
-        std::str::from_utf8(&self.b[start..self.at]).ok()
+        self.string_span()?;
+        self.s.get(start..self.at)
     }
 
     /// A JSON number, checked against the grammar: its text.
@@ -173,7 +194,7 @@ impl<'a> Scanner<'a> {
             }
             digits(self).then_some(())?;
         }
-        std::str::from_utf8(&self.b[start..self.at]).ok()
+        self.s.get(start..self.at)
     }
 
     /// Plain digits within 64 bits (no sign, fraction or exponent).
@@ -251,17 +272,17 @@ mod tests {
 
     #[test]
     fn only_what_it_is_sure_of_is_read() {
-        assert_eq!(Scanner::new(b"01").number(), Some("0"));
-        assert_eq!(Scanner::new(b"1.").number(), None);
-        assert_eq!(Scanner::new(b"-").number(), None);
-        assert_eq!(Scanner::new(b"1.0").u64(), None);
-        assert_eq!(Scanner::new(b"18446744073709551616").u64(), None);
-        assert_eq!(Scanner::new(b"1e2").f64(), None);
-        assert_eq!(Scanner::new(b"1234567890.123456").f64(), None);
-        assert_eq!(Scanner::new(b"\"a\nb\"").string(), None);
-        assert_eq!(Scanner::new(b"nul").null(), Some(false));
-        assert_eq!(Scanner::new(b"tru").bool(), None);
-        let mut s = Scanner::new(b" [ ] ");
+        assert_eq!(Scanner::new("01").number(), Some("0"));
+        assert_eq!(Scanner::new("1.").number(), None);
+        assert_eq!(Scanner::new("-").number(), None);
+        assert_eq!(Scanner::new("1.0").u64(), None);
+        assert_eq!(Scanner::new("18446744073709551616").u64(), None);
+        assert_eq!(Scanner::new("1e2").f64(), None);
+        assert_eq!(Scanner::new("1234567890.123456").f64(), None);
+        assert_eq!(Scanner::new("\"a\nb\"").string(), None);
+        assert_eq!(Scanner::new("nul").null(), Some(false));
+        assert_eq!(Scanner::new("tru").bool(), None);
+        let mut s = Scanner::new(" [ ] ");
         assert_eq!(s.array(), Some(false));
         assert!(s.at_end());
     }
@@ -275,7 +296,7 @@ mod tests {
             negative: bool,
         ) {
             let text = format!("{}{int}{frac}", if negative { "-" } else { "" });
-            if let Some(fast) = Scanner::new(text.as_bytes()).f64() {
+            if let Some(fast) = Scanner::new(&text).f64() {
                 let slow: f64 = serde_json::from_str(&text).unwrap();
                 prop_assert_eq!(fast.to_bits(), slow.to_bits(), "{}", text);
             }

@@ -15,7 +15,7 @@ use core_http::scan::Scanner;
 
 /// The bars and the next page's token, or `None` to leave the page to `serde`.
 pub(crate) fn read(body: &[u8]) -> Option<(Vec<Bar>, Option<String>)> {
-    let mut p = Scanner::new(body);
+    let mut p = Scanner::from_bytes(body)?;
     let mut bars = None;
     let mut token = None;
     let mut seen_token = false;

@@ -42,10 +42,41 @@ pub(crate) fn parse(raw: &str) -> Option<Decimal> {
 /// As [`parse`] for a JSON number token already checked against JSON's grammar (no
 /// quotes, no spaces): the same value, without looking for them.
 pub(crate) fn parse_number(token: &str) -> Option<Decimal> {
+    if let Some(plain) = plain_decimal(token) {
+        return Some(plain);
+    }
     if token.contains(['e', 'E']) {
         return parse(token);
     }
     Decimal::from_str_exact(token).ok()
+}
+
+/// The common price: unsigned digits with at most one point, at most 18 of them (so the
+/// digits fit an `i64`), read straight into a `Decimal` with the scale written (`1.50`
+/// has scale 2), as `Decimal::from_str_exact` reads it; `None` for anything else.
+fn plain_decimal(token: &str) -> Option<Decimal> {
+    let mut digits: i64 = 0;
+    let mut count = 0u32;
+    let mut scale: Option<u32> = None;
+    for c in token.bytes() {
+        match c {
+            b'0'..=b'9' if count < 18 => {
+                digits = digits * 10 + i64::from(c - b'0');
+                count += 1;
+                if let Some(s) = scale.as_mut() {
+                    *s += 1;
+                }
+            }
+            b'.' if scale.is_none() => scale = Some(0),
+            _ => return None,
+        }
+    }
+    match scale {
+        // A point with no digit after it is not a number this reads.
+        Some(0) => None,
+        _ if count == 0 => None,
+        scale => Some(Decimal::new(digits, scale.unwrap_or(0))),
+    }
 }
 
 /// A price in a one-pass reader ([`core_http::scan`]): a number, or a numeric string,
@@ -164,6 +195,63 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::str::FromStr;
+
+    #[test]
+    fn a_plain_price_reads_as_from_str_exact_reads_it_scale_included() {
+        for token in [
+            "0",
+            "1",
+            "187.25",
+            "1.50",
+            "0.0001",
+            "123456789012345678",
+            "12345678901234567.8",
+            "1234567890123456789",
+            "1.",
+            ".5",
+            "-1.5",
+            "1e3",
+            "",
+            "1.2.3",
+            "00.10",
+        ] {
+            let exact = Decimal::from_str_exact(token).ok();
+            match plain_decimal(token) {
+                Some(fast) => {
+                    let exact =
+                        exact.unwrap_or_else(|| panic!("{token} read only by the fast path"));
+                    assert_eq!(fast.to_string(), exact.to_string(), "{token}");
+                    assert_eq!(fast.scale(), exact.scale(), "{token}");
+                }
+                None => assert!(
+                    !token.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+                        || token.len() > 18
+                        || token.is_empty()
+                        || token.ends_with('.')
+                        || token.matches('.').count() > 1,
+                    "{token} left to from_str_exact without a reason"
+                ),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_digits_and_point_read_as_from_str_exact_reads_them(
+            int in "[0-9]{1,12}",
+            frac in proptest::option::of("[0-9]{0,10}"),
+        ) {
+            let token = match &frac {
+                Some(f) => format!("{int}.{f}"),
+                None => int.clone(),
+            };
+            if let Some(fast) = plain_decimal(&token) {
+                let exact = Decimal::from_str_exact(&token).unwrap();
+                proptest::prop_assert_eq!(fast.to_string(), exact.to_string());
+                proptest::prop_assert_eq!(fast.scale(), exact.scale());
+            }
+        }
+    }
 
     #[test]
     fn reads_every_form_exactly() {

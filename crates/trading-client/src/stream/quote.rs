@@ -16,7 +16,7 @@ use crate::money;
 
 /// The quote, or `None` to leave the frame to `serde`.
 pub(super) fn read(frame: &str) -> Option<Quote> {
-    let mut p = Scanner::new(frame.as_bytes());
+    let mut p = Scanner::new(frame);
     let mut kind = false;
     let (mut symbol, mut price, mut bid, mut ask) = (None, None, None, None);
     let (mut bid_size, mut ask_size, mut timestamp) = (None, None, None);

@@ -18,7 +18,7 @@ use crate::worlds::{UserId, WorldId, WorldObject};
 
 /// The move, or `None` to leave the frame to `serde`.
 pub(super) fn read(frame: &str) -> Option<Event> {
-    let mut p = Scanner::new(frame.as_bytes());
+    let mut p = Scanner::new(frame);
     let (mut kind, mut world_id, mut seq, mut timestamp, mut data, mut replayed) =
         (false, None, None, None, None, None);
     let mut more = p.object()?;
