@@ -214,23 +214,18 @@ fn prepare(
         builder = builder.header("x-retry-count", &retry_count);
         log("x-retry-count", &retry_count);
     }
-    for (k, v) in client_headers {
-        if client_credentials || !is_sensitive_header(k) {
-            builder = builder.header(k, v);
-            log(k, v);
-        }
-    }
-    for (k, v) in &call.headers {
-        if call_credentials || !is_sensitive_header(k) {
+    // Credential headers only to their own origin.
+    let own = client_headers.iter().map(|h| (h, client_credentials));
+    for ((k, v), credentials) in own.chain(call.headers.iter().map(|h| (h, call_credentials))) {
+        if credentials || !is_sensitive_header(k) {
             builder = builder.header(k, v);
             log(k, v);
         }
     }
     if let (Some((name, value)), true) = (auth, client_credentials) {
-        builder = if name == "authorization" {
-            builder.header(ureq::http::header::AUTHORIZATION, value.expose())
-        } else {
-            builder.header(name.as_ref(), value.expose())
+        builder = match name.as_ref() {
+            "authorization" => builder.header(ureq::http::header::AUTHORIZATION, value.expose()),
+            other => builder.header(other, value.expose()),
         };
         log(name, "***");
     }
