@@ -42,10 +42,9 @@ impl Headers {
                 Ok(text) => redact.apply(text.to_owned()),
                 Err(_) => redact.apply(String::from_utf8_lossy(value.as_bytes()).into_owned()),
             };
-            // Made of what a valid value held (or U+FFFD and `***`): always valid.
-            if let Ok(clean) = HeaderValue::from_str(&clean) {
-                *value = clean;
-            }
+            // Made of what a valid value held (or U+FFFD and `***`), so valid; were it
+            // not, the value is blanked whole rather than kept with a secret in it.
+            *value = HeaderValue::from_str(&clean).unwrap_or(HeaderValue::from_static("***"));
         }
         Headers { map }
     }
@@ -156,6 +155,20 @@ mod tests {
         assert_eq!(headers.get("x-odd"), Some("caf\u{fffd} \u{fffd}"));
         assert!(!format!("{headers:?}").contains("sk_live"));
         assert_eq!(headers.iter().count(), 3);
+    }
+
+    #[test]
+    fn headers_lookup_is_case_insensitive_and_redacted_in_debug() {
+        let h = Headers::from_pairs([
+            ("X-Request-Id".to_string(), "req_1".to_string()),
+            ("Set-Cookie".to_string(), "session=abc".to_string()),
+            ("X-RateLimit-Remaining".to_string(), "9".to_string()),
+        ]);
+        assert_eq!(h.get("x-request-id"), Some("req_1"));
+        assert_eq!(h.request_id(), Some("req_1"));
+        assert_eq!(h.rate_limit().and_then(|r| r.remaining), Some(9));
+        let dbg = format!("{h:?}");
+        assert!(!dbg.contains("abc"), "{dbg}");
     }
 
     #[test]

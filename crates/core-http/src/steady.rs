@@ -19,6 +19,9 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+// A timeout this long (a year, the longest any of ours is) is as good as none.
+use crate::time::FOREVER;
+
 use ureq::Timeout;
 use ureq::unversioned::transport::time::Duration as UreqDuration;
 use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
@@ -104,9 +107,6 @@ fn with_after(reason: Timeout, after: Duration) -> NextTimeout {
         per_write: None,
     }
 }
-
-/// The most a duration can be and still mean "a time": beyond, ureq's "not happening".
-const FOREVER: Duration = Duration::from_secs(u64::MAX / 2);
 
 impl<T: Transport> SteadyTransport<T> {
     /// A read the socket's older, shorter timeout ended early: made again with what is

@@ -542,13 +542,18 @@ fn common_path(server: &Hostile, budget: Duration) -> HttpClient {
         .unwrap()
 }
 
-/// `took` is the budget, give or take the machine's scheduling: not early, not late.
-fn on_time(took: Duration, budget: Duration) {
+/// Runs `call`, which must end in a timeout at `budget`, give or take the machine's
+/// scheduling: not early, not late.
+fn times_out_at<T: std::fmt::Debug>(budget: Duration, call: impl FnOnce() -> core_http::Result<T>) {
+    let started = Instant::now();
+    let err = call().unwrap_err();
+    let took = started.elapsed();
     assert!(
         took >= budget - Duration::from_millis(20),
         "early: {took:?}"
     );
     assert!(took < budget + Duration::from_millis(400), "late: {took:?}");
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
 }
 
 #[test]
@@ -562,10 +567,7 @@ fn a_trickling_body_on_the_common_path_ends_at_the_call_deadline() {
     }]);
     let budget = Duration::from_millis(800);
     let c = common_path(&server, budget);
-    let started = Instant::now();
-    let err = c.get("/slow").send().unwrap_err();
-    on_time(started.elapsed(), budget);
-    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    times_out_at(budget, || c.get("/slow").send());
 }
 
 #[test]
@@ -573,10 +575,7 @@ fn a_silent_server_on_the_common_path_ends_the_call_at_its_deadline() {
     let server = Hostile::scripted(vec![Act::stall(Duration::from_secs(10))]);
     let budget = Duration::from_millis(800);
     let c = common_path(&server, budget);
-    let started = Instant::now();
-    let err = c.get("/silent").send().unwrap_err();
-    on_time(started.elapsed(), budget);
-    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    times_out_at(budget, || c.get("/silent").send());
 }
 
 #[test]
@@ -587,10 +586,7 @@ fn an_upload_on_the_common_path_to_a_server_that_reads_nothing_ends_at_the_deadl
     let upload = c
         .post("/upload")
         .bytes("application/octet-stream", vec![b'x'; 32 << 20]);
-    let started = Instant::now();
-    let err = upload.send().unwrap_err();
-    on_time(started.elapsed(), budget);
-    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    times_out_at(budget, || upload.send());
 }
 
 #[test]

@@ -253,7 +253,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
     // The soak's records are made their final size before the start's figures (about
     // five fills and two sends a second; room for more), so that their growth is not
     // counted as the streams'.
-    let seconds = usize::try_from(o.seconds).unwrap_or(usize::MAX / 16);
+    let seconds = usize::try_from(o.seconds).map_or(1 << 16, |s| s.min(1 << 16));
     let seen: Arc<Mutex<Seen>> = Arc::new(Mutex::new(Seen {
         fills: HashMap::with_capacity(seconds.saturating_mul(8)),
         ..Seen::default()
