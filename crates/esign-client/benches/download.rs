@@ -65,6 +65,7 @@ fn main() {
         for k in 0..names.len() {
             let side = (round + k) % names.len();
             let _ = std::fs::remove_file(&target);
+            quiet_disk();
             reset_peak();
             let started = Instant::now();
             let bytes = match side {
@@ -141,8 +142,8 @@ Throughput client / curl: **{vs_curl:.3}** (target at least 0.9: {}).",
     let report = format!(
         "## esign-client: a {size_mib} MiB signed PDF downloaded to a file\n\n\
 Release build, one run, {rounds} rounds per side (after a warm-up round; each round starts with \
-another side) against the sandbox running in a child process on this machine. Every side \
-writes to a file in the target folder and `fsync`s it; the client also checks the `%PDF-` \
+another side, and the disk synced before each download) against the sandbox running in a \
+child process on this machine. Every side writes to a file in the target folder and `fsync`s it; the client also checks the `%PDF-` \
 signature, `Content-Length` and `%%EOF`, writes a temporary file and renames it. Peak memory is \
 the downloading process's resident high-water mark (`VmHWM`, reset before each download); \
 before any download it was {baseline:.1} MiB.\n\n\
@@ -276,6 +277,13 @@ fn curl_download(url: &str, id: &str, key: &str, to: &Path) -> u64 {
     let file = std::fs::File::open(to).unwrap();
     file.sync_all().unwrap();
     file.metadata().unwrap().len()
+}
+
+/// Waits for the disk to write out what is pending (the last side's file removed, its
+/// pages dropped): every side starts on a quiet disk instead of some paying for the side
+/// before them.
+fn quiet_disk() {
+    let _ = Command::new("sync").status();
 }
 
 /// The file starts with `%PDF-` and ends with `%%EOF`.

@@ -8,7 +8,7 @@
 //! see the same bars. Peak memory is the kernel's high-water mark (`VmHWM`), reset
 //! before each pass through `/proc/self/clear_refs`.
 //!
-//! Options: `--years N` (default 20), `--rounds N` (default 3, after one uncounted
+//! Options: `--years N` (default 20), `--rounds N` (default 7, after one uncounted
 //! warm-up round), `--write <file>` to also write the results as a Markdown section.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -39,7 +39,7 @@ fn main() {
     let years: i64 = option("--years").map_or(20, |s| s.parse().unwrap());
     let days: i64 = if quick { 20 } else { 365 * years };
     let rounds: usize =
-        option("--rounds").map_or(if quick { 1 } else { 3 }, |s| s.parse().unwrap());
+        option("--rounds").map_or(if quick { 1 } else { 7 }, |s| s.parse().unwrap());
     let write_to = option("--write");
 
     let (mut child, url, key) = start_sandbox();

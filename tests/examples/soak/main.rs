@@ -10,8 +10,8 @@
 //! `cargo run --release -p e2e --example soak -- --seconds N [--seed S] [--write FILE]`.
 //!
 //! The sandbox runs in a child process (this program again), so the figures of memory
-//! and CPU are the clients' (and this program's drivers and fault proxy). The clients
-//! reach the sandbox through a TCP proxy of this program that cuts connections, stalls
+//! and CPU are the clients' (and this program's drivers). The clients reach the sandbox
+//! through a TCP proxy in the sandbox's process that cuts connections, stalls
 //! them past the dead-connection limit and ends them in the middle of a frame; the
 //! sandbox itself refuses upgrades (503, 429) when told to. A reader sometimes sleeps
 //! (a slow reader).
@@ -73,29 +73,37 @@ fn options() -> anyhow::Result<Options> {
     Ok(o)
 }
 
-/// The sandbox in a child process: its base URL.
-fn start_sandbox() -> anyhow::Result<(Child, String)> {
+/// The sandbox and the fault proxy in a child process: its base URL, and the proxy.
+fn start_sandbox() -> anyhow::Result<(Child, String, proxy::Remote)> {
     let mut child = Command::new(std::env::current_exe()?)
         .arg("--sandbox-child")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()?;
-    let stdout = child.stdout.take().context("no stdout")?;
+    let mut output = BufReader::new(child.stdout.take().context("no stdout")?);
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line)?;
-    let url = line.trim().to_owned();
+    output.read_line(&mut line)?;
+    let (url, addr) = line.trim().split_once(' ').unwrap_or((line.trim(), ""));
     if !url.starts_with("http://") {
         bail!("the sandbox did not start: {line:?}");
     }
-    Ok((child, url))
+    let addr = addr.parse().context("the proxy's address")?;
+    let input = child.stdin.take().context("no stdin")?;
+    Ok((
+        child,
+        url.to_owned(),
+        proxy::Remote::new(addr, input, output),
+    ))
 }
 
-/// This program as the sandbox: serves until its parent closes stdin.
+/// This program as the sandbox and the fault proxy in front of it: serves the proxy's
+/// commands until its parent closes stdin.
 fn sandbox_child() -> anyhow::Result<()> {
     let sandbox = sandbox::Sandbox::start()?;
-    println!("{}", sandbox.url());
-    let mut sink = String::new();
-    let _ = std::io::stdin().read_line(&mut sink);
+    let target: std::net::SocketAddr = sandbox.url().trim_start_matches("http://").parse()?;
+    let proxy = proxy::Proxy::start(target)?;
+    println!("{} {}", sandbox.url(), proxy.addr);
+    proxy::serve_commands(&proxy);
     drop(sandbox);
     Ok(())
 }
@@ -115,7 +123,7 @@ fn memory() -> (u64, u64) {
 }
 
 /// This process's threads now (Linux; zero elsewhere): the streams' own, the
-/// readers', the proxy's two per open connection.
+/// readers' and drivers'.
 fn threads() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
@@ -192,16 +200,14 @@ fn main() -> anyhow::Result<()> {
         "soak: {} s, seed {} (again with --seed {})",
         o.seconds, o.seed, o.seed
     );
-    let (mut child, url) = start_sandbox()?;
-    let result = run(&o, &url);
-    drop(child.stdin.take());
+    let (mut child, url, proxy) = start_sandbox()?;
+    let result = run(&o, &url, &proxy);
+    proxy.close();
     let _ = child.wait();
     result
 }
 
-fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
-    let target: std::net::SocketAddr = sandbox.trim_start_matches("http://").parse()?;
-    let proxy = Arc::new(proxy::Proxy::start(target)?);
+fn run(o: &Options, sandbox: &str, proxy: &proxy::Remote) -> anyhow::Result<()> {
     let via = format!("http://{}", proxy.addr);
     let key = "sk_test_sandbox";
     let control = |method: &str, path: &str, body: Option<serde_json::Value>| {
@@ -669,7 +675,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
 | live heap at start / end; at each tenth of the run | {heap_start} / {heap_end}; {} KiB |\n\
 | threads at start / end | {threads_start} / {threads_end} |\n\
 | live heap held by the three streams after the final checks (the rest: the soak's records) | {heap_streams} KiB |\n\
-| CPU time per event (clients, drivers and proxy) | {:.1} µs |\n\
+| CPU time per event (clients and drivers) | {:.1} µs |\n\
 | errors reported by the streams | {} |\n",
         o.seconds,
         o.seed,
@@ -689,7 +695,7 @@ fn run(o: &Options, sandbox: &str) -> anyhow::Result<()> {
         fault_list.join(", "),
         ts.reconnects,
         ws.reconnects,
-        proxy.connections.load(Ordering::Relaxed),
+        proxy.connections(),
         s.max_gap,
         s.recovery_pending,
         s.resynced,

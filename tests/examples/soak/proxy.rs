@@ -2,8 +2,14 @@
 //! connection: cut it, stall it (nothing passes either way, past the client's
 //! dead-connection limit), or cut it in the middle of a frame (half of the next chunk
 //! from the server, then the end).
+//!
+//! The proxy runs in the sandbox's process, not the soak's: its two threads per
+//! connection (thousands over a long soak) would otherwise grow the allocator's
+//! per-thread arenas of the process whose memory the soak watches, which is the
+//! clients'. The soak tells it what to do one line at a time on that process's input
+//! ([`Remote`]), and waits for its answer.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -106,6 +112,107 @@ impl Proxy {
         {
             p.half_write.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+/// Serves the proxy's commands, one a line on standard input, each answered by a line
+/// on standard output, until the input ends: `cut`, `stall <ms>`, `half`, `count`.
+pub fn serve_commands(proxy: &Proxy) {
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let answer = match line.split_once(' ').unwrap_or((line.as_str(), "")) {
+            ("cut", _) => proxy.cut().to_string(),
+            ("stall", ms) => {
+                proxy.stall(Duration::from_millis(ms.parse().unwrap_or(0)));
+                "ok".to_owned()
+            }
+            ("half", _) => {
+                proxy.half_write();
+                "ok".to_owned()
+            }
+            ("count", _) => proxy.connections.load(Ordering::Relaxed).to_string(),
+            _ => "unknown".to_owned(),
+        };
+        if writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+/// The proxy in the sandbox's process, as the soak drives it.
+pub struct Remote {
+    /// Where the clients connect.
+    pub addr: SocketAddr,
+    /// None once closed.
+    io: Mutex<
+        Option<(
+            std::process::ChildStdin,
+            BufReader<std::process::ChildStdout>,
+        )>,
+    >,
+}
+
+impl Remote {
+    pub fn new(
+        addr: SocketAddr,
+        input: std::process::ChildStdin,
+        output: BufReader<std::process::ChildStdout>,
+    ) -> Remote {
+        Remote {
+            addr,
+            io: Mutex::new(Some((input, output))),
+        }
+    }
+
+    /// Sends one command and waits for its answer (empty if the process is gone).
+    fn say(&self, command: &str) -> String {
+        let mut io = self
+            .io
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut answer = String::new();
+        let Some((input, output)) = &mut *io else {
+            return answer;
+        };
+        if writeln!(input, "{command}")
+            .and_then(|()| input.flush())
+            .is_ok()
+        {
+            let _ = output.read_line(&mut answer);
+        }
+        answer.trim().to_owned()
+    }
+
+    /// Ends the proxy's process (with the sandbox): its input closes.
+    pub fn close(&self) {
+        self.io
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+    }
+
+    /// Cuts every connection now.
+    pub fn cut(&self) {
+        self.say("cut");
+    }
+
+    /// Nothing passes either way for `d` (the connections stay open).
+    pub fn stall(&self, d: Duration) {
+        self.say(&format!("stall {}", d.as_millis()));
+    }
+
+    /// Each connection ends in the middle of what the server sends next.
+    pub fn half_write(&self) {
+        self.say("half");
+    }
+
+    /// The connections made through the proxy so far.
+    pub fn connections(&self) -> u64 {
+        self.say("count").parse().unwrap_or(0)
     }
 }
 
