@@ -326,26 +326,51 @@ impl StreamingResponse {
         self.headers.request_id()
     }
 
-    /// Copies the rest of the body into `to` in 64 KiB chunks, calling `progress` with
-    /// (bytes so far, `Content-Length`) after each, and returns the byte count. Memory use
-    /// does not grow with the body's size.
+    /// Copies the rest of the body into `to` in chunks of up to 256 KiB (each filled by
+    /// as many reads as it takes, so a file gets few, large writes: a `BufWriter` of that
+    /// size or less passes them straight through instead of copying them again), calling
+    /// `progress` with (bytes so far, `Content-Length`) after each, and returns the byte
+    /// count. Memory use does not grow with the body's size.
     pub fn copy_to(
         &mut self,
         to: &mut dyn io::Write,
         mut progress: impl FnMut(u64, Option<u64>),
     ) -> io::Result<u64> {
         let total = self.content_length();
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = vec![0u8; COPY_CHUNK];
         loop {
-            let n = self.read(&mut buf)?;
-            if n == 0 {
+            let (mut filled, mut ended, mut failed) = (0, false, None);
+            while filled < buf.len() {
+                match self.read(&mut buf[filled..]) {
+                    Ok(0) => {
+                        ended = true;
+                        break;
+                    }
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            // What arrived before a failure is written too, as it was read.
+            if filled > 0 {
+                to.write_all(&buf[..filled])?;
+                progress(self.read, total);
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if ended {
                 return Ok(self.read);
             }
-            to.write_all(&buf[..n])?;
-            progress(self.read, total);
         }
     }
 }
+
+/// The most [`StreamingResponse::copy_to`] holds of a body at a time.
+const COPY_CHUNK: usize = 256 * 1024;
 
 impl Read for StreamingResponse {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

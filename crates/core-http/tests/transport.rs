@@ -1209,6 +1209,39 @@ fn streaming_download_reports_progress() {
     assert!(calls.windows(2).all(|w| w[0].0 < w[1].0));
 }
 
+/// Records the size of each write it is given.
+struct WriteSizes(Vec<usize>);
+
+impl std::io::Write for WriteSizes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.push(buf.len());
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn streaming_download_writes_whole_chunks_however_the_body_arrives() {
+    // However small the pieces the connection delivers, each write is a full 256 KiB
+    // but the last, so a file behind a BufWriter of that size gets few, large writes.
+    let mut server = mockito::Server::new();
+    let body = vec![9u8; 600_000];
+    let _m = server.mock("GET", "/doc").with_body(body).create();
+    let c = HttpClient::builder()
+        .base_url(server.url())
+        .build()
+        .unwrap();
+    let mut resp = c.get("/doc").send_streaming().unwrap();
+    let mut sizes = WriteSizes(Vec::new());
+    let mut calls = 0;
+    let n = resp.copy_to(&mut sizes, |_, _| calls += 1).unwrap();
+    assert_eq!(n, 600_000);
+    assert_eq!(sizes.0, vec![262_144, 262_144, 75_712]);
+    assert_eq!(calls, 3);
+}
+
 #[test]
 fn keep_alive_reuses_one_connection() {
     let server = Hostile::scripted(vec![Act::json(200, "{}")]);

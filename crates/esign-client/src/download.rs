@@ -52,7 +52,7 @@ impl<'a> DownloadRequest<'a> {
         }
     }
 
-    /// Calls `progress(bytes so far, Content-Length)` as the body arrives (every 64 KiB
+    /// Calls `progress(bytes so far, Content-Length)` as the body arrives (every 256 KiB
     /// or so). Defaults to none.
     ///
     /// ```no_run
