@@ -292,6 +292,9 @@ impl Raw<'_> {
     /// Any method, with query parameters and an optional JSON body; the answer comes back
     /// undecoded (status, headers, body bytes). Error statuses are still
     /// [`Error::Api`].
+    ///
+    /// `#[inline]`: compiled only into programs that call it.
+    #[inline]
     pub fn send(
         &self,
         method: Method,

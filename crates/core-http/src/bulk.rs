@@ -122,6 +122,10 @@ enum Entry {
 
 /// One element of a bulk answer: a per-item status (`{"status": <int>, "body": ...}`)
 /// or the item itself.
+///
+/// `#[inline]`: compiled only in the crates that decode bulk answers (the generic
+/// [`Response::bulk`] is its only caller), not in every program on core-http.
+#[inline]
 fn entry(element: Value) -> Entry {
     let Value::Object(mut map) = element else {
         return Entry::Item(element);
@@ -150,6 +154,7 @@ fn entry(element: Value) -> Entry {
     Entry::Failed(ItemFailure::new(id, status, parsed.code, parsed.message))
 }
 
+#[inline]
 fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

@@ -3,7 +3,7 @@
 //! length, and turning `ureq`'s errors into ours with what they mean for a retry.
 
 use std::io::{self, Read};
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::error::Error;
@@ -134,7 +134,10 @@ pub(crate) fn read_within(
     cap: u64,
     within: Duration,
 ) -> Result<Vec<u8>, BodyError> {
-    let (tx, rx) = mpsc::channel();
+    // A one-value hand-off: a `Mutex` and `Condvar` (already in every build) rather than
+    // a channel, whose generic code is large for the one value this carries.
+    let slot: Arc<Slot> = Arc::default();
+    let helper = Arc::clone(&slot);
     let spawned = std::thread::Builder::new()
         .name("core-http-error-body".into())
         .spawn(move || {
@@ -144,17 +147,28 @@ pub(crate) fn read_within(
                 .take(cap.saturating_add(1))
                 .read_to_end(&mut out)
                 .map(|_| out);
-            let _ = tx.send(result);
+            let (value, ready) = &*helper;
+            if let Ok(mut value) = value.lock() {
+                *value = Some(result);
+                ready.notify_one();
+            }
         });
     if spawned.is_err() {
         return Err(BodyError::Io(io::Error::other(
             "could not start a thread to read the error body",
         )));
     }
-    match rx.recv_timeout(within) {
-        Ok(Ok(bytes)) if bytes.len() as u64 > cap => Err(BodyError::TooLarge),
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(e)) => {
+    let (value, ready) = &*slot;
+    let result = value.lock().ok().and_then(|guard| {
+        ready
+            .wait_timeout_while(guard, within, |v| v.is_none())
+            .ok()
+            .and_then(|(mut guard, _)| guard.take())
+    });
+    match result {
+        Some(Ok(bytes)) if bytes.len() as u64 > cap => Err(BodyError::TooLarge),
+        Some(Ok(bytes)) => Ok(bytes),
+        Some(Err(e)) => {
             let e = unwrap_stream_error(e);
             if is_timeout(&e) {
                 Err(BodyError::Timeout)
@@ -162,9 +176,12 @@ pub(crate) fn read_within(
                 Err(BodyError::Io(e))
             }
         }
-        Err(_) => Err(BodyError::Timeout),
+        None => Err(BodyError::Timeout),
     }
 }
+
+/// What the error-body reader hands back, and the signal that it has.
+type Slot = (Mutex<Option<io::Result<Vec<u8>>>>, Condvar);
 
 fn is_timeout(e: &io::Error) -> bool {
     matches!(
