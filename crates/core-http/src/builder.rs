@@ -292,8 +292,7 @@ impl Raw<'_> {
     /// Any method, with query parameters and an optional JSON body; the answer comes back
     /// undecoded (status, headers, body bytes). Error statuses are still
     /// [`Error::Api`].
-    ///
-    /// `#[inline]`: compiled only into programs that call it.
+    // `#[inline]`: compiled only into the programs that call it, not into every build.
     #[inline]
     pub fn send(
         &self,

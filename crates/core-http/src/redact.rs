@@ -168,6 +168,26 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_that_holds_another_is_blanked_whole_whatever_their_order() {
+        let short = "sk_live_abcdef";
+        let long = "sk_live_abcdef_and_more";
+        let mid = "client_secret_1";
+        for given in [
+            vec![short, long, mid],
+            vec![mid, short, long],
+            vec![long, mid, short],
+            vec![short, mid, long, short],
+        ] {
+            let r = Redactor::new(given.iter().map(|s| s.to_string()));
+            assert_eq!(
+                r.apply(format!("key {long}, also {short} and {mid}")),
+                "key ***, also *** and ***",
+                "{given:?}"
+            );
+        }
+    }
+
+    #[test]
     fn echoed_secrets_are_blanked() {
         let r = Redactor::new(["sk_live_abcdef".to_owned(), "short".to_owned()]);
         assert_eq!(

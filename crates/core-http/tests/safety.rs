@@ -645,6 +645,53 @@ fn a_trickling_error_body_of_a_download_fits_in_the_call_budget() {
 }
 
 #[test]
+fn a_download_refused_with_a_message_says_it_without_the_key_it_echoes() {
+    // A streamed call's error body is read on a helper thread within the call's budget;
+    // what it says reaches the error, with the key the server echoes blanked out.
+    let body =
+        format!(r#"{{"error": {{"code": "not_found", "message": "no document for {KEY}"}}}}"#);
+    let server = Hostile::scripted(vec![Act::json(404, &body)]);
+    let budget = Duration::from_millis(800);
+    let c = HttpClient::builder()
+        .base_url(server.url())
+        .api_key(KEY)
+        .timeout(budget)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = c.get("/doc").send_streaming().unwrap_err();
+    within(started, budget);
+    let Error::Api(api) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(api.status, 404);
+    assert_eq!(api.code.as_deref(), Some("not_found"));
+    assert_eq!(api.message, "no document for ***");
+    assert!(!format!("{err} {err:?}").contains(KEY), "{err:?}");
+    assert_eq!(count(&server, "GET /doc"), 1);
+}
+
+#[test]
+fn a_download_refused_with_an_endless_error_body_ends_in_the_call_budget() {
+    // An error body of 10 GB, sent as fast as it is read: the call ends with the status
+    // in its budget (the reader stops past its 1 MiB cap, or the budget ends the wait),
+    // never reading on, and the request is sent once.
+    let server = Hostile::scripted(vec![Act::Flood {
+        head: b"HTTP/1.1 500 X\r\ncontent-type: text/plain\r\ncontent-length: 10000000000\r\n\r\n"
+            .to_vec(),
+        len: 10_000_000_000,
+        fill: b'x',
+    }]);
+    let budget = Duration::from_millis(800);
+    let c = common_path(&server, budget);
+    let started = Instant::now();
+    let err = c.get("/doc").send_streaming().unwrap_err();
+    within(started, budget);
+    assert_eq!(err.status(), Some(500), "{err:?}");
+    assert_eq!(count(&server, "GET /doc"), 1);
+}
+
+#[test]
 fn a_stalled_token_endpoint_fits_in_the_call_budget() {
     let tokens = Hostile::scripted(vec![Act::stall(Duration::from_secs(10))]);
     let api = Hostile::scripted(vec![Act::json(200, "{}")]);

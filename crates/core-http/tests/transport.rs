@@ -1175,7 +1175,10 @@ fn streaming_download_detects_a_short_body() {
     let mut resp = c.get("/doc").send_streaming().unwrap();
     assert_eq!(resp.content_length(), Some(1000));
     let mut sink = Vec::new();
-    let err = resp.copy_to(&mut sink, |_, _| {}).unwrap_err();
+    let mut progress = Vec::new();
+    let err = resp
+        .copy_to(&mut sink, |so_far, total| progress.push((so_far, total)))
+        .unwrap_err();
     assert!(
         matches!(
             err.kind(),
@@ -1186,6 +1189,9 @@ fn streaming_download_detects_a_short_body() {
         "{err:?}"
     );
     assert!(sink.starts_with(b"%PDF-1.7"));
+    // Everything that arrived before the failed read is written, and reported.
+    assert_eq!(sink, b"%PDF-1.7 only part");
+    assert_eq!(progress, vec![(18, Some(1000))]);
 }
 
 #[test]
@@ -1224,8 +1230,9 @@ impl std::io::Write for WriteSizes {
 
 #[test]
 fn streaming_download_writes_whole_chunks_however_the_body_arrives() {
-    // However small the pieces the connection delivers, each write is a full 256 KiB
-    // but the last, so a file behind a BufWriter of that size gets few, large writes.
+    // The connection hands the body over in reads smaller than a chunk; each write is
+    // still a full 256 KiB but the last, so a file behind a BufWriter of that size gets
+    // few, large writes.
     let mut server = mockito::Server::new();
     let body = vec![9u8; 600_000];
     let _m = server.mock("GET", "/doc").with_body(body).create();
