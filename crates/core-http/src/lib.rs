@@ -72,6 +72,7 @@ mod dns;
 mod error;
 mod error_body;
 mod headers;
+mod http_date;
 mod kind;
 mod macros;
 mod method;
