@@ -526,6 +526,65 @@ mod tests {
     }
 
     #[test]
+    fn error_body_values_of_every_shape() {
+        // Numbers read as text, where text is read; escapes decoded.
+        check(
+            r#"{"error":{"code":404.5,"type":"x","message":"caf\u00e9 \"closed\""}}"#,
+            None,
+            Some("404.5"),
+            "café \"closed\"",
+        );
+        // A nested object's own nested `error`, lists and unknown members are skipped;
+        // its `type` stands in for a missing code, its code for a missing message.
+        check(
+            r#"{"error":{"type":"t","error":{"code":"deeper"},"x":[{"a":[1,{}]}],"detail":"d"}}"#,
+            None,
+            Some("t"),
+            "d",
+        );
+        check(r#"{"error":{"code":"only"}}"#, None, Some("only"), "only");
+        // `error` as a number, a list or null is no code: the other fields are read.
+        check(r#"{"error":42,"message":"m"}"#, None, None, "m");
+        check(
+            r#"{"error":[1],"code":"c"}"#,
+            None,
+            Some("c"),
+            "Bad Request",
+        );
+        check(r#"{"error":null,"message":"m"}"#, None, None, "m");
+        // A text field holding an object, a list, a boolean or null reads as absent.
+        check(
+            r#"{"message":{"text":"no"},"code":["no"],"errorCode":true,"detail":null,"title":null,"error_description":{}}"#,
+            None,
+            None,
+            r#"{"message":{"text":"no"},"code":["no"],"errorCode":true,"detail":null,"title":null,"error_description":{}}"#,
+        );
+        // A member given twice makes the body unreadable as JSON: shown as text.
+        check(
+            r#"{"message":"a","message":"b"}"#,
+            None,
+            None,
+            r#"{"message":"a","message":"b"}"#,
+        );
+        check(
+            r#"{"error":{"code":"a","code":"b"}}"#,
+            None,
+            None,
+            r#"{"error":{"code":"a","code":"b"}}"#,
+        );
+        check(
+            r#"{"message":null,"message":"b"}"#,
+            None,
+            None,
+            r#"{"message":null,"message":"b"}"#,
+        );
+        // A `null` title is no title: not a problem document.
+        check(r#"{"title":null,"message":"m"}"#, None, None, "m");
+        // Truncated JSON is shown as text too.
+        check(r#"{"message":"cut"#, None, None, r#"{"message":"cut"#);
+    }
+
+    #[test]
     fn quota_codes_are_not_rate_limits() {
         assert_eq!(
             ErrorKind::from_status(429, Some("quota_exceeded")),

@@ -32,8 +32,8 @@ pub(crate) fn parse_error_body(
     if first == Some(&b'{')
         && let Ok(fields) = serde_json::from_slice::<ErrorFields>(body)
     {
-        let t = |v: Option<Text>| {
-            v.and_then(|t| t.0)
+        let t = |v: Option<Value>| {
+            v.and_then(Value::text)
                 .filter(|s| !s.is_empty())
                 .map(|s| excerpt(s.as_bytes(), MAX_MESSAGE_BYTES))
         };
@@ -47,7 +47,8 @@ pub(crate) fn parse_error_body(
             return ParsedErrorBody { code, message };
         }
         match fields.error {
-            Some(ErrorField::Object(inner)) => {
+            Some(Value::Object(inner)) => {
+                let inner = *inner;
                 let code = t(inner.code).or_else(|| t(inner.kind));
                 let message = t(inner.message)
                     .or_else(|| t(inner.detail))
@@ -55,7 +56,7 @@ pub(crate) fn parse_error_body(
                     .unwrap_or_else(fallback);
                 return ParsedErrorBody { code, message };
             }
-            Some(ErrorField::Text(err)) if !err.is_empty() => {
+            Some(Value::Str(err)) if !err.is_empty() => {
                 let err = excerpt(err.as_bytes(), MAX_MESSAGE_BYTES);
                 let message = t(fields.error_description)
                     .or_else(|| t(fields.message))
@@ -102,148 +103,193 @@ pub(crate) fn parse_error_body(
     }
 }
 
-/// The fields of an error body that are read; everything else is skipped unread.
-#[derive(serde::Deserialize)]
+/// The fields of an error body that are read, at its top level or in a nested `error`
+/// object; everything else is skipped unread. A field given twice makes the body
+/// unreadable as JSON (it is then shown as text), as with serde's derive.
+///
+/// Written out rather than derived: one reader serves the body and its nested `error`
+/// object, and a body's JSON is always an object (arrays never reach it), which keeps
+/// the decoder every program builds small.
+#[derive(Default)]
 struct ErrorFields {
-    #[serde(default, rename = "type")]
-    kind: Option<Text>,
-    #[serde(default)]
-    title: Option<Text>,
-    #[serde(default)]
-    detail: Option<Text>,
-    #[serde(default)]
-    code: Option<Text>,
-    #[serde(default, rename = "errorCode")]
-    error_code: Option<Text>,
-    #[serde(default)]
-    message: Option<Text>,
-    #[serde(default)]
-    error: Option<ErrorField>,
-    #[serde(default)]
-    error_description: Option<Text>,
+    /// `type`
+    kind: Option<Value>,
+    title: Option<Value>,
+    detail: Option<Value>,
+    code: Option<Value>,
+    /// `errorCode`
+    error_code: Option<Value>,
+    message: Option<Value>,
+    error: Option<Value>,
+    error_description: Option<Value>,
 }
 
-/// The nested `{"error": {...}}` object.
-#[derive(serde::Deserialize)]
-struct InnerError {
-    #[serde(default)]
-    code: Option<Text>,
-    #[serde(default, rename = "type")]
-    kind: Option<Text>,
-    #[serde(default)]
-    message: Option<Text>,
-    #[serde(default)]
-    detail: Option<Text>,
-}
-
-/// `error`: a string, an object, or anything else (ignored).
-enum ErrorField {
-    Text(String),
-    Object(InnerError),
+/// A field's value, as far as an error body's reader cares.
+enum Value {
+    /// A string.
+    Str(String),
+    /// A number, as text.
+    Num(String),
+    /// An object, its fields read as an error body's.
+    Object(Box<ErrorFields>),
+    /// `null`: the member reads as absent.
+    Null,
+    /// Anything else (a boolean, a list).
     Other,
 }
 
-impl<'de> serde::Deserialize<'de> for ErrorField {
+impl Value {
+    /// The text of a string or a number.
+    fn text(self) -> Option<String> {
+        match self {
+            Value::Str(s) | Value::Num(s) => Some(s),
+            Value::Object(_) | Value::Null | Value::Other => None,
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorFields {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ErrorField;
+            type Value = ErrorFields;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an error string or object")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<ErrorField, E> {
-                Ok(ErrorField::Text(v.to_owned()))
+                f.write_str("an error object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 map: A,
-            ) -> std::result::Result<ErrorField, A::Error> {
-                let inner = serde::Deserialize::deserialize(
-                    serde::de::value::MapAccessDeserializer::new(map),
-                )?;
-                Ok(ErrorField::Object(inner))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> std::result::Result<ErrorField, A::Error> {
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(ErrorField::Other)
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<ErrorField, E> {
-                Ok(ErrorField::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<ErrorField, E> {
-                Ok(ErrorField::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<ErrorField, E> {
-                Ok(ErrorField::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<ErrorField, E> {
-                Ok(ErrorField::Other)
-            }
-            fn visit_unit<E>(self) -> std::result::Result<ErrorField, E> {
-                Ok(ErrorField::Other)
+            ) -> std::result::Result<ErrorFields, A::Error> {
+                read_fields(map)
             }
         }
-        d.deserialize_any(Visitor)
+        d.deserialize_map(Visitor)
     }
 }
 
-/// A text field: a string or a number, as text; anything else reads as absent.
-struct Text(Option<String>);
+/// The known members of an object, the others skipped unread.
+fn read_fields<'de, A: serde::de::MapAccess<'de>>(
+    mut map: A,
+) -> std::result::Result<ErrorFields, A::Error> {
+    let mut fields = ErrorFields::default();
+    // The members seen, by their `Key`'s number: a `null` one is absent, but given twice
+    // it is still a member given twice.
+    let mut seen = 0u16;
+    while let Some(key) = map.next_key::<Key>()? {
+        let bit = 1u16 << (key as u16);
+        let (slot, name) = match key {
+            Key::Other => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
+            Key::Kind => (&mut fields.kind, "type"),
+            Key::Title => (&mut fields.title, "title"),
+            Key::Detail => (&mut fields.detail, "detail"),
+            Key::Code => (&mut fields.code, "code"),
+            Key::ErrorCode => (&mut fields.error_code, "errorCode"),
+            Key::Message => (&mut fields.message, "message"),
+            Key::Error => (&mut fields.error, "error"),
+            Key::ErrorDescription => (&mut fields.error_description, "error_description"),
+        };
+        if seen & bit != 0 {
+            return Err(serde::de::Error::duplicate_field(name));
+        }
+        seen |= bit;
+        *slot = match map.next_value()? {
+            Value::Null => None,
+            value => Some(value),
+        };
+    }
+    Ok(fields)
+}
 
-impl<'de> serde::Deserialize<'de> for Text {
+/// A member's name.
+#[derive(Clone, Copy)]
+enum Key {
+    Kind,
+    Title,
+    Detail,
+    Code,
+    ErrorCode,
+    Message,
+    Error,
+    ErrorDescription,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Key, E> {
+                Ok(match v {
+                    "type" => Key::Kind,
+                    "title" => Key::Title,
+                    "detail" => Key::Detail,
+                    "code" => Key::Code,
+                    "errorCode" => Key::ErrorCode,
+                    "message" => Key::Message,
+                    "error" => Key::Error,
+                    "error_description" => Key::ErrorDescription,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(Visitor)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Value {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Text;
+            type Value = Value;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or a number")
+                f.write_str("any value")
             }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Text, E> {
-                Ok(Text(Some(v.to_owned())))
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Value, E> {
+                Ok(Value::Str(v.to_owned()))
             }
-            fn visit_i64<E>(self, v: i64) -> std::result::Result<Text, E> {
-                Ok(Text(Some(v.to_string())))
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+                Ok(Value::Num(v.to_string()))
             }
-            fn visit_u64<E>(self, v: u64) -> std::result::Result<Text, E> {
-                Ok(Text(Some(v.to_string())))
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+                Ok(Value::Num(v.to_string()))
             }
-            fn visit_f64<E>(self, v: f64) -> std::result::Result<Text, E> {
-                Ok(Text(Some(v.to_string())))
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
+                Ok(Value::Num(v.to_string()))
             }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<Text, E> {
-                Ok(Text(None))
+            fn visit_bool<E>(self, _: bool) -> std::result::Result<Value, E> {
+                Ok(Value::Other)
             }
-            fn visit_unit<E>(self) -> std::result::Result<Text, E> {
-                Ok(Text(None))
+            fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+                Ok(Value::Null)
             }
-            fn visit_none<E>(self) -> std::result::Result<Text, E> {
-                Ok(Text(None))
+            fn visit_none<E>(self) -> std::result::Result<Value, E> {
+                Ok(Value::Null)
             }
             fn visit_some<D: serde::Deserializer<'de>>(
                 self,
                 d: D,
-            ) -> std::result::Result<Text, D::Error> {
+            ) -> std::result::Result<Value, D::Error> {
                 serde::Deserialize::deserialize(d)
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
-            ) -> std::result::Result<Text, A::Error> {
+            ) -> std::result::Result<Value, A::Error> {
                 while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Text(None))
+                Ok(Value::Other)
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
-                mut map: A,
-            ) -> std::result::Result<Text, A::Error> {
-                while map
-                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                    .is_some()
-                {}
-                Ok(Text(None))
+                map: A,
+            ) -> std::result::Result<Value, A::Error> {
+                read_fields(map).map(|fields| Value::Object(Box::new(fields)))
             }
         }
         d.deserialize_any(Visitor)
