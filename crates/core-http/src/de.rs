@@ -40,7 +40,6 @@
 //! ```
 
 use std::fmt;
-use std::marker::PhantomData;
 
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -112,40 +111,72 @@ enum Read<T> {
     Bad(String),
 }
 
-fn from_text<T: Number>(text: &str) -> Read<T> {
-    let v = text.trim();
-    if let Ok(i) = v.parse::<i128>() {
-        return from_int(i);
+/// What a JSON value held, before it is fitted to a type: read by one visitor for every
+/// numeric type, so a program builds serde_json's reader for it once, not once per type.
+enum Raw {
+    Null,
+    Int(i128),
+    Float(f64),
+    Bad(String),
+}
+
+impl Raw {
+    /// A numeric string: an integer, else a finite float, else not a number.
+    fn from_text(text: &str) -> Raw {
+        let v = text.trim();
+        if let Ok(i) = v.parse::<i128>() {
+            return Raw::Int(i);
+        }
+        match v.parse::<f64>() {
+            Ok(f) if f.is_finite() => Raw::Float(f),
+            _ => Raw::Bad(format!(
+                "expected a number, found the text {:?}",
+                excerpt(v)
+            )),
+        }
     }
-    match v.parse::<f64>() {
-        Ok(f) if f.is_finite() => from_float(f),
-        _ => Read::Bad(format!(
-            "expected a number, found the text {:?}",
-            excerpt(v)
-        )),
+
+    /// The value as a `T`, exactly, or why it is not one.
+    fn fit<T: Number>(self) -> Read<T> {
+        match self {
+            Raw::Null => Read::Null,
+            Raw::Int(i) => from_int(i),
+            Raw::Float(f) => from_float(f),
+            Raw::Bad(why) => Read::Bad(why),
+        }
     }
 }
 
 fn from_int<T: Number>(i: i128) -> Read<T> {
     match T::from_i128(i) {
         Some(v) => Read::Value(v),
-        None => Read::Bad(format!("{i} is out of range for {}", T::NAME)),
+        None => Read::Bad(out_of_range(&i, T::NAME)),
     }
 }
 
 fn from_float<T: Number>(f: f64) -> Read<T> {
-    if !f.is_finite() {
-        return Read::Bad(format!("{f} is not a finite number"));
-    }
     match T::from_f64(f) {
         Some(v) => Read::Value(v),
-        None if f.fract() != 0.0 => Read::Bad(format!("{f} is not a whole number ({})", T::NAME)),
+        None => Read::Bad(not_exact(f, T::NAME)),
+    }
+}
+
+/// Why a number is out of a type's range.
+fn out_of_range(number: &dyn fmt::Display, name: &str) -> String {
+    format!("{number} is out of range for {name}")
+}
+
+/// Why a finite float is not a value of the type named.
+fn not_exact(f: f64, name: &str) -> String {
+    if f.fract() != 0.0 {
+        format!("{f} is not a whole number ({name})")
+    } else if f.abs() >= EXACT_FLOAT {
         // Such a float is no longer the number sent: say so, never print it as if it were.
-        None if f.abs() >= EXACT_FLOAT => Read::Bad(format!(
-            "a number of about {f:e} is out of range for {}, or too large to be read exactly",
-            T::NAME
-        )),
-        None => Read::Bad(format!("{f} is out of range for {}", T::NAME)),
+        format!(
+            "a number of about {f:e} is out of range for {name}, or too large to be read exactly"
+        )
+    } else {
+        out_of_range(&f, name)
     }
 }
 
@@ -157,58 +188,64 @@ fn excerpt(text: &str) -> String {
     out
 }
 
-struct NumberVisitor<T>(PhantomData<T>);
+/// Reads any JSON value as a [`Raw`] number.
+struct NumberVisitor;
 
-impl<'de, T: Number> Visitor<'de> for NumberVisitor<T> {
-    type Value = Read<T>;
+impl<'de> Visitor<'de> for NumberVisitor {
+    type Value = Raw;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "a number ({})", T::NAME)
+        f.write_str("a number")
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(from_int(i128::from(v)))
+    fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+        Ok(Raw::Int(i128::from(v)))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(from_int(i128::from(v)))
+    fn visit_u64<E>(self, v: u64) -> Result<Raw, E> {
+        Ok(Raw::Int(i128::from(v)))
     }
-    fn visit_i128<E>(self, v: i128) -> Result<Self::Value, E> {
-        Ok(from_int(v))
+    fn visit_i128<E>(self, v: i128) -> Result<Raw, E> {
+        Ok(Raw::Int(v))
     }
-    fn visit_u128<E>(self, v: u128) -> Result<Self::Value, E> {
+    fn visit_u128<E>(self, v: u128) -> Result<Raw, E> {
         Ok(match i128::try_from(v) {
-            Ok(i) => from_int(i),
-            Err(_) => Read::Bad(format!("{v} is out of range for {}", T::NAME)),
+            Ok(i) => Raw::Int(i),
+            // Beyond every type read here.
+            Err(_) => Raw::Bad(format!("{v} is out of range")),
         })
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(from_float(v))
+    fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+        Ok(if v.is_finite() {
+            Raw::Float(v)
+        } else {
+            Raw::Bad(format!("{v} is not a finite number"))
+        })
     }
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(from_text(v))
+    fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+        Ok(Raw::from_text(v))
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(Read::Bad(format!("expected a number, found {v}")))
+    fn visit_bool<E>(self, v: bool) -> Result<Raw, E> {
+        Ok(Raw::Bad(format!("expected a number, found {v}")))
     }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Read::Null)
+    fn visit_unit<E>(self) -> Result<Raw, E> {
+        Ok(Raw::Null)
     }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(Read::Null)
+    fn visit_none<E>(self) -> Result<Raw, E> {
+        Ok(Raw::Null)
     }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
         d.deserialize_any(self)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Read::Bad("expected a number, found a list".into()))
+        Ok(Raw::Bad("expected a number, found a list".into()))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Read::Bad("expected a number, found an object".into()))
+        Ok(Raw::Bad("expected a number, found an object".into()))
     }
 }
 
 fn read<'de, D: Deserializer<'de>, T: Number>(d: D) -> Result<Read<T>, D::Error> {
-    d.deserialize_any(NumberVisitor(PhantomData))
+    Ok(d.deserialize_any(NumberVisitor)?.fit())
 }
 
 /// A number read exactly: `None` for `null`, a decode error for anything that is not a

@@ -4,8 +4,11 @@
 use std::fmt;
 use std::io::{self, Read};
 
+use std::ops::Range;
+
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::de::IgnoredAny;
 
 use crate::error::{Error, Result, excerpt};
 pub use crate::headers::{Headers, RateLimitInfo};
@@ -105,25 +108,54 @@ impl Response {
     /// Decodes a body that may or may not be wrapped in a `{"data": ...}` envelope: the
     /// value under `data` when the body is an object with that key, else the whole body.
     pub fn json_data<T: DeserializeOwned>(&self) -> Result<T> {
-        let body = non_empty(&self.body);
-        let result = if has_data_key(body) {
-            serde_json::from_slice::<Data<T>>(body).map(|d| d.data)
-        } else {
-            serde_json::from_slice::<T>(body)
-        };
-        result.map_err(|e| self.decode_error(e))
+        self.in_envelope(|value| serde_json::from_slice::<T>(value))
     }
 
     /// Decodes a list that servers give in any of four shapes: `{"data": [...]}`,
     /// `[...]`, or a single item, bare or as `{"data": {...}}`.
     pub fn json_list<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
+        self.in_envelope(|value| {
+            // An object is one item; anything else must be a list.
+            if value.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+                serde_json::from_slice::<T>(value).map(|one| vec![one])
+            } else {
+                serde_json::from_slice::<Vec<T>>(value)
+            }
+        })
+    }
+
+    /// Decodes with `decode` the value under `data` when the body is an object with that
+    /// key (found by a first pass that skips every other value unread), else the whole
+    /// body.
+    ///
+    /// The envelope is not a type decoded around each model: a program builds serde's
+    /// reader for each of its models, not once more for each model in an envelope.
+    fn in_envelope<T>(&self, decode: impl Fn(&[u8]) -> serde_json::Result<T>) -> Result<T> {
         let body = non_empty(&self.body);
-        let result = if has_data_key(body) {
-            serde_json::from_slice::<Data<OneOrMany<T>>>(body).map(|d| d.data.0)
-        } else {
-            serde_json::from_slice::<OneOrMany<T>>(body).map(|l| l.0)
+        let Some(span) = data_span(body).map_err(|e| self.decode_error(e))? else {
+            return decode(body).map_err(|e| self.decode_error(e));
         };
-        result.map_err(|e| self.decode_error(e))
+        decode(&body[span.clone()]).map_err(|_| {
+            // Decoded again in place, everything around the value blanked (lines kept),
+            // so that the error names its line and column in the whole body.
+            let blanked: Vec<u8> = body
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| {
+                    if span.contains(&i) || b == b'\n' {
+                        b
+                    } else {
+                        b' '
+                    }
+                })
+                .collect();
+            match decode(&blanked) {
+                Err(e) => self.decode_error(e),
+                // Not expected (the same value decoded the same way): the error without
+                // its place rather than none.
+                Ok(_) => self.decode_error(serde::de::Error::custom("the value under `data`")),
+            }
+        })
     }
 
     /// `text` (taken from the body) with the client's credentials blanked out.
@@ -169,56 +201,121 @@ fn non_empty(body: &[u8]) -> &[u8] {
     }
 }
 
-/// `{"data": T}`, other members skipped unread.
-#[derive(Deserialize)]
-struct Data<T> {
-    data: T,
+/// Where the value under a top-level `data` member of a JSON object is in `body`; `None`
+/// when the body is not an object, has no such member or has it `null`. The whole body
+/// is read, every member's name and value by serde_json itself (every value skipped
+/// unread: no `serde_json::Value` is built), so a body that is not JSON, or names `data`
+/// twice, is an error here.
+///
+/// The one difference from decoding the body in one piece: a value may be nested 128
+/// deep inside the envelope, where the envelope's own level would count against that.
+fn data_span(body: &[u8]) -> serde_json::Result<Option<Range<usize>>> {
+    let at = skip_ws(body, 0);
+    if body.get(at) != Some(&b'{') {
+        return Ok(None);
+    }
+    match members(body, at + 1) {
+        Ok(span) => Ok(span.filter(|span| &body[span.clone()] != b"null")),
+        Err(Malformed::Twice) => Err(serde::de::Error::duplicate_field("data")),
+        // serde_json says what is wrong, and where.
+        Err(Malformed::Syntax) => match serde_json::from_slice::<IgnoredAny>(body) {
+            Err(e) => Err(e),
+            Ok(_) => Err(serde::de::Error::custom(
+                "an envelope that could not be read",
+            )),
+        },
+    }
 }
 
-/// Whether the body is a JSON object with a top-level `data` member, found by a first
-/// pass that skips every value unread (no `serde_json::Value` is built).
-fn has_data_key(body: &[u8]) -> bool {
-    #[derive(Deserialize)]
-    struct Probe {
-        #[serde(default)]
-        data: Option<serde::de::IgnoredAny>,
-    }
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return false;
-    }
-    serde_json::from_slice::<Probe>(body).is_ok_and(|p| p.data.is_some())
+/// Why an object's members could not be read.
+enum Malformed {
+    /// Not JSON (serde_json reads the whole body again to say where).
+    Syntax,
+    /// `data` given twice.
+    Twice,
 }
 
-/// A list, or a single item read as a list of one.
-struct OneOrMany<T>(Vec<T>);
-
-impl<'de, T: DeserializeOwned> Deserialize<'de> for OneOrMany<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor<T>(std::marker::PhantomData<T>);
-        impl<'de, T: DeserializeOwned> serde::de::Visitor<'de> for Visitor<T> {
-            type Value = OneOrMany<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a list or a single object")
+/// The members of the object that starts before `at`, to its end and the end of `body`:
+/// where the value of `data` is.
+fn members(body: &[u8], mut at: usize) -> std::result::Result<Option<Range<usize>>, Malformed> {
+    let mut data = None;
+    at = skip_ws(body, at);
+    if body.get(at) == Some(&b'}') {
+        at += 1;
+    } else {
+        loop {
+            at = skip_ws(body, at);
+            if body.get(at) != Some(&b'"') {
+                return Err(Malformed::Syntax);
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
+            let (IsData(is_data), end) = one::<IsData>(body, at)?;
+            at = skip_ws(body, end);
+            if body.get(at) != Some(&b':') {
+                return Err(Malformed::Syntax);
+            }
+            let start = skip_ws(body, at + 1);
+            let (IgnoredAny, end) = one::<IgnoredAny>(body, start)?;
+            if is_data {
+                if data.is_some() {
+                    return Err(Malformed::Twice);
                 }
-                Ok(OneOrMany(items))
+                data = Some(start..end);
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                let one = T::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                Ok(OneOrMany(vec![one]))
+            at = skip_ws(body, end);
+            match body.get(at) {
+                Some(b',') => at += 1,
+                Some(b'}') => {
+                    at += 1;
+                    break;
+                }
+                _ => return Err(Malformed::Syntax),
             }
         }
-        d.deserialize_any(Visitor(std::marker::PhantomData))
+    }
+    if skip_ws(body, at) == body.len() {
+        Ok(data)
+    } else {
+        Err(Malformed::Syntax)
+    }
+}
+
+/// One JSON value at `at`, read by serde_json, and where it ends.
+fn one<'de, T: Deserialize<'de>>(
+    body: &'de [u8],
+    at: usize,
+) -> std::result::Result<(T, usize), Malformed> {
+    let rest = body.get(at..).ok_or(Malformed::Syntax)?;
+    let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<T>();
+    match values.next() {
+        Some(Ok(value)) => Ok((value, at + values.byte_offset())),
+        _ => Err(Malformed::Syntax),
+    }
+}
+
+/// Past JSON's whitespace from `at`.
+fn skip_ws(body: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = body.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// Whether a member's name (a JSON string, escapes and all) is `data`.
+struct IsData(bool);
+
+impl<'de> Deserialize<'de> for IsData {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = IsData;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<IsData, E> {
+                Ok(IsData(v == "data"))
+            }
+        }
+        d.deserialize_str(Visitor)
     }
 }
 
@@ -469,5 +566,81 @@ mod tests {
         );
         assert_eq!(r(r#"{"id":"a"}"#).json_data::<Item>().unwrap(), one[0]);
         assert!(r(r#"{"data":5}"#).json_data::<Item>().is_err());
+    }
+
+    /// The decode error's text (serde's message and place).
+    fn why<T: std::fmt::Debug>(result: Result<T>) -> String {
+        match result {
+            Err(Error::Decode { source, .. }) => source.to_string(),
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_envelope_that_says_less_than_it_seems_is_an_error() {
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct Item {
+            id: String,
+        }
+        let r = |b: &str| response(Method::Get, b);
+        // An error inside the envelope names its place in the whole body: the same
+        // message as serde's for the body decoded in one piece.
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Whole {
+            data: Vec<Item>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct WholeOne {
+            data: Item,
+        }
+        let body = "{\n  \"meta\": {\"total\": 2},\n  \"data\": [\n    {\"id\": \"a\"},\n    {\"id\": 7}\n  ]\n}";
+        let expected = serde_json::from_str::<Whole>(body).unwrap_err().to_string();
+        assert_eq!(
+            expected,
+            "invalid type: integer `7`, expected a string at line 5 column 12"
+        );
+        assert_eq!(why(r(body).json_list::<Item>()), expected);
+        let body = r#"{"x":"é","data":{"id":1}}"#;
+        let expected = serde_json::from_str::<WholeOne>(body)
+            .unwrap_err()
+            .to_string();
+        assert!(expected.ends_with("at line 1 column 24"), "{expected}");
+        assert_eq!(why(r(body).json_data::<Item>()), expected);
+        // `data` twice: which one is meant is unknown.
+        assert_eq!(
+            why(r(r#"{"data":[{"id":"a"}],"data":[]}"#).json_list::<Item>()),
+            "duplicate field `data`"
+        );
+        // A body cut short, or followed by more, is not an answer.
+        assert!(
+            r(r#"{"data":[{"id":"a"}],"meta":{"#)
+                .json_list::<Item>()
+                .is_err()
+        );
+        assert!(
+            r(r#"{"data":[{"id":"a"}]} {}"#)
+                .json_list::<Item>()
+                .is_err()
+        );
+        assert!(r(r#"{"data":[{"id":"a"}]"#).json_list::<Item>().is_err());
+        // A list answer that is no list and no item.
+        for body in [
+            "",
+            "null",
+            "5",
+            r#""a""#,
+            r#"{"data":"a"}"#,
+            r#"{"data":true}"#,
+        ] {
+            assert!(r(body).json_list::<Item>().is_err(), "{body:?}");
+        }
+        // `data: null` is no envelope: the object itself is read (here, it is no item).
+        assert!(r(r#"{"data":null}"#).json_list::<Item>().is_err());
+        assert_eq!(
+            r(r#"{"data":null,"id":"b"}"#).json_list::<Item>().unwrap(),
+            [Item { id: "b".into() }]
+        );
     }
 }
