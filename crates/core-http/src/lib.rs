@@ -109,6 +109,19 @@ pub mod __private {
     //! What the exported macros expand to; not part of the API.
     pub use crate::url::path_segment;
     pub use serde;
+
+    /// The error for a plan name that is none of `names`: built here, once, rather than
+    /// in every crate declaring its plans.
+    pub fn unknown_plan(service: &str, wanted: &str, names: &[&str]) -> crate::Error {
+        let listed = match names.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        crate::Error::Config(format!(
+            "unknown {service} plan {wanted:?}: expected {listed}"
+        ))
+    }
     pub use serde_json;
     pub use time;
 }

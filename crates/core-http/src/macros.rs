@@ -514,15 +514,7 @@ macro_rules! service_plans {
                     .ok_or_else(|| {
                         let names: ::std::vec::Vec<&str> =
                             $name::ALL.iter().map(|plan| plan.as_str()).collect();
-                        let listed = match names.split_last() {
-                            Some((last, [])) => (*last).to_owned(),
-                            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-                            None => ::std::string::String::new(),
-                        };
-                        $crate::Error::Config(format!(
-                            "unknown {} plan {wanted:?}: expected {listed}",
-                            $service
-                        ))
+                        $crate::__private::unknown_plan($service, wanted, &names)
                     })
             }
         }

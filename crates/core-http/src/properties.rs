@@ -182,6 +182,36 @@ proptest! {
     }
 
     #[test]
+    fn pages_read_as_a_page_decoded_in_one_piece(
+        items in prop::collection::vec(json(), 0..4),
+        meta in json(),
+        extra in json(),
+        order in 0u8..3,
+        cut in any::<prop::sample::Index>(),
+        byte in prop_oneof![Just(None), Just(Some(b'"')), Just(Some(b'}')), any::<u8>().prop_map(Some)],
+        change in any::<bool>(),
+    ) {
+        let (items, extra) = (Value::Array(items), Value::from(extra.to_string()));
+        let body = match order {
+            0 => format!(r#"{{"data":{items},"meta":{meta}}}"#),
+            1 => format!(r#"{{"meta":{meta},"x":{extra},"data":{items}}}"#),
+            _ => format!(r#"{{"data":{items},"x":{extra}}}"#),
+        };
+        // The page whole, or with one byte changed (or cut short there).
+        let mut body = body.into_bytes();
+        if change {
+            let at = cut.index(body.len());
+            match byte {
+                Some(b) => body[at] = b,
+                None => body.truncate(at),
+            }
+        }
+        let page = response(Method::Get, body.clone()).json_page::<Value>().ok();
+        let whole = serde_json::from_slice::<crate::pagination::Page<Value>>(&body).ok();
+        prop_assert_eq!(page, whole, "{}", String::from_utf8_lossy(&body));
+    }
+
+    #[test]
     fn any_list_shape_decodes_to_its_items(items in prop::collection::vec(any::<u32>(), 0..20), wrap in 0u8..3) {
         let list = serde_json::to_value(&items).unwrap_or_default();
         let body = match wrap {

@@ -124,6 +124,49 @@ impl Response {
         })
     }
 
+    /// Decodes a page of an offset/limit list, `{"data": [...], "meta": {...}}`: the same
+    /// answers as decoding a [`Page`](crate::pagination::Page), without building a page
+    /// decoder around each model. A body that is not an object, or has no `data`, is a
+    /// decode error; a missing or `null` `meta` reads as `None`.
+    pub fn json_page<T: DeserializeOwned>(&self) -> Result<crate::pagination::Page<T>> {
+        let (data, meta) = self.page_parts()?;
+        let items = serde_json::from_slice::<Vec<T>>(&self.body[data.clone()]).map_err(|_| {
+            self.error_in_place(data, &|bytes| serde_json::from_slice::<Vec<T>>(bytes).err())
+        })?;
+        Ok(crate::pagination::Page { data: items, meta })
+    }
+
+    /// Where a page's items are, and its figures, read.
+    fn page_parts(&self) -> Result<(Range<usize>, Option<crate::pagination::PageMeta>)> {
+        use crate::pagination::PageMeta;
+        let members = match object_members(&self.body) {
+            Ok(Some(members)) => members,
+            Ok(None) => {
+                return Err(self.decode_error(serde::de::Error::custom(
+                    "expected a page: an object with `data`",
+                )));
+            }
+            Err(e) => return Err(self.decode_error(e)),
+        };
+        if members.meta_twice {
+            return Err(self.decode_error(serde::de::Error::duplicate_field("meta")));
+        }
+        let Some(data) = members.data else {
+            return Err(self.decode_error(serde::de::Error::missing_field("data")));
+        };
+        let meta = match members.meta {
+            Some(span) if &self.body[span.clone()] != b"null" => {
+                let read = |bytes: &[u8]| serde_json::from_slice::<PageMeta>(bytes);
+                Some(
+                    read(&self.body[span.clone()])
+                        .map_err(|_| self.error_in_place(span, &|bytes| read(bytes).err()))?,
+                )
+            }
+            _ => None,
+        };
+        Ok((data, meta))
+    }
+
     /// Decodes with `decode` the value under `data` when the body is an object with that
     /// key (found by a first pass that skips every other value unread), else the whole
     /// body.
@@ -131,31 +174,49 @@ impl Response {
     /// The envelope is not a type decoded around each model: a program builds serde's
     /// reader for each of its models, not once more for each model in an envelope.
     fn in_envelope<T>(&self, decode: impl Fn(&[u8]) -> serde_json::Result<T>) -> Result<T> {
-        let body = non_empty(&self.body);
-        let Some(span) = data_span(body).map_err(|e| self.decode_error(e))? else {
-            return decode(body).map_err(|e| self.decode_error(e));
-        };
-        decode(&body[span.clone()]).map_err(|_| {
-            // Decoded again in place, everything around the value blanked (lines kept),
-            // so that the error names its line and column in the whole body.
-            let blanked: Vec<u8> = body
-                .iter()
-                .enumerate()
-                .map(|(i, &b)| {
-                    if span.contains(&i) || b == b'\n' {
-                        b
-                    } else {
-                        b' '
-                    }
-                })
-                .collect();
-            match decode(&blanked) {
-                Err(e) => self.decode_error(e),
-                // Not expected (the same value decoded the same way): the error without
-                // its place rather than none.
-                Ok(_) => self.decode_error(serde::de::Error::custom("the value under `data`")),
-            }
+        let (value, span) = self.data_value()?;
+        decode(value).map_err(|e| match span {
+            None => self.decode_error(e),
+            Some(span) => self.error_in_place(span, &|bytes| decode(bytes).err()),
         })
+    }
+
+    /// The bytes to decode: the value under `data` when the body is an envelope (with its
+    /// place in the body), else the whole body.
+    fn data_value(&self) -> Result<(&[u8], Option<Range<usize>>)> {
+        let body = non_empty(&self.body);
+        match data_span(body) {
+            Ok(Some(span)) => Ok((&body[span.clone()], Some(span))),
+            Ok(None) => Ok((body, None)),
+            Err(e) => Err(self.decode_error(e)),
+        }
+    }
+
+    /// The error of a value at `span` that did not decode, from `decode` run again on
+    /// the body with everything around the value blanked (lines kept), so that it names
+    /// its line and column in the whole body.
+    #[cold]
+    fn error_in_place(
+        &self,
+        span: Range<usize>,
+        decode: &dyn Fn(&[u8]) -> Option<serde_json::Error>,
+    ) -> Error {
+        let blanked: Vec<u8> = non_empty(&self.body)
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                if span.contains(&i) || b == b'\n' {
+                    b
+                } else {
+                    b' '
+                }
+            })
+            .collect();
+        // Not expected (the same value decoded the same way): the error without its
+        // place rather than none.
+        let error =
+            decode(&blanked).unwrap_or_else(|| serde::de::Error::custom("the value under `data`"));
+        self.decode_error(error)
     }
 
     /// `text` (taken from the body) with the client's credentials blanked out.
@@ -210,12 +271,30 @@ fn non_empty(body: &[u8]) -> &[u8] {
 /// The one difference from decoding the body in one piece: a value may be nested 128
 /// deep inside the envelope, where the envelope's own level would count against that.
 fn data_span(body: &[u8]) -> serde_json::Result<Option<Range<usize>>> {
+    Ok(object_members(body)?
+        .and_then(|members| members.data)
+        .filter(|span| &body[span.clone()] != b"null"))
+}
+
+/// Where the `data` and `meta` members of a JSON object are.
+#[derive(Default)]
+struct Members {
+    data: Option<Range<usize>>,
+    meta: Option<Range<usize>>,
+    /// `meta` was given twice (an error for a page, not for other envelopes, whose
+    /// `meta` is not read).
+    meta_twice: bool,
+}
+
+/// The members of `body` when it is a JSON object, `None` when it is not: the whole body
+/// is read, every member's name and value by serde_json itself (values skipped unread).
+fn object_members(body: &[u8]) -> serde_json::Result<Option<Members>> {
     let at = skip_ws(body, 0);
     if body.get(at) != Some(&b'{') {
         return Ok(None);
     }
     match members(body, at + 1) {
-        Ok(span) => Ok(span.filter(|span| &body[span.clone()] != b"null")),
+        Ok(members) => Ok(Some(members)),
         Err(Malformed::Twice) => Err(serde::de::Error::duplicate_field("data")),
         // serde_json says what is wrong, and where.
         Err(Malformed::Syntax) => match serde_json::from_slice::<IgnoredAny>(body) {
@@ -235,10 +314,9 @@ enum Malformed {
     Twice,
 }
 
-/// The members of the object that starts before `at`, to its end and the end of `body`:
-/// where the value of `data` is.
-fn members(body: &[u8], mut at: usize) -> std::result::Result<Option<Range<usize>>, Malformed> {
-    let mut data = None;
+/// The members of the object that starts before `at`, to its end and the end of `body`.
+fn members(body: &[u8], mut at: usize) -> std::result::Result<Members, Malformed> {
+    let mut found = Members::default();
     at = skip_ws(body, at);
     if body.get(at) == Some(&b'}') {
         at += 1;
@@ -248,18 +326,21 @@ fn members(body: &[u8], mut at: usize) -> std::result::Result<Option<Range<usize
             if body.get(at) != Some(&b'"') {
                 return Err(Malformed::Syntax);
             }
-            let (IsData(is_data), end) = one::<IsData>(body, at)?;
+            let (name, end) = one::<Name>(body, at)?;
             at = skip_ws(body, end);
             if body.get(at) != Some(&b':') {
                 return Err(Malformed::Syntax);
             }
             let start = skip_ws(body, at + 1);
             let (IgnoredAny, end) = one::<IgnoredAny>(body, start)?;
-            if is_data {
-                if data.is_some() {
-                    return Err(Malformed::Twice);
+            match name {
+                Name::Data if found.data.is_some() => return Err(Malformed::Twice),
+                Name::Data => found.data = Some(start..end),
+                Name::Meta => {
+                    found.meta_twice |= found.meta.is_some();
+                    found.meta = Some(start..end);
                 }
-                data = Some(start..end);
+                Name::Other => {}
             }
             at = skip_ws(body, end);
             match body.get(at) {
@@ -273,7 +354,7 @@ fn members(body: &[u8], mut at: usize) -> std::result::Result<Option<Range<usize
         }
     }
     if skip_ws(body, at) == body.len() {
-        Ok(data)
+        Ok(found)
     } else {
         Err(Malformed::Syntax)
     }
@@ -300,19 +381,27 @@ fn skip_ws(body: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// Whether a member's name (a JSON string, escapes and all) is `data`.
-struct IsData(bool);
+/// A member's name (a JSON string, escapes and all), as far as envelopes care.
+enum Name {
+    Data,
+    Meta,
+    Other,
+}
 
-impl<'de> Deserialize<'de> for IsData {
+impl<'de> Deserialize<'de> for Name {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct Visitor;
         impl serde::de::Visitor<'_> for Visitor {
-            type Value = IsData;
+            type Value = Name;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a member name")
             }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<IsData, E> {
-                Ok(IsData(v == "data"))
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Name, E> {
+                Ok(match v {
+                    "data" => Name::Data,
+                    "meta" => Name::Meta,
+                    _ => Name::Other,
+                })
             }
         }
         d.deserialize_str(Visitor)
@@ -573,6 +662,59 @@ mod tests {
         match result {
             Err(Error::Decode { source, .. }) => source.to_string(),
             other => panic!("expected a decode error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_page_reads_its_items_and_figures_or_says_why_not() {
+        use crate::pagination::Page;
+        let r = |b: &str| response(Method::Get, b);
+        let page = r(r#"{"meta":{"total":"3","limit":2},"data":[1,2],"x":{"data":0}}"#)
+            .json_page::<u32>()
+            .unwrap();
+        assert_eq!(page.data, [1, 2]);
+        assert_eq!(page.total(), Some(3));
+        assert_eq!(page.meta.and_then(|m| m.limit), Some(2));
+        for body in [r#"{"data":[]}"#, r#"{"data":[],"meta":null}"#] {
+            assert_eq!(r(body).json_page::<u32>().unwrap(), Page::new(vec![], None));
+        }
+        // What a page decoded in one piece says, and where.
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Whole {
+            data: Vec<u32>,
+            meta: Option<crate::pagination::PageMeta>,
+        }
+        for body in [
+            "{\"meta\": {},\n \"data\": [1, -2]}",
+            "{\"data\": [1],\n \"meta\": {\"total\": 1.5}}",
+        ] {
+            let expected = serde_json::from_str::<Whole>(body).unwrap_err().to_string();
+            assert!(expected.contains("line 2"), "{expected}");
+            assert_eq!(why(r(body).json_page::<u32>()), expected);
+        }
+        // A page that says less than it seems is an error, never an empty page.
+        assert_eq!(
+            why(r(r#"{"meta":{"total":9}}"#).json_page::<u32>()),
+            "missing field `data`"
+        );
+        assert_eq!(
+            why(r(r#"{"data":[1],"meta":{},"meta":{}}"#).json_page::<u32>()),
+            "duplicate field `meta`"
+        );
+        assert_eq!(
+            why(r(r#"{"data":[1],"data":[]}"#).json_page::<u32>()),
+            "duplicate field `data`"
+        );
+        for body in [
+            "",
+            "[]",
+            "[[1],null]",
+            "null",
+            r#"{"data":null}"#,
+            r#"{"data":[1]"#,
+        ] {
+            assert!(r(body).json_page::<u32>().is_err(), "{body:?}");
         }
     }
 

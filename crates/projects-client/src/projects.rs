@@ -178,7 +178,7 @@ impl<'a> Projects<'a> {
             .http()
             .get("/v1/projects")
             .page(params, MAX_PAGE_SIZE)
-            .send_json()
+            .send_page()
     }
 
     /// Every project, fetched lazily 100 at a time. Stops at `meta.total`, an empty or

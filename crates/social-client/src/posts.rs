@@ -270,7 +270,7 @@ impl<'a> Posts<'a> {
             .http()
             .get("/v1/posts")
             .page(params, MAX_PAGE_SIZE)
-            .send_json()
+            .send_page()
     }
 
     /// Every post, fetched lazily 100 at a time. Stops at `meta.total`, an empty or
@@ -354,7 +354,7 @@ fn find_post(http: &core_http::HttpClient, id: &PostId) -> Result<Option<Post>> 
                 &ListPosts::new().limit(MAX_PAGE_SIZE).offset(offset),
                 MAX_PAGE_SIZE,
             )
-            .send_json()?;
+            .send_page()?;
         let count = page.data.len() as u64;
         let total = page.meta.as_ref().and_then(|m| m.total);
         if let Some(post) = page.data.into_iter().find(|p| &p.id == id) {

@@ -66,6 +66,12 @@ impl<'a> RequestBuilder<'a> {
         self.send()?.json()
     }
 
+    /// Sends the request and decodes a page of an offset/limit list
+    /// ([`Response::json_page`](crate::transport::Response::json_page)).
+    pub fn send_page<T: DeserializeOwned>(self) -> Result<crate::pagination::Page<T>> {
+        self.send()?.json_page()
+    }
+
     /// Sends the request and returns the success response with its body unread, for
     /// downloads. The timeout bounds the wait for the answer and each read of the body,
     /// not the whole transfer.
