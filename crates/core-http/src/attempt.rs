@@ -188,10 +188,7 @@ fn prepare(
         .chain(call.headers.iter())
         .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
     {
-        builder = builder.header(
-            ureq::http::header::ACCEPT,
-            ureq::http::HeaderValue::from_static("application/json"),
-        );
+        builder = header(builder, "accept", "application/json");
     }
     // What the trace line shows, gathered only when it is written.
     let tracing = log::log_enabled!(log::Level::Trace);
@@ -202,31 +199,28 @@ fn prepare(
         }
     };
     if let Some(b) = hop.body {
-        builder = builder.header("content-type", &b.content_type);
+        builder = header(builder, "content-type", &b.content_type);
     }
     if let Some(key) = &call.idempotency_key {
-        builder = builder.header("idempotency-key", key);
+        builder = header(builder, "idempotency-key", key);
         log("idempotency-key", key);
     }
     let retry_count;
     if retries > 0 {
         retry_count = retries.to_string();
-        builder = builder.header("x-retry-count", &retry_count);
+        builder = header(builder, "x-retry-count", &retry_count);
         log("x-retry-count", &retry_count);
     }
     // Credential headers only to their own origin.
     let own = client_headers.iter().map(|h| (h, client_credentials));
     for ((k, v), credentials) in own.chain(call.headers.iter().map(|h| (h, call_credentials))) {
         if credentials || !is_sensitive_header(k) {
-            builder = builder.header(k, v);
+            builder = header(builder, k, v);
             log(k, v);
         }
     }
     if let (Some((name, value)), true) = (auth, client_credentials) {
-        builder = match name.as_ref() {
-            "authorization" => builder.header(ureq::http::header::AUTHORIZATION, value.expose()),
-            other => builder.header(other, value.expose()),
-        };
+        builder = header(builder, name.as_ref(), value.expose());
         log(name, "***");
     }
     debug!(
@@ -289,8 +283,7 @@ fn send(
                 inner: reader,
                 left: *length,
             };
-            let request = builder
-                .header("content-length", length.to_string())
+            let request = header(builder, "content-length", &length.to_string())
                 .body(ureq::SendBody::from_owned_reader(reader))
                 .map_err(invalid)?;
             wire::run(agent, request, call.mode, timeouts, proxy)
@@ -495,17 +488,23 @@ fn error_status(
     fail(Error::Api(Box::new(api)), outcome, hops)
 }
 
+/// Adds a header: every header of a request goes through here, so that the `http`
+/// crate's generic setter is built once, for text.
+fn header(
+    builder: ureq::http::request::Builder,
+    name: &str,
+    value: &str,
+) -> ureq::http::request::Builder {
+    builder.header(name, value)
+}
+
 /// Reads up to [`ERROR_BODY_CAP`] of an error body (the exchange's global timeout
 /// bounds it); whatever arrived before a failure is kept.
 #[cold]
 #[inline(never)]
 fn read_error_body_buffered(body: ureq::Body) -> Vec<u8> {
-    use std::io::Read;
     let mut out = Vec::new();
-    let _ = body
-        .into_reader()
-        .take(ERROR_BODY_CAP)
-        .read_to_end(&mut out);
+    let _ = wire::read_up_to(&mut body.into_reader(), ERROR_BODY_CAP, &mut out);
     out
 }
 

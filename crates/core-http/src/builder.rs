@@ -130,11 +130,15 @@ impl<'a> RequestBuilder<'a> {
 
     /// Sets a form body (`application/x-www-form-urlencoded`).
     pub fn form(mut self, fields: &[(&str, &str)]) -> Self {
-        let encoded = fields
-            .iter()
-            .map(|(k, v)| format!("{}={}", crate::url::encode(k), crate::url::encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let mut encoded = String::new();
+        for (i, (k, v)) in fields.iter().enumerate() {
+            if i > 0 {
+                encoded.push('&');
+            }
+            crate::url::encode_into(&mut encoded, k);
+            encoded.push('=');
+            crate::url::encode_into(&mut encoded, v);
+        }
         self.body = Some(Body::bytes(
             "application/x-www-form-urlencoded",
             encoded.into_bytes(),

@@ -256,11 +256,14 @@ pub enum Delivery {
 }
 
 fn list_failures(failed: &[ItemFailure]) -> String {
-    failed
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
+    let mut out = String::new();
+    for (i, failure) in failed.iter().enumerate() {
+        if i > 0 {
+            out.push_str("; ");
+        }
+        let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{failure}"));
+    }
+    out
 }
 
 /// Why a list ended before its last page ([`Error::ListCutShort`]).

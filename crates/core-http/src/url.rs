@@ -12,7 +12,7 @@ pub fn encode(s: &str) -> String {
 }
 
 /// Appends `s` percent-encoded as [`encode`] does.
-fn encode_into(out: &mut String, s: &str) {
+pub(crate) fn encode_into(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in s.bytes() {
         match b {

@@ -142,11 +142,8 @@ pub(crate) fn read_within(
         .name("core-http-error-body".into())
         .spawn(move || {
             let mut out = Vec::new();
-            let result = body
-                .into_reader()
-                .take(cap.saturating_add(1))
-                .read_to_end(&mut out)
-                .map(|_| out);
+            let result =
+                read_up_to(&mut body.into_reader(), cap.saturating_add(1), &mut out).map(|()| out);
             let (value, ready) = &*helper;
             if let Ok(mut value) = value.lock() {
                 *value = Some(result);
@@ -188,6 +185,26 @@ fn is_timeout(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
     )
+}
+
+/// Reads `reader` to its end, or until `out` holds `limit` bytes; what arrived before a
+/// failed read stays in `out`. For error bodies (a cold path): one copy of the loop for
+/// every reader, rather than the standard `read_to_end`'s generic code for each.
+pub(crate) fn read_up_to(reader: &mut dyn Read, limit: u64, out: &mut Vec<u8>) -> io::Result<()> {
+    let mut chunk = [0u8; 8192];
+    loop {
+        let room = limit.saturating_sub(out.len() as u64);
+        if room == 0 {
+            return Ok(());
+        }
+        let want = chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        match reader.read(&mut chunk[..want]) {
+            Ok(0) => return Ok(()),
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// A streamed request body that must be exactly as long as the `Content-Length` sent

@@ -70,6 +70,37 @@ pub struct ClientBuilder<C = HttpClient> {
     _client: PhantomData<fn() -> C>,
 }
 
+/// The settings of a new builder for the client `name` at `version` (built here once,
+/// not in every client crate).
+fn defaults(name: &str, version: &str, honours_idempotency_keys: bool) -> Config {
+    Config {
+        base_url: None,
+        auth: Auth::None,
+        retry: RetryPolicy::default(),
+        connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        timeout: DEFAULT_TIMEOUT,
+        rate_limit: None,
+        headers: Vec::new(),
+        user_agent: format!(
+            "{name}/{version} (rust; core-http/{})",
+            env!("CARGO_PKG_VERSION")
+        ),
+        allow_insecure_http: false,
+        idempotency_keys: false,
+        honours_idempotency_keys,
+        max_body_size: DEFAULT_MAX_BODY_SIZE,
+        max_redirects: 5,
+        sleeper: Arc::new(ThreadSleeper),
+        clock: Arc::new(SystemClock),
+        roots: RootCertificates::default(),
+        identity: None,
+        proxy_choice: crate::proxy::ProxyChoice::default(),
+        proxies: crate::proxy::Proxies::default(),
+        observer: crate::observe::Observers(None),
+        redactor: Redactor::default(),
+    }
+}
+
 impl<C> fmt::Debug for ClientBuilder<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("ClientBuilder").field(&self.config).finish()
@@ -91,34 +122,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// ```
     pub fn new() -> Self {
         ClientBuilder {
-            config: Config {
-                base_url: None,
-                auth: Auth::None,
-                retry: RetryPolicy::default(),
-                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-                timeout: DEFAULT_TIMEOUT,
-                rate_limit: None,
-                headers: Vec::new(),
-                user_agent: format!(
-                    "{}/{} (rust; core-http/{})",
-                    C::NAME,
-                    C::VERSION,
-                    env!("CARGO_PKG_VERSION")
-                ),
-                allow_insecure_http: false,
-                idempotency_keys: false,
-                honours_idempotency_keys: C::HONOURS_IDEMPOTENCY_KEYS,
-                max_body_size: DEFAULT_MAX_BODY_SIZE,
-                max_redirects: 5,
-                sleeper: Arc::new(ThreadSleeper),
-                clock: Arc::new(SystemClock),
-                roots: RootCertificates::default(),
-                identity: None,
-                proxy_choice: crate::proxy::ProxyChoice::default(),
-                proxies: crate::proxy::Proxies::default(),
-                observer: crate::observe::Observers(None),
-                redactor: Redactor::default(),
-            },
+            config: defaults(C::NAME, C::VERSION, C::HONOURS_IDEMPOTENCY_KEYS),
             _client: PhantomData,
         }
     }
