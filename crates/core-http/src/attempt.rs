@@ -188,7 +188,11 @@ fn prepare(
         .chain(call.headers.iter())
         .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
     {
-        builder = header(builder, "accept", "application/json");
+        builder = known_header(
+            builder,
+            ureq::http::header::ACCEPT,
+            ureq::http::HeaderValue::from_static("application/json"),
+        );
     }
     // What the trace line shows, gathered only when it is written.
     let tracing = log::log_enabled!(log::Level::Trace);
@@ -220,7 +224,15 @@ fn prepare(
         }
     }
     if let (Some((name, value)), true) = (auth, client_credentials) {
-        builder = header(builder, name.as_ref(), value.expose());
+        builder = match (
+            name.as_ref(),
+            ureq::http::HeaderValue::from_str(value.expose()),
+        ) {
+            ("authorization", Ok(value)) => {
+                known_header(builder, ureq::http::header::AUTHORIZATION, value)
+            }
+            (name, _) => header(builder, name, value.expose()),
+        };
         log(name, "***");
     }
     debug!(
@@ -494,6 +506,16 @@ fn header(
     builder: ureq::http::request::Builder,
     name: &str,
     value: &str,
+) -> ureq::http::request::Builder {
+    builder.header(name, value)
+}
+
+/// Adds a header whose name and value are already checked (the standard ones the client
+/// always sends, parsed once rather than on every request).
+fn known_header(
+    builder: ureq::http::request::Builder,
+    name: ureq::http::HeaderName,
+    value: ureq::http::HeaderValue,
 ) -> ureq::http::request::Builder {
     builder.header(name, value)
 }

@@ -212,6 +212,45 @@ proptest! {
     }
 
     #[test]
+    fn page_figures_read_as_derived_figures_do(
+        total in prop_oneof![json(), Just(Value::from(3)), Just(Value::from("12")), Just(Value::from(1.5))],
+        limit in prop_oneof![json(), Just(Value::from(20)), Just(Value::from(5_000_000_000u64))],
+        offset in json(),
+        other in json(),
+        order in 0u8..4,
+        cut in any::<prop::sample::Index>(),
+        change in any::<bool>(),
+    ) {
+        // The figures as serde's derive reads them with the exact-number readers.
+        #[derive(Debug, serde::Deserialize)]
+        struct Derived {
+            #[serde(default, deserialize_with = "crate::de::opt_u64")]
+            total: Option<u64>,
+            #[serde(default, deserialize_with = "crate::de::opt_u32")]
+            limit: Option<u32>,
+            #[serde(default, deserialize_with = "crate::de::opt_u64")]
+            offset: Option<u64>,
+        }
+        let body = match order {
+            0 => format!(r#"{{"total":{total},"limit":{limit},"offset":{offset}}}"#),
+            1 => format!(r#"{{"x":{other},"offset":{offset},"total":{total}}}"#),
+            2 => format!(r#"{{"limit":{limit},"x":{other}}}"#),
+            _ => format!(r#"{{"total":{total},"total":{total}}}"#),
+        };
+        let mut body = body.into_bytes();
+        if change {
+            body.truncate(cut.index(body.len()));
+        }
+        let ours = serde_json::from_slice::<crate::pagination::PageMeta>(&body)
+            .map(|m| (m.total, m.limit, m.offset));
+        let derived = serde_json::from_slice::<Derived>(&body).map(|m| (m.total, m.limit, m.offset));
+        prop_assert_eq!(ours.as_ref().ok(), derived.as_ref().ok(), "{}", String::from_utf8_lossy(&body));
+        if let (Err(a), Err(b)) = (ours, derived) {
+            prop_assert_eq!(a.to_string(), b.to_string());
+        }
+    }
+
+    #[test]
     fn any_list_shape_decodes_to_its_items(items in prop::collection::vec(any::<u32>(), 0..20), wrap in 0u8..3) {
         let list = serde_json::to_value(&items).unwrap_or_default();
         let body = match wrap {
