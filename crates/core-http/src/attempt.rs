@@ -224,15 +224,7 @@ fn prepare(
         }
     }
     if let (Some((name, value)), true) = (auth, client_credentials) {
-        builder = match (
-            name.as_ref(),
-            ureq::http::HeaderValue::from_str(value.expose()),
-        ) {
-            ("authorization", Ok(value)) => {
-                known_header(builder, ureq::http::header::AUTHORIZATION, value)
-            }
-            (name, _) => header(builder, name, value.expose()),
-        };
+        builder = auth_header(builder, name.as_ref(), value.expose());
         log(name, "***");
     }
     debug!(
@@ -508,6 +500,20 @@ fn header(
     value: &str,
 ) -> ureq::http::request::Builder {
     builder.header(name, value)
+}
+
+/// Adds the credentials' header: `authorization` by its parsed constant name.
+fn auth_header(
+    builder: ureq::http::request::Builder,
+    name: &str,
+    value: &str,
+) -> ureq::http::request::Builder {
+    match (name, ureq::http::HeaderValue::from_str(value)) {
+        ("authorization", Ok(value)) => {
+            known_header(builder, ureq::http::header::AUTHORIZATION, value)
+        }
+        _ => header(builder, name, value),
+    }
 }
 
 /// Adds a header whose name and value are already checked (the standard ones the client

@@ -69,6 +69,9 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// The byte that opens a JSON object.
+const OPEN: u8 = b'{';
+
 /// An envelope decoded in one piece, as a type around the model: the value under a
 /// non-null `data` when the body is an object with one, else the whole body.
 fn one_piece<T: serde::de::DeserializeOwned>(body: &[u8]) -> Option<T> {
@@ -86,7 +89,7 @@ fn one_piece<T: serde::de::DeserializeOwned>(body: &[u8]) -> Option<T> {
     } else {
         body
     };
-    let enveloped = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+    let enveloped = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&OPEN)
         && serde_json::from_slice::<Probe>(body).is_ok_and(|p| p.data.is_some());
     if enveloped {
         serde_json::from_slice::<Data<T>>(body).ok().map(|d| d.data)

