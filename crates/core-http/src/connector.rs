@@ -3,6 +3,12 @@
 //! it, the proxy's answer included, fits in the call's deadline: ureq re-arms its wait on
 //! every byte, so a proxy that trickles its answer could hold a call long past its
 //! timeout. A proxy's refusal comes back as a [`Refusal`] naming it.
+//!
+//! A direct connection is opened here too, as a [`Socket`] rather than ureq's TCP
+//! transport, whose write of a request's bytes may wait its timeout again after each
+//! part the peer takes: an upload to a server that takes a little and then nothing could
+//! end several timeouts late. A [`Socket`]'s write ends by its timeout, however the peer
+//! takes the bytes.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -19,14 +25,14 @@ use crate::tunnel::Refusal;
 /// has one, else a plain TCP connection; its timeouts set only when they must change
 /// ([`steady`](crate::steady)); then TLS for `https`.
 pub(crate) fn chain(proxies: Proxies) -> impl Connector {
-    use ureq::unversioned::transport::{RustlsConnector, TcpConnector};
+    use ureq::unversioned::transport::RustlsConnector;
     ().chain(Tunnels { proxies })
-        .chain(TcpConnector::default())
         .chain(crate::steady::Steady)
         .chain(RustlsConnector::default())
 }
 
-/// Opens a call's tunnel through its proxy, within the call's deadline.
+/// Opens a call's connection, directly or through a tunnel to its proxy, within the
+/// call's deadline.
 #[derive(Debug)]
 struct Tunnels {
     proxies: Proxies,
@@ -46,7 +52,7 @@ impl<In: Transport> Connector<In> for Tunnels {
         // A call goes through a proxy when it was configured with one (then ureq has
         // not resolved the target: the proxy does).
         let Some(proxy) = details.config.proxy() else {
-            return Ok(None);
+            return direct(details).map(|socket| Some(Either::B(Box::new(socket) as _)));
         };
         let uri = details.uri;
         let secure = uri.scheme_str() == Some("https");
@@ -90,13 +96,36 @@ impl<In: Transport> Connector<In> for Tunnels {
             details.config.input_buffer_size(),
             details.config.output_buffer_size(),
         );
-        Ok(Some(Either::B(Box::new(Tunnel {
+        Ok(Some(Either::B(Box::new(Socket {
             stream,
             buffers,
             read_timeout: None,
             write_timeout: None,
         }))))
     }
+}
+
+/// A TCP connection to the call's server (whose addresses ureq has resolved), within
+/// the connection's timeout: the first address that answers.
+fn direct(details: &ConnectionDetails<'_>) -> Result<Socket, ureq::Error> {
+    let deadline = Instant::now()
+        .checked_add(*details.timeout.after)
+        .unwrap_or_else(far_future);
+    let stream =
+        crate::dial::dial(details.addrs.iter(), deadline, || false).map_err(|last| match last {
+            Some(e) => ureq::Error::Io(e),
+            None => ureq::Error::Timeout(details.timeout.reason),
+        })?;
+    let _ = stream.set_nodelay(details.config.no_delay());
+    Ok(Socket {
+        stream,
+        buffers: LazyBuffers::new(
+            details.config.input_buffer_size(),
+            details.config.output_buffer_size(),
+        ),
+        read_timeout: None,
+        write_timeout: None,
+    })
 }
 
 /// A TCP connection to the proxy, by `deadline`.
@@ -176,10 +205,10 @@ impl Write for Deadlined<'_> {
     }
 }
 
-/// A connection through a proxy's tunnel, as ureq's transport: plain bytes to the
-/// service (TLS goes on top of it, by the next connector).
+/// A TCP connection, direct or through a proxy's tunnel, as ureq's transport: plain
+/// bytes to the service (TLS goes on top of it, by the next connector).
 #[derive(Debug)]
-struct Tunnel {
+struct Socket {
     stream: TcpStream,
     buffers: LazyBuffers,
     /// The socket's timeouts as last set, so each is set only when it changes.
@@ -202,28 +231,53 @@ fn timed_out(e: &io::Error) -> bool {
     )
 }
 
-impl Transport for Tunnel {
+impl Transport for Socket {
     fn buffers(&mut self) -> &mut dyn Buffers {
         &mut self.buffers
     }
 
+    /// Writes `amount` bytes by the timeout: each write after the first waits only what
+    /// is left of it (a write that the peer takes in part returns when its time is up,
+    /// and must not start the wait over).
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         let timeout = timeout.for_write();
         let wanted = budget(timeout)?;
-        if wanted != self.write_timeout {
-            self.stream.set_write_timeout(wanted)?;
-            self.write_timeout = wanted;
-        }
-        let output = &self.buffers.output()[..amount];
-        let mut stream = &self.stream;
-        loop {
-            match stream.write_all(output) {
-                Ok(()) => return Ok(()),
+        let ends = wanted.and_then(|t| Instant::now().checked_add(t));
+        let Socket {
+            stream,
+            buffers,
+            write_timeout,
+            ..
+        } = self;
+        let mut output = &buffers.output()[..amount];
+        let mut first = true;
+        while !output.is_empty() {
+            // The first write waits the timeout as given (the socket's already, most
+            // often); a later one what is left of it.
+            let limit = match ends {
+                Some(ends) if !first => {
+                    let left = ends.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(ureq::Error::Timeout(timeout.reason));
+                    }
+                    Some(left)
+                }
+                _ => wanted,
+            };
+            if limit != *write_timeout {
+                stream.set_write_timeout(limit)?;
+                *write_timeout = limit;
+            }
+            first = false;
+            match (&*stream).write(output) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                Ok(n) => output = &output[n..],
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if timed_out(&e) => return Err(ureq::Error::Timeout(timeout.reason)),
                 Err(e) => return Err(e.into()),
             }
         }
+        Ok(())
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {

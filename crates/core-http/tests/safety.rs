@@ -590,6 +590,41 @@ fn an_upload_on_the_common_path_to_a_server_that_reads_nothing_ends_at_the_deadl
 }
 
 #[test]
+fn an_upload_to_a_server_that_takes_a_little_at_a_time_ends_at_the_deadline() {
+    // The server takes 16 KB every 50 ms, never the whole 32 MB body and never enough
+    // for a write to finish: each write of the request makes some progress before its
+    // wait runs out. The call must still end at its deadline, not one timeout later for
+    // each part the server took.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    thread::spawn(move || {
+        use std::io::Read;
+        if let Ok((mut stream, _)) = listener.accept() {
+            let mut chunk = vec![0u8; 16 * 1024];
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(10) {
+                thread::sleep(Duration::from_millis(50));
+                if matches!(stream.read(&mut chunk), Ok(0) | Err(_)) {
+                    return;
+                }
+            }
+        }
+    });
+    let budget = Duration::from_millis(800);
+    let c = HttpClient::builder()
+        .base_url(&url)
+        .timeout(budget)
+        .connect_timeout(budget / 4)
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let upload = c
+        .post("/upload")
+        .bytes("application/octet-stream", vec![b'x'; 32 << 20]);
+    times_out_at(budget, || upload.send());
+}
+
+#[test]
 fn a_call_deadline_ends_with_its_call() {
     // A download's call (800 ms) bounds the wait for the answer and each read, not the
     // whole transfer: its body, 30 bytes one every 50 ms (1.5 s), is read on the same
