@@ -107,12 +107,14 @@ impl Response {
 
     /// Decodes a body that may or may not be wrapped in a `{"data": ...}` envelope: the
     /// value under `data` when the body is an object with that key, else the whole body.
+    /// A body that names `data` twice is a decode error (which one is meant is unknown).
     pub fn json_data<T: DeserializeOwned>(&self) -> Result<T> {
         self.in_envelope(|value| serde_json::from_slice::<T>(value))
     }
 
     /// Decodes a list that servers give in any of four shapes: `{"data": [...]}`,
-    /// `[...]`, or a single item, bare or as `{"data": {...}}`.
+    /// `[...]`, or a single item, bare or as `{"data": {...}}`. Anything else (a string,
+    /// `null`, an envelope naming `data` twice) is a decode error, never an empty list.
     pub fn json_list<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
         self.in_envelope(|value| {
             // An object is one item; anything else must be a list.
