@@ -69,6 +69,7 @@ mod connector;
 pub mod de;
 mod dial;
 mod dns;
+mod envelope;
 mod error;
 mod error_body;
 mod headers;
