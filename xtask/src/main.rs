@@ -92,6 +92,10 @@ pub(crate) fn root() -> PathBuf {
 pub(crate) fn cargo() -> Command {
     let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root());
+    if env::var_os("CI").is_some() {
+        // A clean clone builds everything once: incremental caches would only fill the disk.
+        cmd.env("CARGO_INCREMENTAL", "0");
+    }
     cmd
 }
 
