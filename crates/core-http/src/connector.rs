@@ -64,9 +64,7 @@ impl<In: Transport> Connector<In> for Tunnels {
                 "internal: the call's proxy is not the client's".into(),
             )));
         };
-        let deadline = Instant::now()
-            .checked_add(*details.timeout.after)
-            .unwrap_or_else(far_future);
+        let deadline = deadline(details);
         let address = route.address();
         let addrs = details
             .resolver
@@ -92,40 +90,29 @@ impl<In: Transport> Connector<In> for Tunnels {
         // The transport sets its own timeouts from here; none of ours is left behind.
         let _ = stream.set_read_timeout(None);
         let _ = stream.set_write_timeout(None);
-        let buffers = LazyBuffers::new(
-            details.config.input_buffer_size(),
-            details.config.output_buffer_size(),
-        );
-        Ok(Some(Either::B(Box::new(Socket {
-            stream,
-            buffers,
-            read_timeout: None,
-            write_timeout: None,
-        }))))
+        Ok(Some(Either::B(Box::new(Socket::new(stream, details)))))
     }
 }
 
 /// A TCP connection to the call's server (whose addresses ureq has resolved), within
 /// the connection's timeout: the first address that answers.
 fn direct(details: &ConnectionDetails<'_>) -> Result<Socket, ureq::Error> {
-    let deadline = Instant::now()
-        .checked_add(*details.timeout.after)
-        .unwrap_or_else(far_future);
     let stream =
-        crate::dial::dial(details.addrs.iter(), deadline, || false).map_err(|last| match last {
-            Some(e) => ureq::Error::Io(e),
-            None => ureq::Error::Timeout(details.timeout.reason),
+        crate::dial::dial(details.addrs.iter(), deadline(details), || false).map_err(|last| {
+            match last {
+                Some(e) => ureq::Error::Io(e),
+                None => ureq::Error::Timeout(details.timeout.reason),
+            }
         })?;
     let _ = stream.set_nodelay(details.config.no_delay());
-    Ok(Socket {
-        stream,
-        buffers: LazyBuffers::new(
-            details.config.input_buffer_size(),
-            details.config.output_buffer_size(),
-        ),
-        read_timeout: None,
-        write_timeout: None,
-    })
+    Ok(Socket::new(stream, details))
+}
+
+/// When a connection must be open by: the connection's timeout from now.
+fn deadline(details: &ConnectionDetails<'_>) -> Instant {
+    Instant::now()
+        .checked_add(*details.timeout.after)
+        .unwrap_or_else(far_future)
 }
 
 /// A TCP connection to the proxy, by `deadline`.
@@ -229,6 +216,22 @@ fn timed_out(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
     )
+}
+
+impl Socket {
+    /// The transport over `stream` (connected, no timeouts of ours left on it), with
+    /// the buffers the call's configuration asks for.
+    fn new(stream: TcpStream, details: &ConnectionDetails<'_>) -> Self {
+        Socket {
+            stream,
+            buffers: LazyBuffers::new(
+                details.config.input_buffer_size(),
+                details.config.output_buffer_size(),
+            ),
+            read_timeout: None,
+            write_timeout: None,
+        }
+    }
 }
 
 impl Transport for Socket {

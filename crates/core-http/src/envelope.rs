@@ -189,18 +189,7 @@ mod tests {
 
     use crate::error::{Error, Result};
     use crate::method::Method;
-    use crate::redact::Redactor;
-    use crate::response::{Headers, Response};
-
-    fn response(method: Method, body: &str) -> Response {
-        Response::new(
-            200,
-            Headers::default(),
-            body.as_bytes().to_vec(),
-            method,
-            Redactor::new(["sk_live_echoed_key".to_owned()]),
-        )
-    }
+    use crate::response::tests::response;
 
     #[test]
     fn envelopes_decode_without_an_intermediate_value() {

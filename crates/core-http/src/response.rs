@@ -414,10 +414,11 @@ impl fmt::Debug for StreamingResponse {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn response(method: Method, body: &str) -> Response {
+    /// A 200 answer with `body`, whose redactor knows one key a server might echo.
+    pub(crate) fn response(method: Method, body: &str) -> Response {
         Response::new(
             200,
             Headers::default(),

@@ -407,3 +407,64 @@ pub(crate) fn check_header(name: &str, value: &str) -> crate::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, Read};
+
+    use super::read_up_to;
+
+    /// Gives its parts one read each (an `Err` part as that error), then ends.
+    struct Parts(Vec<io::Result<&'static [u8]>>);
+
+    impl Read for Parts {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            match self.0.remove(0) {
+                Ok(part) => {
+                    let n = part.len().min(buf.len());
+                    buf[..n].copy_from_slice(&part[..n]);
+                    if n < part.len() {
+                        self.0.insert(0, Ok(&part[n..]));
+                    }
+                    Ok(n)
+                }
+                Err(e) => Err(e),
+            }
+        }
+    }
+
+    #[test]
+    fn reading_up_to_a_limit_keeps_what_came_before_a_failure() {
+        let interrupted = || Err(io::Error::from(io::ErrorKind::Interrupted));
+        let reset = || Err(io::Error::from(io::ErrorKind::ConnectionReset));
+
+        // Interrupted reads are retried; the end ends it.
+        let mut out = Vec::new();
+        let mut r = Parts(vec![Ok(b"{\"mess"), interrupted(), Ok(b"age\":1}")]);
+        read_up_to(&mut r, 100, &mut out).unwrap();
+        assert_eq!(out, b"{\"message\":1}");
+
+        // A failure is returned, and what arrived before it stays.
+        let mut out = Vec::new();
+        let mut r = Parts(vec![Ok(b"half of "), reset(), Ok(b"never read")]);
+        let e = read_up_to(&mut r, 100, &mut out).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+        assert_eq!(out, b"half of ");
+
+        // Never more than the limit, however much is offered, and nothing read past it.
+        let mut out = Vec::new();
+        let mut r = Parts(vec![Ok(b"0123456789"), Ok(b"abcdef")]);
+        read_up_to(&mut r, 12, &mut out).unwrap();
+        assert_eq!(out, b"0123456789ab");
+        assert_eq!(r.0.len(), 1, "the rest stays unread");
+
+        // A body longer than one chunk of the loop arrives whole.
+        let big: &'static [u8] = Box::leak(vec![7u8; 20_000].into_boxed_slice());
+        let mut out = Vec::new();
+        read_up_to(&mut Parts(vec![Ok(big)]), 1 << 20, &mut out).unwrap();
+        assert_eq!(out.len(), 20_000);
+    }
+}
