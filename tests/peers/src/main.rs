@@ -28,6 +28,11 @@ type PostPage = Page<Post>;
 
 const SIDES: [&str; 3] = ["client", "raw ureq", "reqwest blocking"];
 
+/// The order of the sides' calls, repeated: each ordered pair of different sides (a call
+/// of one just after a call of the other) comes once in it, so each side follows each
+/// of the others equally often, and each side calls twice.
+const ORDER: [usize; 6] = [0, 1, 2, 0, 2, 1];
+
 fn option(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
@@ -76,25 +81,32 @@ fn main() {
     let (mut child, url) = start_server();
 
     // Wall time: rounds of 50 calls per side, a fresh client (and connection) per side
-    // and round, the sides' calls interleaved one by one (each time starting with
-    // another side), so that a noisy moment of the machine falls on all three alike.
+    // and round, the sides' calls interleaved one by one (each round starting at another
+    // place in `ORDER`), so that a noisy moment of the machine falls on all three alike.
+    // In `ORDER` each side follows each of the others equally often: a call made just
+    // after one of reqwest's is slower whichever side makes it, so an order in which one
+    // side follows reqwest more often than another would charge that side for it.
     let mut times: [Vec<Duration>; 3] = Default::default();
+    let mut after: [[Vec<Duration>; 3]; 3] = Default::default();
     for round in 0..=rounds {
         let mut callers: Vec<_> = (0..3).map(|side| caller(side, &url)).collect();
-        for call in &mut callers {
-            call();
+        // Warm-up calls in the order's turn, so the first counted call, too, follows its
+        // predecessor in the order.
+        for j in 0..ORDER.len() {
+            callers[ORDER[(round + j) % ORDER.len()]]();
         }
-        for i in 0..50 {
-            for k in 0..3 {
-                let side = (round + i + k) % 3;
-                let t = Instant::now();
-                let page = callers[side]();
-                let took = t.elapsed();
-                assert_eq!(page.data.len(), 20);
-                if round > 0 {
-                    times[side].push(took);
-                }
+        let mut before = ORDER[(round + ORDER.len() - 1) % ORDER.len()];
+        for i in 0..50 * 3 {
+            let side = ORDER[(round + i) % ORDER.len()];
+            let t = Instant::now();
+            let page = callers[side]();
+            let took = t.elapsed();
+            assert_eq!(page.data.len(), 20);
+            if round > 0 {
+                times[side].push(took);
+                after[side][before].push(took);
             }
+            before = side;
         }
     }
     for t in &mut times {
@@ -121,6 +133,22 @@ fn main() {
                 .map_or("(callgrind not run)".to_owned(), |(n, _)| format!("{n:.0}"))
         ));
     }
+    // Each side's median by the side whose call came just before.
+    let mut by_before = String::from(
+        "| side | after a client call | after a raw ureq call | after a reqwest call |\n|---|---|---|---|\n",
+    );
+    for (side, name) in SIDES.iter().enumerate() {
+        by_before.push_str(&format!("| {name} |"));
+        for cell in &mut after[side] {
+            cell.sort();
+            if cell.is_empty() {
+                by_before.push_str(" |");
+            } else {
+                by_before.push_str(&format!(" {:.1} µs |", us(pct(cell, 0.5))));
+            }
+        }
+        by_before.push('\n');
+    }
     let ratio = |a: usize, b: usize, p: f64| us(pct(&times[a], p)) / us(pct(&times[b], p));
     let mut tops = String::new();
     for (side, name) in SIDES.iter().enumerate() {
@@ -139,15 +167,16 @@ fn main() {
     let mut report = format!(
         "## Peers: one call\n\n\
 Release build, one run, {rounds} rounds of 50 calls per side (each round on a fresh client and \
-connection per side, the sides' calls interleaved one by one, each turn starting with another \
-side) against one local keep-alive HTTP/1.1 server \
+connection per side, the sides' calls interleaved one by one in an order in which each side \
+follows each of the others equally often) against one local keep-alive HTTP/1.1 server \
 in a child process; every side decodes the same 20-post page ({} bytes) into the same typed \
 `PostPage`. Instructions per call are valgrind callgrind's count for 200 calls less that for \
 100, divided by 100 (the client process alone; start-up cancels out).\n\n\
 | side | median | p99 | instructions per call |\n|---|---|---|---|\n{table}\n\
 client ÷ raw ureq: **{vs_ureq_median:.3}** at the median, **{vs_ureq_p99:.3}** at p99 (target at \
 most 1.05: {}); in instructions, which do not depend on the machine's load: **{}**. \
-client ÷ reqwest blocking: **{vs_reqwest:.3}** at the median (target under 1: {}).\n{tops}",
+client ÷ reqwest blocking: **{vs_reqwest:.3}** at the median (target under 1: {}).\n\n\
+Each side's median by the call just before it (a side never follows itself):\n\n{by_before}{tops}",
         body().len(),
         verdict(vs_ureq_median <= 1.05 && vs_ureq_p99 <= 1.05),
         match (&counts[0], &counts[1]) {
@@ -173,7 +202,13 @@ ureq's, the rare paths of a call are out of line, and the enums' readers are mar
 calls interleaved one by one here evict each other's code from the processor's caches \
 between calls, which costs the client's larger code more (callgrind's cache simulation: \
 2,176 instruction-cache misses a call against 1,901); `core-http per-call cost` above \
-measures rounds of 50 calls a side. Both sides make the same system calls.\n",
+measures rounds of 50 calls a side. Both sides make the same system calls (strace, 1,000 \
+calls each: 4 `ioctl`, 3 `recvfrom` and 1 `sendto` a call), and run alone 20,000 calls in \
+the same time (1.65-1.75 s each, 2026-11-27). Until 2026-11-27 the calls here went client, \
+raw, reqwest, raw, reqwest, client, reqwest, client, raw: the client followed reqwest in two \
+calls of three, the raw side in one of three, and a call just after reqwest's is 5-10 µs \
+slower whichever side makes it (the table above), which put the client at 1.12-1.15 of the \
+raw side; like for like it was 1.03-1.08. The order is now even.\n",
     );
     if flag("--build") {
         report.push_str(&build_costs());
