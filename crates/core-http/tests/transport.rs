@@ -530,6 +530,29 @@ fn error_bodies_of_every_shape() {
 }
 
 #[test]
+fn an_error_body_cut_short_keeps_what_arrived() {
+    // A 400 announcing 500 bytes, of which the connection carries 26 before it closes:
+    // the error is the server's answer, with the text that arrived, not a read failure.
+    let server = Hostile::scripted(vec![Act::answer(
+        400,
+        &[
+            ("content-type", "text/plain"),
+            ("content-length", "500"),
+            ("connection", "close"),
+        ],
+        "the field name is required",
+    )]);
+    let sleeper = RecordingSleeper::new();
+    let err = client(server.url(), &sleeper).get("/x").send().unwrap_err();
+    let api = err.api().unwrap_or_else(|| panic!("{err:?}"));
+    assert_eq!(api.status, 400);
+    assert_eq!(api.kind, ErrorKind::BadRequest);
+    assert_eq!(api.message, "the field name is required");
+    assert_eq!(api.body, "the field name is required");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
 fn html_500_page_is_a_typed_server_error() {
     let mut server = mockito::Server::new();
     let _m = server
