@@ -41,14 +41,16 @@ impl HttpClient {
             .max_idle_connections_per_host(16)
             .timeout_resolve(Some(time::bounded(config.connect_timeout)))
             .timeout_connect(Some(time::bounded(config.connect_timeout)))
-            .tls_config(config.roots.ureq_config(config.identity.as_ref()))
             // No proxy for the agent (not even ureq's from the environment): each call is
             // given the one for its URL.
             .proxy(None)
             .build();
         let agent = ureq::Agent::with_parts(
             agent_config,
-            crate::connector::chain(config.proxies.clone()),
+            crate::connector::chain(
+                config.proxies.clone(),
+                config.roots.rustls_config(config.identity.as_ref())?,
+            ),
             dns::CachingResolver::default(),
         );
         let bucket = config

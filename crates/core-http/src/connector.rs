@@ -9,13 +9,23 @@
 //! part the peer takes: an upload to a server that takes a little and then nothing could
 //! end several timeouts late. A [`Socket`]'s write ends by its timeout, however the peer
 //! takes the bytes.
+//!
+//! TLS is rustls driven here, with the client's one configuration (its roots and its
+//! certificate, the same as its streams'), rather than ureq's TLS connector: a program
+//! then builds ureq without its TLS code and its TLS settings.
 
+use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use ureq::unversioned::transport::time::{Duration as UreqDuration, Instant as UreqInstant};
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
+    TransportAdapter,
 };
 
 use crate::proxy::Proxies;
@@ -23,12 +33,121 @@ use crate::tunnel::Refusal;
 
 /// The connector chain of a client's agent: a tunnel through the call's proxy when it
 /// has one, else a plain TCP connection; its timeouts set only when they must change
-/// ([`steady`](crate::steady)); then TLS for `https`.
-pub(crate) fn chain(proxies: Proxies) -> impl Connector {
-    use ureq::unversioned::transport::RustlsConnector;
+/// ([`steady`](crate::steady)); then TLS for `https`, with `tls`.
+pub(crate) fn chain(proxies: Proxies, tls: Arc<ClientConfig>) -> impl Connector {
     ().chain(Tunnels { proxies })
         .chain(crate::steady::Steady)
-        .chain(RustlsConnector::default())
+        .chain(Tls { config: tls })
+}
+
+/// TLS over the connection for `https`, with the client's rustls configuration.
+#[derive(Debug)]
+struct Tls {
+    config: Arc<ClientConfig>,
+}
+
+impl<In: Transport> Connector<In> for Tls {
+    type Out = Either<In, Secured>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails<'_>,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        let Some(transport) = chained else {
+            return Ok(None);
+        };
+        if !details.needs_tls() || transport.is_tls() {
+            return Ok(Some(Either::A(transport)));
+        }
+        handshake(&self.config, details, transport.boxed()).map(|t| Some(Either::B(t)))
+    }
+}
+
+/// The TLS handshake over `inner`, within what is left of the connection's timeout. A
+/// failure of TLS itself (a certificate, the protocol) comes back as an I/O error holding
+/// rustls's error, as [`wire`](crate::wire) reads it.
+fn handshake(
+    config: &Arc<ClientConfig>,
+    details: &ConnectionDetails<'_>,
+    inner: Box<dyn Transport>,
+) -> Result<Secured, ureq::Error> {
+    let host = details.uri.host().unwrap_or_default();
+    // An IPv6 address is in brackets in a URL, not in the name TLS checks.
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let name = ServerName::try_from(bare.to_owned())
+        .map_err(|_| ureq::Error::Tls("the host is not a name TLS can check"))?;
+    let mut conn = ClientConnection::new(Arc::clone(config), name)
+        .map_err(|e| ureq::Error::Io(io::Error::new(io::ErrorKind::InvalidData, e)))?;
+    let mut socket = TransportAdapter::new(inner, Arc::clone(&details.current_time));
+    socket.set_timeout(left_to_connect(details));
+    // A timeout from the layers below comes back as itself, not as an I/O error.
+    conn.complete_io(&mut socket)?;
+    Ok(Secured {
+        buffers: LazyBuffers::new(
+            details.config.input_buffer_size(),
+            details.config.output_buffer_size(),
+        ),
+        stream: StreamOwned::new(conn, socket),
+    })
+}
+
+/// What is left of the connection's timeout, which started when ureq began connecting.
+fn left_to_connect(details: &ConnectionDetails<'_>) -> NextTimeout {
+    let mut timeout = details.timeout;
+    if let (UreqDuration::Exact(limit), UreqInstant::Exact(began), UreqInstant::Exact(now)) =
+        (timeout.after, details.now, (details.current_time)())
+    {
+        timeout.after = UreqDuration::Exact(limit.saturating_sub(now - began));
+    }
+    timeout
+}
+
+/// A connection with TLS over it.
+struct Secured {
+    buffers: LazyBuffers,
+    stream: StreamOwned<ClientConnection, TransportAdapter>,
+}
+
+impl fmt::Debug for Secured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Secured").finish_non_exhaustive()
+    }
+}
+
+impl Transport for Secured {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    /// Encrypts and sends `amount` bytes, all of them on the connection (none left in
+    /// rustls's buffer) when it returns.
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.stream.sock.set_timeout(timeout);
+        let output = &self.buffers.output()[..amount];
+        self.stream.write_all(output)?;
+        self.stream.flush()?;
+        Ok(())
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.stream.sock.set_timeout(timeout);
+        let input = self.buffers.input_append_buf();
+        let amount = self.stream.read(input)?;
+        self.buffers.input_appended(amount);
+        Ok(amount > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.stream.sock.get_mut().is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        true
+    }
 }
 
 /// Opens a call's connection, directly or through a tunnel to its proxy, within the

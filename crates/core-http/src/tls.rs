@@ -17,17 +17,26 @@ pub(crate) enum RootCertificates {
 }
 
 impl RootCertificates {
-    /// Reads one or more PEM certificates; anything else in `pem` is an error.
+    /// Reads one or more PEM certificates; a private key in `pem` is an error, and so is
+    /// PEM that cannot be read. Other sections (a certificate request, a revocation list)
+    /// are passed over.
     pub(crate) fn from_pem(pem: &[u8]) -> Result<Self> {
+        use rustls::pki_types::pem::{PemObject, SectionKind};
         let mut certs = Vec::new();
-        for item in ureq::tls::parse_pem(pem) {
+        for item in <(SectionKind, Vec<u8>)>::pem_slice_iter(pem) {
             match item {
-                Ok(ureq::tls::PemItem::Certificate(cert)) => certs.push(cert.der().to_vec()),
-                Ok(_) => {
+                Ok((SectionKind::Certificate, der)) => certs.push(der),
+                Ok((
+                    SectionKind::PrivateKey
+                    | SectionKind::RsaPrivateKey
+                    | SectionKind::EcPrivateKey,
+                    _,
+                )) => {
                     return Err(Error::config(
                         "the root certificates' PEM holds something other than certificates",
                     ));
                 }
+                Ok(_) => {}
                 Err(e) => {
                     return Err(Error::config(format!(
                         "the root certificates are not valid PEM: {e}"
@@ -62,33 +71,48 @@ impl RootCertificates {
         )))
     }
 
-    /// The `ureq` TLS settings for these roots (rustls with the ring provider), with the
-    /// client's certificate when it has one.
-    pub(crate) fn ureq_config(&self, identity: Option<&Identity>) -> ureq::tls::TlsConfig {
-        let builder = ureq::tls::TlsConfig::builder()
-            .provider(ureq::tls::TlsProvider::Rustls)
-            .client_cert(identity.map(|i| i.ureq.clone()));
+    /// The rustls configuration of calls and streams: these roots, the client's
+    /// certificate when it has one, TLS 1.2 and 1.3 with the ring provider (given
+    /// explicitly: no process-wide default provider is needed or set).
+    pub(crate) fn rustls_config(
+        &self,
+        identity: Option<&Identity>,
+    ) -> Result<Arc<rustls::ClientConfig>> {
+        let mut roots = rustls::RootCertStore::empty();
         match self {
-            RootCertificates::Mozilla => builder.root_certs(ureq::tls::RootCerts::WebPki),
+            RootCertificates::Mozilla => {
+                roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+            }
             RootCertificates::Custom(ders) => {
-                let certs: Vec<ureq::tls::Certificate<'static>> = ders
-                    .iter()
-                    .map(|der| ureq::tls::Certificate::from_der(der).to_owned())
-                    .collect();
-                builder.root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+                for der in ders.iter() {
+                    roots
+                        .add(rustls::pki_types::CertificateDer::from(der.clone()))
+                        .map_err(|e| Error::config(format!("a root certificate: {e}")))?;
+                }
             }
         }
-        .build()
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Error::config(format!("TLS: {e}")))?
+            .with_root_certificates(roots);
+        let config = match identity {
+            None => config.with_no_client_auth(),
+            Some(identity) => {
+                let (chain, key) = identity.rustls_parts();
+                config.with_client_auth_cert(chain, key).map_err(|_| {
+                    Error::config("the client certificate and key do not go together")
+                })?
+            }
+        };
+        Ok(Arc::new(config))
     }
 }
 
 /// The client's own certificate, for a service behind a gateway that asks for one
-/// (mutual TLS): its chain and its private key, as ureq takes them (calls) and as rustls
-/// takes them (streams).
+/// (mutual TLS): its chain and its private key, as rustls takes them.
 #[derive(Clone)]
 pub(crate) struct Identity {
-    ureq: ureq::tls::ClientCert,
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     rustls: Arc<(
         Vec<rustls::pki_types::CertificateDer<'static>>,
         rustls::pki_types::PrivateKeyDer<'static>,
@@ -120,20 +144,12 @@ impl Identity {
                 "no private key (PKCS#8, PKCS#1 or SEC1, unencrypted) in the client key's PEM",
             )
         })?;
-        let ureq_chain: Vec<ureq::tls::Certificate<'static>> = chain
-            .iter()
-            .map(|c| ureq::tls::Certificate::from_der(c.as_ref()).to_owned())
-            .collect();
-        let ureq_key = ureq::tls::PrivateKey::from_pem(key_pem)
-            .map_err(|_| Error::config("the client key is not valid PEM"))?;
         Ok(Identity {
-            ureq: ureq::tls::ClientCert::new_with_certs(&ureq_chain, ureq_key),
             rustls: Arc::new((chain, key)),
         })
     }
 
-    /// The chain and key as rustls takes them (for streams).
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    /// The chain and key as rustls takes them.
     pub(crate) fn rustls_parts(
         &self,
     ) -> (

@@ -288,9 +288,6 @@ pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed
         // A TLS failure (certificate, protocol) happens before the request is sent and
         // will not heal on a retry.
         ureq::Error::Tls(m) => failed(connect(format!("TLS with {host}: {m}")), Outcome::Final),
-        ureq::Error::Rustls(err) => {
-            failed(connect(format!("TLS with {host}: {err}")), Outcome::Final)
-        }
         ureq::Error::RequireHttpsOnly(m) | ureq::Error::BadUri(m) => {
             failed(Error::config(m), Outcome::Final)
         }

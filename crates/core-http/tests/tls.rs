@@ -1,6 +1,8 @@
 //! TLS against a local server with certificates made in the test: a custom root is
 //! accepted; an expired, a wrong-host and a self-signed certificate are refused with a
-//! clear error that says nothing was sent.
+//! clear error that says nothing was sent. TLS goes inside a proxy's tunnel, checked
+//! against the service's name; a body of many TLS records is sent whole, and a kept-alive
+//! TLS connection serves the next call.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -160,6 +162,171 @@ fn refused(err: &Error, requests: &AtomicUsize) {
         "{text}"
     );
     assert_eq!(requests.load(Ordering::SeqCst), 0, "no request was read");
+}
+
+/// A TLS server (a certificate for `names` from `ca`) that reads each request's body by
+/// its `content-length` and answers `{"got": <bytes>}`, keeping the connection open;
+/// returns its port and the count of connections it accepted.
+fn serve_uploads(ca: &Authority, names: &[&str]) -> (u16, Arc<AtomicUsize>) {
+    let (cert, key) = leaf(Some(ca), names, (-1, 1));
+    let config = server_config(cert, key, None);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let seen = connections.clone();
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            seen.fetch_add(1, Ordering::SeqCst);
+            let config = config.clone();
+            thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut reader = BufReader::new(rustls::StreamOwned::new(conn, stream));
+                loop {
+                    let mut length = 0;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        match reader.read_line(&mut line) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if line == "\r\n" => break,
+                            Ok(_) => {}
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0u8; length];
+                    if std::io::Read::read_exact(&mut reader, &mut body).is_err() {
+                        return;
+                    }
+                    let answer = format!("{{\"got\": {length}}}");
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                        answer.len()
+                    );
+                    let tls = reader.get_mut();
+                    if tls.write_all(head.as_bytes()).is_err()
+                        || tls.write_all(answer.as_bytes()).is_err()
+                        || tls.flush().is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, connections)
+}
+
+#[test]
+fn a_body_of_many_tls_records_is_sent_whole_and_the_connection_serves_the_next_call() {
+    let ca = authority();
+    let (port, connections) = serve_uploads(&ca, &["127.0.0.1"]);
+    let client = client_trusting(&format!("https://127.0.0.1:{port}"), &ca);
+    // Far more than one TLS record (16 KiB) and than a socket's buffer.
+    let big = serde_json::json!({ "text": "x".repeat(3 << 20) });
+    let sent = serde_json::to_vec(&big).unwrap().len();
+    for body in [big, serde_json::json!({})] {
+        let len = serde_json::to_vec(&body).unwrap().len();
+        let answer: serde_json::Value = client.post("/upload").json(&body).send_json().unwrap();
+        assert_eq!(answer, serde_json::json!({ "got": len }));
+    }
+    assert!(sent > 3 << 20);
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        1,
+        "one connection, kept alive"
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_the_handshake_is_left_at_the_connect_timeout() {
+    // Accepts the connection and reads the client's hello, but never answers it.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let client = HttpClient::builder()
+        .base_url(format!("https://127.0.0.1:{port}"))
+        .connect_timeout(std::time::Duration::from_millis(300))
+        .timeout(std::time::Duration::from_secs(60))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = client.get("/x").send().unwrap_err();
+    // Bounded by the connect timeout, not the call's minute.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{err:?}"
+    );
+    assert_eq!(err.kind(), core_http::ErrorKind::Timeout, "{err:?}");
+}
+
+#[test]
+fn tls_inside_a_proxys_tunnel_checks_the_services_name() {
+    let ca = authority();
+    // Names under `.test` only the proxy resolves (to this machine): the client cannot
+    // reach them but through the tunnel.
+    let (port, connections) = serve_uploads(&ca, &["api.service.test"]);
+    let proxy = testkit::connect_proxy::ConnectProxy::start(None);
+    let through = |host: &str| {
+        HttpClient::builder()
+            .base_url(format!("https://{host}:{port}"))
+            .root_certificates_pem(ca.cert.pem().as_bytes())
+            .unwrap()
+            .proxy(proxy.url(), &[])
+            .max_retries(0)
+            .build()
+            .unwrap()
+    };
+    let answer: serde_json::Value = through("api.service.test")
+        .post("/upload")
+        .json(&serde_json::json!({}))
+        .send_json()
+        .unwrap();
+    assert_eq!(answer, serde_json::json!({ "got": 2 }));
+    // The same server under another name: its certificate does not name that host.
+    let err = through("other.service.test").get("/x").send().unwrap_err();
+    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert!(!err.may_have_been_processed(), "{err:?}");
+    assert!(
+        err.to_string().to_ascii_lowercase().contains("certificate"),
+        "{err}"
+    );
+    let asked: Vec<String> = proxy.asked().into_iter().map(|a| a.target).collect();
+    assert_eq!(
+        asked,
+        [
+            format!("api.service.test:{port}"),
+            format!("other.service.test:{port}")
+        ]
+    );
+    assert_eq!(connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_client_certificate_and_a_key_that_do_not_go_together_are_a_config_error() {
+    let ca = authority();
+    let (chain, _) = client_identity(&ca);
+    let (_, other_key) = client_identity(&ca);
+    let err = HttpClient::builder()
+        .base_url("https://api.example.com")
+        .client_certificate_pem(chain.as_bytes(), other_key.as_bytes())
+        .unwrap()
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err:?}");
+    let key_body = other_key.lines().nth(1).unwrap();
+    assert!(!err.to_string().contains(key_body), "{err}");
+    assert!(!format!("{err:?}").contains(key_body), "{err:?}");
 }
 
 #[test]

@@ -429,44 +429,6 @@ pub(crate) fn io_failure(io: io::Error, shown: &str) -> Failure {
     }
 }
 
-impl crate::tls::RootCertificates {
-    /// A rustls client configuration trusting these roots, built with the ring provider
-    /// explicitly (no process-wide default provider is needed or set).
-    pub(crate) fn rustls_config(
-        &self,
-        identity: Option<&crate::tls::Identity>,
-    ) -> crate::Result<Arc<rustls::ClientConfig>> {
-        let mut roots = rustls::RootCertStore::empty();
-        match self {
-            crate::tls::RootCertificates::Mozilla => {
-                roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-            }
-            crate::tls::RootCertificates::Custom(ders) => {
-                for der in ders.iter() {
-                    roots
-                        .add(rustls::pki_types::CertificateDer::from(der.clone()))
-                        .map_err(|e| crate::Error::config(format!("a root certificate: {e}")))?;
-                }
-            }
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| crate::Error::config(format!("TLS: {e}")))?
-            .with_root_certificates(roots);
-        let config = match identity {
-            None => config.with_no_client_auth(),
-            Some(identity) => {
-                let (chain, key) = identity.rustls_parts();
-                config.with_client_auth_cert(chain, key).map_err(|_| {
-                    crate::Error::config("the client certificate and key do not go together")
-                })?
-            }
-        };
-        Ok(Arc::new(config))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
