@@ -1,6 +1,8 @@
 //! A strict one-pass JSON scanner, for the readers that take a service's busiest answer
 //! or event in the shape the service sends it, faster than `serde` and with a smaller
-//! footprint on the read path (a history page's bars, a world's moves).
+//! footprint on the read path (a history page's bars, a world's moves). Its methods are
+//! `#[inline]`: compiled into the readers that use them, and not at all into a program
+//! that has none.
 //!
 //! It reads only what it is sure of: every method returns `None` on anything it does
 //! not expect (an escape in a string, a value of another type, a number outside what
@@ -43,6 +45,7 @@ pub struct Scanner<'a> {
 
 impl<'a> Scanner<'a> {
     /// A scanner at the start of `text`.
+    #[inline]
     pub fn new(text: &'a str) -> Self {
         Scanner {
             s: text,
@@ -52,10 +55,12 @@ impl<'a> Scanner<'a> {
     }
 
     /// A scanner at the start of `bytes`, when they are UTF-8 (checked once, here).
+    #[inline]
     pub fn from_bytes(bytes: &'a [u8]) -> Option<Self> {
         std::str::from_utf8(bytes).ok().map(Scanner::new)
     }
 
+    #[inline]
     fn ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.b.get(self.at) {
             self.at += 1;
@@ -63,28 +68,33 @@ impl<'a> Scanner<'a> {
     }
 
     /// The next byte after white space, not taken.
+    #[inline]
     pub fn peek(&mut self) -> Option<u8> {
         self.ws();
         self.b.get(self.at).copied()
     }
 
     /// Takes `c` (after white space), or `None`.
+    #[inline]
     pub fn byte(&mut self, c: u8) -> Option<()> {
         (self.peek()? == c).then(|| self.at += 1)
     }
 
     /// `true` when only white space is left.
+    #[inline]
     pub fn at_end(&mut self) -> bool {
         self.ws();
         self.at == self.b.len()
     }
 
     /// The start of an object: `true` when a member follows, `false` for `{}`.
+    #[inline]
     pub fn object(&mut self) -> Option<bool> {
         self.open(b'{', b'}')
     }
 
     /// A member's key and its `:`.
+    #[inline]
     pub fn key(&mut self) -> Option<&'a [u8]> {
         let key = self.string()?;
         self.byte(b':')?;
@@ -92,22 +102,26 @@ impl<'a> Scanner<'a> {
     }
 
     /// After an object's member: `,` (`true`: another member follows) or `}`.
+    #[inline]
     pub fn next_member(&mut self) -> Option<bool> {
         self.next_in(b'}')
     }
 
     /// The start of an array: `true` when an element follows, `false` for `[]`.
+    #[inline]
     pub fn array(&mut self) -> Option<bool> {
         self.open(b'[', b']')
     }
 
     /// After an array's element: `,` (`true`: another element follows) or `]`.
+    #[inline]
     pub fn next_element(&mut self) -> Option<bool> {
         self.next_in(b']')
     }
 
     /// `open`, then `true` when something follows, `false` (and `close` taken) when
     /// nothing does.
+    #[inline]
     fn open(&mut self, open: u8, close: u8) -> Option<bool> {
         self.byte(open)?;
         let empty = self.peek()? == close;
@@ -118,6 +132,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// After a member or an element: `,` (`true`: another follows) or `close`.
+    #[inline]
     fn next_in(&mut self, close: u8) -> Option<bool> {
         let c = self.peek()?;
         let more = c == b',';
@@ -126,12 +141,14 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string without escapes or control characters: its bytes, quotes left out.
+    #[inline]
     pub fn string(&mut self) -> Option<&'a [u8]> {
         let (start, end) = self.string_span()?;
         Some(&self.b[start..end])
     }
 
     /// Where the contents of the next string are (its quotes taken).
+    #[inline]
     fn string_span(&mut self) -> Option<(usize, usize)> {
         self.byte(b'"')?;
         let start = self.at;
@@ -148,6 +165,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string as [`string`](Self::string) reads it, as text.
+    #[inline]
     pub fn str(&mut self) -> Option<&'a str> {
         let (start, end) = self.string_span()?;
         self.s.get(start..end)
@@ -155,6 +173,7 @@ impl<'a> Scanner<'a> {
 
     /// A string with its quotes, as [`string`](Self::string) reads it (for a reader
     /// that takes a numeric string as `serde` does, quotes included).
+    #[inline]
     pub fn quoted(&mut self) -> Option<&'a str> {
         self.peek()?;
         let start = self.at;
@@ -163,6 +182,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A JSON number, checked against the grammar: its text.
+    #[inline]
     pub fn number(&mut self) -> Option<&'a str> {
         self.ws();
         let start = self.at;
@@ -198,6 +218,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Plain digits within 64 bits (no sign, fraction or exponent).
+    #[inline]
     pub fn u64(&mut self) -> Option<u64> {
         let text = self.number()?;
         if !text.bytes().all(|c| c.is_ascii_digit()) {
@@ -209,6 +230,7 @@ impl<'a> Scanner<'a> {
     /// A number read as `serde_json` reads it into an `f64`, bit for bit (`-0` too): an
     /// integer or a decimal without an exponent, of at most 15 digits; anything else is
     /// `None`.
+    #[inline]
     pub fn f64(&mut self) -> Option<f64> {
         let text = self.number()?;
         let digits = text.bytes().filter(u8::is_ascii_digit).count();
@@ -221,6 +243,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// `true`, `false` or `null` (`None` for anything else; not taken).
+    #[inline]
     pub fn literal(&mut self, word: &[u8]) -> bool {
         self.ws();
         if self.b[self.at..].starts_with(word) {
@@ -232,11 +255,13 @@ impl<'a> Scanner<'a> {
     }
 
     /// `null`, taken: `Some(true)`; something else, not taken: `Some(false)`.
+    #[inline]
     pub fn null(&mut self) -> Option<bool> {
         Some(self.peek()? == b'n' && self.literal(b"null"))
     }
 
     /// `null` as `None`, else what `read` reads (`None` when it reads nothing).
+    #[inline]
     pub fn optional<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         if self.null()? {
             return Some(None);
@@ -245,6 +270,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// `true` or `false`.
+    #[inline]
     pub fn bool(&mut self) -> Option<bool> {
         match self.peek()? {
             b't' => self.literal(b"true").then_some(true),
@@ -254,6 +280,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string, a number, `true`, `false` or `null`, skipped.
+    #[inline]
     pub fn scalar(&mut self) -> Option<()> {
         match self.peek()? {
             b'"' => self.string().map(drop),
