@@ -92,11 +92,20 @@ pub(crate) fn root() -> PathBuf {
 pub(crate) fn cargo() -> Command {
     let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root());
-    if env::var_os("CI").is_some() {
+    if ci(env::var("CI").ok().as_deref()) {
         // A clean clone builds everything once: incremental caches would only fill the disk.
         cmd.env("CARGO_INCREMENTAL", "0");
     }
     cmd
+}
+
+/// Whether `CI` (its value, when set) says this is a CI run: set, and not empty, `0` or
+/// `false` (so `CI=false` on a developer's machine keeps incremental builds).
+fn ci(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        let v = v.trim();
+        !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false"))
+    })
 }
 
 pub(crate) fn has_nextest() -> bool {
@@ -104,4 +113,26 @@ pub(crate) fn has_nextest() -> bool {
         .args(["nextest", "--version"])
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ci;
+
+    #[test]
+    fn ci_is_on_only_when_set_to_something_other_than_off() {
+        for on in ["true", "1", "yes", "TRUE"] {
+            assert!(ci(Some(on)), "{on}");
+        }
+        for off in [
+            None,
+            Some(""),
+            Some("0"),
+            Some("false"),
+            Some("False"),
+            Some(" "),
+        ] {
+            assert!(!ci(off), "{off:?}");
+        }
+    }
 }
