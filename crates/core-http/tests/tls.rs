@@ -2,10 +2,11 @@
 //! accepted; an expired, a wrong-host and a self-signed certificate are refused with a
 //! clear error that says nothing was sent. TLS goes inside a proxy's tunnel, checked
 //! against the service's name; a body of many TLS records is sent whole, and a kept-alive
-//! TLS connection serves the next call.
+//! TLS connection serves the next call; an upload the server takes a little at a time
+//! ends at the call's deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -104,43 +105,75 @@ fn client_identity(ca: &Authority) -> (String, String) {
     (cert.pem(), key.serialize_pem())
 }
 
-fn serve_with(config: Arc<rustls::ServerConfig>) -> (String, Arc<AtomicUsize>) {
+/// A TLS connection as a test server holds it.
+type Served = rustls::StreamOwned<rustls::ServerConnection, std::net::TcpStream>;
+
+/// A TLS server on this machine with `config`: each connection counted, then handed to
+/// `serve` on a thread of its own (the handshake happens at its first read). Returns its
+/// port and the count of connections it accepted.
+fn tls_server(
+    config: Arc<rustls::ServerConfig>,
+    serve: impl Fn(Served) + Send + Sync + 'static,
+) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}",
-        listener.local_addr().unwrap().port()
-    );
-    let requests = Arc::new(AtomicUsize::new(0));
-    let seen = requests.clone();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let seen = connections.clone();
+    let serve = Arc::new(serve);
     thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { return };
-            let config = config.clone();
-            let seen = seen.clone();
+            seen.fetch_add(1, Ordering::SeqCst);
+            let (config, serve) = (config.clone(), serve.clone());
             thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, stream);
-                let mut reader = BufReader::new(&mut tls);
-                let mut line = String::new();
-                loop {
-                    line.clear();
-                    match reader.read_line(&mut line) {
-                        Ok(0) | Err(_) => return,
-                        Ok(_) if line == "\r\n" => break,
-                        Ok(_) => {}
-                    }
+                if let Ok(conn) = rustls::ServerConnection::new(config) {
+                    serve(rustls::StreamOwned::new(conn, stream));
                 }
-                seen.fetch_add(1, Ordering::SeqCst);
-                let _ = tls.write_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
-                );
-                let _ = tls.flush();
             });
         }
     });
-    (url, requests)
+    (port, connections)
+}
+
+/// Reads one request, its head and then a body of its `content-length`, and returns the
+/// body's length; `None` when the connection (or its handshake) ends first.
+fn read_request(reader: &mut impl BufRead) -> Option<usize> {
+    let mut length = 0;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) if line == "\r\n" => break,
+            Ok(_) => {}
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(length)
+}
+
+/// A TLS server answering `{}` to a request and closing; returns its
+/// `https://127.0.0.1:port` URL and the count of requests it read.
+fn serve_with(config: Arc<rustls::ServerConfig>) -> (String, Arc<AtomicUsize>) {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let seen = requests.clone();
+    let (port, _) = tls_server(config, move |tls| {
+        let mut reader = BufReader::new(tls);
+        if read_request(&mut reader).is_none() {
+            return;
+        }
+        seen.fetch_add(1, Ordering::SeqCst);
+        let tls = reader.get_mut();
+        let _ = tls.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+        );
+        let _ = tls.flush();
+    });
+    (format!("https://127.0.0.1:{port}"), requests)
 }
 
 fn client_trusting(url: &str, ca: &Authority) -> HttpClient {
@@ -169,56 +202,66 @@ fn refused(err: &Error, requests: &AtomicUsize) {
 /// returns its port and the count of connections it accepted.
 fn serve_uploads(ca: &Authority, names: &[&str]) -> (u16, Arc<AtomicUsize>) {
     let (cert, key) = leaf(Some(ca), names, (-1, 1));
-    let config = server_config(cert, key, None);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let connections = Arc::new(AtomicUsize::new(0));
-    let seen = connections.clone();
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            seen.fetch_add(1, Ordering::SeqCst);
-            let config = config.clone();
-            thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut reader = BufReader::new(rustls::StreamOwned::new(conn, stream));
-                loop {
-                    let mut length = 0;
-                    let mut line = String::new();
-                    loop {
-                        line.clear();
-                        match reader.read_line(&mut line) {
-                            Ok(0) | Err(_) => return,
-                            Ok(_) if line == "\r\n" => break,
-                            Ok(_) => {}
-                        }
-                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            length = v.trim().parse().unwrap();
-                        }
-                    }
-                    let mut body = vec![0u8; length];
-                    if std::io::Read::read_exact(&mut reader, &mut body).is_err() {
-                        return;
-                    }
-                    let answer = format!("{{\"got\": {length}}}");
-                    let head = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                        answer.len()
-                    );
-                    let tls = reader.get_mut();
-                    if tls.write_all(head.as_bytes()).is_err()
-                        || tls.write_all(answer.as_bytes()).is_err()
-                        || tls.flush().is_err()
-                    {
-                        return;
-                    }
-                }
-            });
+    tls_server(server_config(cert, key, None), |tls| {
+        let mut reader = BufReader::new(tls);
+        while let Some(length) = read_request(&mut reader) {
+            let answer = format!("{{\"got\": {length}}}");
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                answer.len()
+            );
+            let tls = reader.get_mut();
+            if tls.write_all(head.as_bytes()).is_err()
+                || tls.write_all(answer.as_bytes()).is_err()
+                || tls.flush().is_err()
+            {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn a_tls_upload_to_a_server_that_takes_a_little_at_a_time_ends_at_the_deadline() {
+    // After the handshake the server takes 16 KB every 50 ms, never the whole 32 MB
+    // body: each TLS write makes some progress before its wait runs out. The call must
+    // still end at its deadline, not one timeout later for each part the server took.
+    let ca = authority();
+    let (cert, key) = leaf(Some(&ca), &["127.0.0.1"], (-1, 1));
+    let (port, _) = tls_server(server_config(cert, key, None), |mut tls| {
+        let mut chunk = vec![0u8; 16 * 1024];
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(10) {
+            if matches!(tls.read(&mut chunk), Ok(0) | Err(_)) {
+                return;
+            }
+            thread::sleep(std::time::Duration::from_millis(50));
         }
     });
-    (port, connections)
+    let budget = std::time::Duration::from_millis(800);
+    let client = HttpClient::builder()
+        .base_url(format!("https://127.0.0.1:{port}"))
+        .root_certificates_pem(ca.cert.pem().as_bytes())
+        .unwrap()
+        .timeout(budget)
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let upload = client
+        .post("/upload")
+        .bytes("application/octet-stream", vec![b'x'; 32 << 20]);
+    let started = std::time::Instant::now();
+    let err = upload.send().unwrap_err();
+    let took = started.elapsed();
+    assert!(
+        took >= budget - std::time::Duration::from_millis(20),
+        "early: {took:?}"
+    );
+    assert!(
+        took < budget + std::time::Duration::from_secs(1),
+        "late: {took:?}"
+    );
+    assert_eq!(err.kind(), core_http::ErrorKind::Timeout, "{err:?}");
 }
 
 #[test]
