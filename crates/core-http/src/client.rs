@@ -29,6 +29,10 @@ pub(crate) struct Inner {
     pub(crate) bearer: Option<crate::auth::Secret>,
     pub(crate) bucket: Option<crate::rate_limit::TokenBucket>,
     pub(crate) tokens: crate::auth::TokenCache,
+    /// The client's one TLS configuration (its roots and its certificate), built with the
+    /// client: its calls' connections and its streams' use it.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    pub(crate) tls: Arc<rustls::ClientConfig>,
 }
 
 impl HttpClient {
@@ -45,12 +49,10 @@ impl HttpClient {
             // given the one for its URL.
             .proxy(None)
             .build();
+        let tls = config.roots.rustls_config(config.identity.as_ref())?;
         let agent = ureq::Agent::with_parts(
             agent_config,
-            crate::connector::chain(
-                config.proxies.clone(),
-                config.roots.rustls_config(config.identity.as_ref())?,
-            ),
+            crate::connector::chain(config.proxies.clone(), Arc::clone(&tls)),
             dns::CachingResolver::default(),
         );
         let bucket = config
@@ -70,6 +72,7 @@ impl HttpClient {
                 config,
                 bucket,
                 tokens: auth::TokenCache::default(),
+                tls,
             }),
             defaults: RequestOptions::default(),
             last_response: None,

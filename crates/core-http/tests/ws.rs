@@ -177,7 +177,7 @@ fn ack_all(ws: &mut Ws, log: &Mutex<Vec<String>>, expected: usize) {
     }
 }
 
-fn send(ws: &mut Ws, kind: &str, n: u64) {
+fn send<S: std::io::Read + std::io::Write>(ws: &mut WebSocket<S>, kind: &str, n: u64) {
     let _ = ws.send(Message::text(format!(r#"{{"type":"{kind}","n":{n}}}"#)));
 }
 
@@ -666,6 +666,94 @@ fn wss_to_a_local_tls_server_with_a_test_root() {
     assert!(
         matches!(&err, Error::WebSocket(WsError::Connect(m)) if m.contains("TLS")),
         "{err:?}"
+    );
+}
+
+#[test]
+fn a_reconnect_resumes_the_tls_session_of_the_clients_one_configuration() {
+    use rcgen::{CertificateParams, IsCa, KeyPair, SanType};
+    use rustls::HandshakeKind;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let mut leaf_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    leaf_params.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().unwrap())];
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = leaf_params.signed_by(&leaf_key, &ca, &ca_key).unwrap();
+    let tls = Arc::new(
+        rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+        )
+        .unwrap(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "wss://127.0.0.1:{}/stream",
+        listener.local_addr().unwrap().port()
+    );
+    // Each connection's handshake, as the server saw it. The first connection sends one
+    // fill and is cut; the next sends another.
+    let kinds: Arc<Mutex<Vec<Option<HandshakeKind>>>> = Arc::default();
+    let seen = Arc::clone(&kinds);
+    thread::spawn(move || {
+        for (i, stream) in listener.incoming().enumerate() {
+            let Ok(stream) = stream else { return };
+            let (tls, seen) = (tls.clone(), Arc::clone(&seen));
+            thread::spawn(move || {
+                let conn = rustls::ServerConnection::new(tls).unwrap();
+                let stream = rustls::StreamOwned::new(conn, stream);
+                let Ok(mut ws) = tungstenite::accept(stream) else {
+                    return;
+                };
+                seen.lock()
+                    .unwrap()
+                    .push(ws.get_ref().conn.handshake_kind());
+                while let Ok(m) = ws.read() {
+                    if m.is_text() {
+                        let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
+                        send(&mut ws, "fill", i as u64 + 1);
+                        if i == 0 {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let client = core_http::HttpClient::builder()
+        .base_url("https://127.0.0.1")
+        .root_certificates_pem(ca.pem().as_bytes())
+        .unwrap()
+        .build()
+        .unwrap();
+    let config = client
+        .stream_config(&url)
+        .unwrap()
+        .tick(Duration::from_millis(20))
+        .reconnect(fast_reconnect());
+    let mut stream = Stream::connect(config, subscribed(&["fills"])).unwrap();
+    let mut fills = Vec::new();
+    while fills.len() < 2 {
+        match stream.next_timeout(Duration::from_secs(10)) {
+            Some(Ok(StreamItem::Event(Event::Fill(n)))) => fills.push(n),
+            Some(Ok(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(fills, [1, 2]);
+    // The second connection resumed the first one's session: the stream kept the
+    // client's configuration (and its session cache) rather than making a new one.
+    assert_eq!(
+        *kinds.lock().unwrap(),
+        [Some(HandshakeKind::Full), Some(HandshakeKind::Resumed)]
     );
 }
 

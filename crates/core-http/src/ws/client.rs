@@ -1,6 +1,8 @@
 //! A client's streams: the URL beside its base URL, and the settings that authenticate,
 //! trust and route a stream like the client's calls.
 
+use std::sync::Arc;
+
 use super::StreamConfig;
 use crate::{Result, auth::Secret};
 
@@ -21,7 +23,9 @@ impl crate::HttpClient {
     }
 
     /// The settings of a stream at `url` authenticated like this client (its Bearer key
-    /// or custom header), trusting the same roots, with the same `User-Agent`, under
+    /// or custom header), over the client's one TLS configuration (its roots, its
+    /// certificate, and its sessions, so a reconnect resumes one), with the same
+    /// `User-Agent`, under
     /// the same HTTPS rule (`wss://`, or `ws://` to loopback unless insecure HTTP is
     /// allowed). Connecting and the handshake get the client's connect timeout or its
     /// whole-call timeout, whichever is shorter.
@@ -37,11 +41,10 @@ impl crate::HttpClient {
             // The connection and its handshake fit in the connect timeout and in the
             // whole-call timeout, whichever is shorter.
             .connect_timeout(cfg.connect_timeout.min(cfg.timeout));
-        config.roots = cfg.roots.clone();
+        config.tls = Some(Arc::clone(&self.inner.tls));
         config.redact = cfg.redactor.clone();
         // The client's proxy (the environment's by default), for streams as for calls.
         config.proxies = cfg.proxies.clone();
-        config.identity = cfg.identity.clone();
         config.observer = cfg.observer.clone();
         match &cfg.auth {
             crate::auth::Auth::Bearer(key) => {

@@ -7,7 +7,6 @@ use std::time::Duration;
 use crate::auth::Secret;
 use crate::backoff::Backoff;
 use crate::redact::Redactor;
-use crate::tls::RootCertificates;
 
 /// Where the upgrade's auth header value comes from.
 #[derive(Clone)]
@@ -53,11 +52,11 @@ pub struct StreamConfig {
     pub(crate) auth: Option<(String, AuthValue)>,
     /// The proxy to tunnel through, if any (a client's stream config has the client's).
     pub(crate) proxies: crate::proxy::Proxies,
-    /// The client's certificate, for mutual TLS.
-    pub(crate) identity: Option<crate::tls::Identity>,
     /// Who is told of connections, losses and reconnects (a client's observer).
     pub(crate) observer: crate::observe::Observers,
-    pub(crate) roots: RootCertificates,
+    /// The client's TLS configuration (its roots and its certificate, the same as its
+    /// calls'); without a client, Mozilla's roots and no certificate.
+    pub(crate) tls: Option<Arc<rustls::ClientConfig>>,
     pub(crate) connect_timeout: Duration,
     pub(crate) tick: Duration,
     pub(crate) ping_after: Duration,
@@ -95,9 +94,8 @@ impl StreamConfig {
             headers: Vec::new(),
             auth: None,
             proxies: crate::proxy::Proxies::default(),
-            identity: None,
             observer: crate::observe::Observers(None),
-            roots: RootCertificates::default(),
+            tls: None,
             connect_timeout: Duration::from_secs(10),
             tick: Duration::from_millis(200),
             ping_after: Duration::from_secs(20),

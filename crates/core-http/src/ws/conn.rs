@@ -15,6 +15,7 @@ use tungstenite::protocol::{Role, WebSocketConfig};
 
 use super::transport::{Abort, Socket, Tcp, Transport};
 use super::{StreamConfig, WsError};
+use crate::tls::RootCertificates;
 use crate::url::{Origin, strip_query};
 
 /// The largest upgrade answer head read (status line and headers).
@@ -176,10 +177,12 @@ fn secure(config: &StreamConfig, target: &Target, tcp: Tcp) -> Result<Transport,
     if !target.tls {
         return Ok(Transport::Plain(tcp));
     }
-    let client_config = config
-        .roots
-        .rustls_config(config.identity.as_ref())
-        .map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?;
+    let client_config = match &config.tls {
+        Some(tls) => Arc::clone(tls),
+        None => RootCertificates::default()
+            .rustls_config(None)
+            .map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?,
+    };
     let server_name =
         rustls::pki_types::ServerName::try_from(target.host.clone()).map_err(|e| {
             fail(
