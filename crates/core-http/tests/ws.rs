@@ -595,8 +595,9 @@ fn a_closed_port_is_a_connect_error() {
     );
 }
 
-#[test]
-fn wss_to_a_local_tls_server_with_a_test_root() {
+/// A test root (its PEM), and a TLS server configuration whose certificate for
+/// 127.0.0.1 it signed.
+fn test_root_and_server() -> (String, Arc<rustls::ServerConfig>) {
     use rcgen::{CertificateParams, IsCa, KeyPair, SanType};
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -619,6 +620,12 @@ fn wss_to_a_local_tls_server_with_a_test_root() {
         )
         .unwrap(),
     );
+    (ca.pem(), tls)
+}
+
+#[test]
+fn wss_to_a_local_tls_server_with_a_test_root() {
+    let (ca, tls) = test_root_and_server();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
         "wss://127.0.0.1:{}/stream",
@@ -646,7 +653,7 @@ fn wss_to_a_local_tls_server_with_a_test_root() {
     let client = core_http::HttpClient::builder()
         .base_url("https://127.0.0.1")
         .api_key("sk_test_tls")
-        .root_certificates_pem(ca.pem().as_bytes())
+        .root_certificates_pem(ca.as_bytes())
         .unwrap()
         .build()
         .unwrap();
@@ -671,29 +678,8 @@ fn wss_to_a_local_tls_server_with_a_test_root() {
 
 #[test]
 fn a_reconnect_resumes_the_tls_session_of_the_clients_one_configuration() {
-    use rcgen::{CertificateParams, IsCa, KeyPair, SanType};
     use rustls::HandshakeKind;
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca_key = KeyPair::generate().unwrap();
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let mut leaf_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    leaf_params.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().unwrap())];
-    let leaf_key = KeyPair::generate().unwrap();
-    let leaf = leaf_params.signed_by(&leaf_key, &ca, &ca_key).unwrap();
-    let tls = Arc::new(
-        rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![leaf.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
-        )
-        .unwrap(),
-    );
+    let (ca, tls) = test_root_and_server();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
         "wss://127.0.0.1:{}/stream",
@@ -730,7 +716,7 @@ fn a_reconnect_resumes_the_tls_session_of_the_clients_one_configuration() {
     });
     let client = core_http::HttpClient::builder()
         .base_url("https://127.0.0.1")
-        .root_certificates_pem(ca.pem().as_bytes())
+        .root_certificates_pem(ca.as_bytes())
         .unwrap()
         .build()
         .unwrap();
