@@ -79,6 +79,7 @@ fn subscribed(channels: &[&str]) -> Test {
 // ---- the server ----
 
 type Ws = WebSocket<TcpStream>;
+type TlsWs = WebSocket<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>;
 
 /// A server whose `script` runs each connection (with its index); it records what it
 /// read from clients.
@@ -123,6 +124,24 @@ impl Server {
             connections,
             received,
         }
+    }
+
+    /// A `wss://` server: each connection's TLS handshake made with `tls`, then `script`
+    /// run on its WebSocket (with the connection's index).
+    fn start_tls(
+        tls: Arc<rustls::ServerConfig>,
+        script: impl Fn(&mut TlsWs, usize) + Send + Sync + 'static,
+    ) -> Server {
+        let mut server = Self::start_raw(move |stream, i, _| {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+            let conn = rustls::ServerConnection::new(tls.clone()).unwrap();
+            let Ok(mut ws) = tungstenite::accept(rustls::StreamOwned::new(conn, stream)) else {
+                return;
+            };
+            script(&mut ws, i);
+        });
+        server.url = server.url.replacen("ws://", "wss://", 1);
+        server
     }
 
     fn connections(&self) -> usize {
@@ -626,30 +645,15 @@ fn test_root_and_server() -> (String, Arc<rustls::ServerConfig>) {
 #[test]
 fn wss_to_a_local_tls_server_with_a_test_root() {
     let (ca, tls) = test_root_and_server();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "wss://127.0.0.1:{}/stream",
-        listener.local_addr().unwrap().port()
-    );
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let tls = tls.clone();
-            thread::spawn(move || {
-                let conn = rustls::ServerConnection::new(tls).unwrap();
-                let stream = rustls::StreamOwned::new(conn, stream);
-                let Ok(mut ws) = tungstenite::accept(stream) else {
-                    return;
-                };
-                while let Ok(m) = ws.read() {
-                    if m.is_text() {
-                        let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
-                        let _ = ws.send(Message::text(r#"{"type":"fill","n":5}"#));
-                    }
-                }
-            });
+    let server = Server::start_tls(tls, |ws, _| {
+        while let Ok(m) = ws.read() {
+            if m.is_text() {
+                let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
+                let _ = ws.send(Message::text(r#"{"type":"fill","n":5}"#));
+            }
         }
     });
+    let url = server.url.clone();
     let client = core_http::HttpClient::builder()
         .base_url("https://127.0.0.1")
         .api_key("sk_test_tls")
@@ -680,40 +684,25 @@ fn wss_to_a_local_tls_server_with_a_test_root() {
 fn a_reconnect_resumes_the_tls_session_of_the_clients_one_configuration() {
     use rustls::HandshakeKind;
     let (ca, tls) = test_root_and_server();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "wss://127.0.0.1:{}/stream",
-        listener.local_addr().unwrap().port()
-    );
     // Each connection's handshake, as the server saw it. The first connection sends one
     // fill and is cut; the next sends another.
     let kinds: Arc<Mutex<Vec<Option<HandshakeKind>>>> = Arc::default();
     let seen = Arc::clone(&kinds);
-    thread::spawn(move || {
-        for (i, stream) in listener.incoming().enumerate() {
-            let Ok(stream) = stream else { return };
-            let (tls, seen) = (tls.clone(), Arc::clone(&seen));
-            thread::spawn(move || {
-                let conn = rustls::ServerConnection::new(tls).unwrap();
-                let stream = rustls::StreamOwned::new(conn, stream);
-                let Ok(mut ws) = tungstenite::accept(stream) else {
+    let server = Server::start_tls(tls, move |ws, i| {
+        seen.lock()
+            .unwrap()
+            .push(ws.get_ref().conn.handshake_kind());
+        while let Ok(m) = ws.read() {
+            if m.is_text() {
+                let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
+                send(ws, "fill", i as u64 + 1);
+                if i == 0 {
                     return;
-                };
-                seen.lock()
-                    .unwrap()
-                    .push(ws.get_ref().conn.handshake_kind());
-                while let Ok(m) = ws.read() {
-                    if m.is_text() {
-                        let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
-                        send(&mut ws, "fill", i as u64 + 1);
-                        if i == 0 {
-                            return;
-                        }
-                    }
                 }
-            });
+            }
         }
     });
+    let url = server.url.clone();
     let client = core_http::HttpClient::builder()
         .base_url("https://127.0.0.1")
         .root_certificates_pem(ca.as_bytes())
@@ -800,30 +789,15 @@ fn wss_presents_the_client_certificate_to_a_gateway_that_asks() {
             )
             .unwrap(),
     );
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "wss://127.0.0.1:{}/stream",
-        listener.local_addr().unwrap().port()
-    );
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
-            let tls = tls.clone();
-            thread::spawn(move || {
-                let conn = rustls::ServerConnection::new(tls).unwrap();
-                let stream = rustls::StreamOwned::new(conn, stream);
-                let Ok(mut ws) = tungstenite::accept(stream) else {
-                    return;
-                };
-                while let Ok(m) = ws.read() {
-                    if m.is_text() {
-                        let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
-                        let _ = ws.send(Message::text(r#"{"type":"fill","n":7}"#));
-                    }
-                }
-            });
+    let server = Server::start_tls(tls, |ws, _| {
+        while let Ok(m) = ws.read() {
+            if m.is_text() {
+                let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
+                let _ = ws.send(Message::text(r#"{"type":"fill","n":7}"#));
+            }
         }
     });
+    let url = server.url.clone();
     let builder = || {
         core_http::HttpClient::builder()
             .base_url("https://127.0.0.1")
