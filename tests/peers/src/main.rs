@@ -433,11 +433,16 @@ fn build_costs() -> String {
             FLOOR_PROGRAM,
         ),
     ];
-    // Three rounds, the programs taking turns, each build from an empty target folder;
-    // the lowest time of each program is kept (a build is only ever slowed by the
-    // machine). With two, the same code's ratio moved between 1.23 and 1.39 from run to
-    // run; every build's time is in the table, so the spread can be seen. Each round
-    // starts with another program, so none is always the first after a pause.
+    // Three rounds, the programs taking turns, each build from an empty target folder
+    // and with one job (`-j1`); the lowest time of each program is kept (a build is only
+    // ever slowed by the machine). With two, the same code's ratio moved between 1.23
+    // and 1.39 from run to run; every build's time is in the table, so the spread can be
+    // seen. Each round starts with another program, so none is always the first after a
+    // pause. With two jobs on a machine of two processors, the CPU time of the same
+    // build moved by a fifth from build to build (the program on ureq alone 69.7 to
+    // 86.3 s in one run), so a round's ratio moved between 1.11 and 1.52; with one job
+    // (2026-11-28, two rounds), the client's build took 99.8 and 102.6 s, ureq alone's
+    // 81.9 and 83.7 s, and the rounds' ratios were 1.22 and 1.23.
     const ROUNDS: usize = 3;
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); programs.len()];
     for round in 0..ROUNDS {
@@ -486,7 +491,9 @@ fn build_costs() -> String {
     format!(
         "\n## Build cost of a program on one client crate\n\n\
 `cargo build --release` of a small program, from an empty target folder each, in the same run; \
-total CPU time (user + system) of the build's processes, the lowest of three builds each (the \
+total CPU time (user + system) of the build's processes, one job at a time (`--jobs 1`: with two, \
+the CPU time of the same build moved by a fifth from build to build on a machine of two processors, \
+with one by a few per cent), the lowest of three builds each (the \
 programs taking turns, each round starting with another).\n\n\
 | program | CPU time (lowest) | each build |\n|---|---|---|\n{table}\n\
 Ratio: **{ratio:.2}** (target at most {GOAL}: {verdict}); against the program on `ureq` with \
@@ -551,6 +558,8 @@ fn cpu_seconds(dir: &Path, target: &Path) -> f64 {
             "build",
             "--release",
             "--quiet",
+            "--jobs",
+            "1",
             "--manifest-path",
         ])
         .arg(dir.join("Cargo.toml"))
