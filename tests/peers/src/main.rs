@@ -441,8 +441,8 @@ fn build_costs() -> String {
     // pause. With two jobs on a machine of two processors, the CPU time of the same
     // build moved by a fifth from build to build (the program on ureq alone 69.7 to
     // 86.3 s in one run), so a round's ratio moved between 1.11 and 1.52; with one job
-    // (2026-11-28, two rounds), the client's build took 99.8 and 102.6 s, ureq alone's
-    // 81.9 and 83.7 s, and the rounds' ratios were 1.22 and 1.23.
+    // (2026-11-28, five rounds), the client's build took 99.8-107.3 s, ureq alone's
+    // 80.5-87.7 s, and the rounds' ratios were 1.22, 1.23, 1.22, 1.22 and 1.28.
     const ROUNDS: usize = 3;
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); programs.len()];
     for round in 0..ROUNDS {
@@ -493,7 +493,7 @@ fn build_costs() -> String {
 `cargo build --release` of a small program, from an empty target folder each, in the same run; \
 total CPU time (user + system) of the build's processes, one job at a time (`--jobs 1`: with two, \
 the CPU time of the same build moved by a fifth from build to build on a machine of two processors, \
-with one by a few per cent), the lowest of three builds each (the \
+with one by under a tenth), the lowest of three builds each (the \
 programs taking turns, each round starting with another).\n\n\
 | program | CPU time (lowest) | each build |\n|---|---|---|\n{table}\n\
 Ratio: **{ratio:.2}** (target at most {GOAL}: {verdict}); against the program on `ureq` with \
