@@ -200,6 +200,17 @@ fn send<S: std::io::Read + std::io::Write>(ws: &mut WebSocket<S>, kind: &str, n:
     let _ = ws.send(Message::text(format!(r#"{{"type":"{kind}","n":{n}}}"#)));
 }
 
+/// Answers each subscription on `ws` with `subscribed`, then a fill numbered `n`, until
+/// the connection ends.
+fn subscribed_then_fill<S: std::io::Read + std::io::Write>(ws: &mut WebSocket<S>, n: u64) {
+    while let Ok(m) = ws.read() {
+        if m.is_text() {
+            let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
+            send(ws, "fill", n);
+        }
+    }
+}
+
 /// Fast settings for tests: reconnect at once, tick often.
 fn config(url: &str) -> StreamConfig {
     StreamConfig::new(url)
@@ -645,14 +656,7 @@ fn test_root_and_server() -> (String, Arc<rustls::ServerConfig>) {
 #[test]
 fn wss_to_a_local_tls_server_with_a_test_root() {
     let (ca, tls) = test_root_and_server();
-    let server = Server::start_tls(tls, |ws, _| {
-        while let Ok(m) = ws.read() {
-            if m.is_text() {
-                let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
-                let _ = ws.send(Message::text(r#"{"type":"fill","n":5}"#));
-            }
-        }
-    });
+    let server = Server::start_tls(tls, |ws, _| subscribed_then_fill(ws, 5));
     let url = server.url.clone();
     let client = core_http::HttpClient::builder()
         .base_url("https://127.0.0.1")
@@ -789,14 +793,7 @@ fn wss_presents_the_client_certificate_to_a_gateway_that_asks() {
             )
             .unwrap(),
     );
-    let server = Server::start_tls(tls, |ws, _| {
-        while let Ok(m) = ws.read() {
-            if m.is_text() {
-                let _ = ws.send(Message::text(r#"{"type":"subscribed"}"#));
-                let _ = ws.send(Message::text(r#"{"type":"fill","n":7}"#));
-            }
-        }
-    });
+    let server = Server::start_tls(tls, |ws, _| subscribed_then_fill(ws, 7));
     let url = server.url.clone();
     let builder = || {
         core_http::HttpClient::builder()

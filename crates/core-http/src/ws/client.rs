@@ -26,8 +26,8 @@ impl crate::HttpClient {
     /// or custom header), over the client's one TLS configuration (its roots, its
     /// certificate, and its sessions, so a reconnect resumes one), with the same
     /// `User-Agent`, under the same HTTPS rule (`wss://`, or `ws://` to loopback unless
-    /// insecure HTTP is allowed). Connecting and the handshake get the client's connect timeout or its
-    /// whole-call timeout, whichever is shorter.
+    /// insecure HTTP is allowed). Connecting and the handshake get the client's connect
+    /// timeout or its whole-call timeout, whichever is shorter.
     pub fn stream_config(&self, url: &str) -> Result<StreamConfig> {
         let cfg = &self.inner.config;
         let as_http = url
