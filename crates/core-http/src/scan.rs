@@ -217,29 +217,84 @@ impl<'a> Scanner<'a> {
         self.s.get(start..self.at)
     }
 
-    /// Plain digits within 64 bits (no sign, fraction or exponent).
+    /// The digits from here, each folded into `value` (wrapping: a caller that reads more
+    /// than 19 digits must not take the value): how many there were.
+    #[inline]
+    fn fold_digits(&mut self, value: &mut u64) -> usize {
+        let from = self.at;
+        while let Some(&c) = self.b.get(self.at)
+            && c.is_ascii_digit()
+        {
+            *value = value.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            self.at += 1;
+        }
+        self.at - from
+    }
+
+    /// A JSON number's integer part (no sign), folded into `value`: how many digits it
+    /// has (`0` alone is one; a leading zero ends it), or `None` when it has none.
+    #[inline]
+    fn integer_part(&mut self, value: &mut u64) -> Option<usize> {
+        match self.b.get(self.at)? {
+            b'0' => {
+                self.at += 1;
+                Some(1)
+            }
+            b'1'..=b'9' => Some(self.fold_digits(value)),
+            _ => None,
+        }
+    }
+
+    /// Plain digits within 64 bits (no sign, fraction or exponent), read in one pass.
     #[inline]
     pub fn u64(&mut self) -> Option<u64> {
-        let text = self.number()?;
-        if !text.bytes().all(|c| c.is_ascii_digit()) {
+        self.ws();
+        let from = self.at;
+        let mut value = 0;
+        let digits = self.integer_part(&mut value)?;
+        if matches!(self.b.get(self.at), Some(b'.' | b'e' | b'E')) {
             return None;
         }
-        text.parse().ok()
+        if digits > 19 {
+            // Past what 64 bits hold for certain: the exact reading decides.
+            return self.s.get(from..self.at)?.parse().ok();
+        }
+        Some(value)
     }
 
     /// A number read as `serde_json` reads it into an `f64`, bit for bit (`-0` too): an
     /// integer or a decimal without an exponent, of at most 15 digits; anything else is
-    /// `None`.
+    /// `None`. One pass: the digits are one integer `m` below 10^15 and the fraction's
+    /// length `k`, and the value is `m / 10^k`. Both are exact in an `f64` (under
+    /// 2^53), so the one division rounds correctly, as `serde_json` and `str::parse`
+    /// do.
     #[inline]
     pub fn f64(&mut self) -> Option<f64> {
-        let text = self.number()?;
-        let digits = text.bytes().filter(u8::is_ascii_digit).count();
-        if digits > 15 || text.bytes().any(|c| matches!(c, b'e' | b'E')) {
+        /// 10^k, each exact in an `f64`.
+        const POW10: [f64; 16] = [
+            1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+        ];
+        self.ws();
+        let negative = self.b.get(self.at) == Some(&b'-');
+        if negative {
+            self.at += 1;
+        }
+        let mut m = 0;
+        let mut digits = self.integer_part(&mut m)?;
+        let mut scale = 0;
+        if self.b.get(self.at) == Some(&b'.') {
+            self.at += 1;
+            scale = self.fold_digits(&mut m);
+            if scale == 0 {
+                return None;
+            }
+            digits += scale;
+        }
+        if digits > 15 || matches!(self.b.get(self.at), Some(b'e' | b'E')) {
             return None;
         }
-        // Both exact (or one rounding the same way): 15 digits fit an `f64`'s
-        // significand, and a power of ten up to 10^15 is exact.
-        text.parse().ok()
+        let value = m as f64 / POW10.get(scale)?;
+        Some(if negative { -value } else { value })
     }
 
     /// `true`, `false` or `null` (`None` for anything else; not taken).
@@ -304,6 +359,15 @@ mod tests {
         assert_eq!(Scanner::new("-").number(), None);
         assert_eq!(Scanner::new("1.0").u64(), None);
         assert_eq!(Scanner::new("18446744073709551616").u64(), None);
+        assert_eq!(Scanner::new("18446744073709551615").u64(), Some(u64::MAX));
+        assert_eq!(Scanner::new("007").u64(), Some(0));
+        assert_eq!(
+            Scanner::new("-0").f64().map(f64::to_bits),
+            Some((-0.0f64).to_bits())
+        );
+        assert_eq!(Scanner::new("-0.250").f64(), Some(-0.25));
+        assert_eq!(Scanner::new("1.e5").f64(), None);
+        assert_eq!(Scanner::new("12.5e1").f64(), None);
         assert_eq!(Scanner::new("1e2").f64(), None);
         assert_eq!(Scanner::new("1234567890.123456").f64(), None);
         assert_eq!(Scanner::new("\"a\nb\"").string(), None);
@@ -315,6 +379,25 @@ mod tests {
     }
 
     proptest! {
+        /// An integer is read in one pass as its number's text reads: plain digits that
+        /// fit 64 bits, and nothing with a sign, a fraction or an exponent; the scanner
+        /// stops where the number's text ends.
+        #[test]
+        fn integers_read_as_their_text_reads(
+            text in r"-?[0-9]{1,22}(\.[0-9]{0,2})?([eE][+-]?[0-9]{0,2})?[,\]]?",
+        ) {
+            let mut number = Scanner::new(&text);
+            let expected = number
+                .number()
+                .filter(|t| t.bytes().all(|c| c.is_ascii_digit()))
+                .and_then(|t| t.parse::<u64>().ok());
+            let mut fast = Scanner::new(&text);
+            prop_assert_eq!(fast.u64(), expected, "{}", text);
+            if expected.is_some() {
+                prop_assert_eq!(fast.at, number.at, "{}", text);
+            }
+        }
+
         /// What the scanner reads as an `f64` is what `serde_json` reads, bit for bit.
         #[test]
         fn numbers_read_as_serde_json_reads_them(
