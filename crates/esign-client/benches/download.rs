@@ -129,18 +129,10 @@ fn main() {
     );
     // Each round's own ratio of another side's time over the client's, and their middle
     // (a round's sides run back to back, on the same moment of the disk).
+    let times = |side: usize| results[side].iter().map(|r| r.0).collect::<Vec<_>>();
     let paired = |other: usize| {
-        let each: Vec<f64> = results[0]
-            .iter()
-            .zip(&results[other])
-            .map(|(ours, theirs)| theirs.0.as_secs_f64() / ours.0.as_secs_f64())
-            .collect();
-        let shown = each
-            .iter()
-            .map(|r| format!("{r:.2}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        (testkit::bench::middle(each), shown)
+        let rounds = testkit::bench::paired(&times(0), &times(other));
+        (rounds.middle, rounds.shown())
     };
     let (vs_socket, each_socket) = paired(2);
     let verdict = |met: bool| if met { "met" } else { "**missed**" };

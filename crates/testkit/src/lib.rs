@@ -213,6 +213,8 @@ pub fn signed_delivery(dir: &str, name: &str) -> (String, Vec<(String, String)>,
 
 /// Helpers shared by the benchmarks.
 pub mod bench {
+    use std::time::Duration;
+
     /// The value after `--name` on the command line, if given.
     pub fn option(name: &str) -> Option<String> {
         let args: Vec<String> = std::env::args().collect();
@@ -226,22 +228,62 @@ pub mod bench {
         std::env::args().any(|a| a == name)
     }
 
-    /// The middle of `values` (the upper of the two middle ones for an even count): the
-    /// figure a benchmark judges on when each of its rounds gives one, a round's sides
-    /// having run back to back on the same moment of the machine. One round that a busy
-    /// moment fell on moves it by at most one place, where it can move a side's own
-    /// median (or a pooled tail) against the other side's by the whole of that moment.
+    /// Each round's own ratio of `theirs` over `ours` (the two sides' times, round by
+    /// round, in the same order), as a benchmark judges them: a round's sides ran back to
+    /// back, on the same moment of the machine. One round that a busy moment fell on
+    /// moves the middle by at most one place, where it can move a side's own median (or
+    /// a pooled tail) against the other side's by the whole of that moment.
     ///
     /// ```
-    /// assert_eq!(testkit::bench::middle([1.30, 0.92, 0.95]), 0.95);
-    /// assert_eq!(testkit::bench::middle([4.0, 1.0, 3.0, 2.0]), 3.0);
+    /// use std::time::Duration;
+    /// let ms = |v: &[u64]| v.iter().map(|&m| Duration::from_millis(m)).collect::<Vec<_>>();
+    /// // The client took 1, 2 and 1 s; the other side 1.25, 1.5 and 0.5 s.
+    /// let rounds = testkit::bench::paired(&ms(&[1000, 2000, 1000]), &ms(&[1250, 1500, 500]));
+    /// assert_eq!(rounds.middle, 0.75);
+    /// assert_eq!((rounds.low, rounds.high), (0.5, 1.25));
+    /// assert_eq!(rounds.shown(), "1.25, 0.75, 0.50");
     /// ```
     ///
-    /// Panics when `values` is empty.
-    pub fn middle(values: impl IntoIterator<Item = f64>) -> f64 {
-        let mut v: Vec<f64> = values.into_iter().collect();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+    /// Panics when there are no rounds.
+    pub fn paired(ours: &[Duration], theirs: &[Duration]) -> Paired {
+        let each: Vec<f64> = ours
+            .iter()
+            .zip(theirs)
+            .map(|(ours, theirs)| theirs.as_secs_f64() / ours.as_secs_f64())
+            .collect();
+        let mut sorted = each.clone();
+        sorted.sort_by(f64::total_cmp);
+        Paired {
+            middle: sorted[sorted.len() / 2],
+            low: sorted[0],
+            high: sorted[sorted.len() - 1],
+            each,
+        }
+    }
+
+    /// The rounds' own ratios ([`paired`]).
+    #[derive(Debug, Clone)]
+    pub struct Paired {
+        /// The middle one (the upper of the two middle ones for an even count): the
+        /// figure judged.
+        pub middle: f64,
+        /// The lowest.
+        pub low: f64,
+        /// The highest.
+        pub high: f64,
+        /// Each round's, in turn.
+        pub each: Vec<f64>,
+    }
+
+    impl Paired {
+        /// Each round's ratio, in turn, to two decimals.
+        pub fn shown(&self) -> String {
+            self.each
+                .iter()
+                .map(|r| format!("{r:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
     }
 
     /// Runs this program again with `args` (a server side measured apart from the

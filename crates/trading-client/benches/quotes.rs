@@ -86,15 +86,8 @@ fn main() {
     };
     // Each round's own ratio: the raw side's time (into the same `Quote`) over the
     // client's.
-    let rounds_ratios: Vec<f64> = times[0]
-        .iter()
-        .zip(&times[1])
-        .map(|(ours, typed)| typed.as_secs_f64() / ours.as_secs_f64())
-        .collect();
-    let ratio = testkit::bench::middle(rounds_ratios.iter().copied());
-    let (low, high) = rounds_ratios
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
+    let rounds_ratios = testkit::bench::paired(&times[0], &times[1]);
+    let (ratio, low, high) = (rounds_ratios.middle, rounds_ratios.low, rounds_ratios.high);
     let [mut ours, mut typed, mut raw] = times;
     let (ours_t, typed_t, raw_t) = (median(&mut ours), median(&mut typed), median(&mut raw));
     let rate = |d: Duration| quotes as f64 / d.as_secs_f64();
