@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use log::debug;
 
-use super::baton::Baton;
+use super::baton::{Baton, Watch};
 use super::conn::{self, Next};
 use super::ending::Ended;
 
@@ -250,10 +250,10 @@ impl<P: Protocol> Worker<P> {
                 Err(reason) => core.ended = Some(Ended::Lost(reason, Next::Retry)),
             }
         }
-        let mut seen = None;
+        let mut watch = Watch::new();
         let mut readable = false;
         loop {
-            if !shared.baton.worker_turn(&mut seen) {
+            if !shared.baton.worker_turn(&mut watch) {
                 continue;
             }
             let mut guard = shared.lock();
