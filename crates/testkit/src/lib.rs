@@ -286,6 +286,36 @@ pub mod bench {
         }
     }
 
+    /// The machine's steal time so far, in the kernel's ticks (1/100 s): how long the
+    /// hypervisor ran something else while this machine's processors had work
+    /// (`/proc/stat`, all processors together). `None` where there is no such file or
+    /// it reads otherwise than expected.
+    ///
+    /// A measure whose rounds are a fraction of a second long (a latency tail) moves
+    /// with these moments, which no code of ours causes or can avoid: a benchmark reads
+    /// this before and after a round to know whether one fell on it.
+    pub fn steal_ticks() -> Option<u64> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        steal_in(&stat)
+    }
+
+    /// The steal field of the first (`cpu`) line of a `/proc/stat` text: user, nice,
+    /// system, idle, iowait, irq, softirq, then steal.
+    ///
+    /// ```
+    /// let stat = "cpu  2001249 0 314629 2108851 21881 0 24603 69042 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n";
+    /// assert_eq!(testkit::bench::steal_in(stat), Some(69042));
+    /// assert_eq!(testkit::bench::steal_in("cpu  1 2 3\n"), None);
+    /// assert_eq!(testkit::bench::steal_in("intr 1 2 3 4 5 6 7 8 9\n"), None);
+    /// ```
+    pub fn steal_in(stat: &str) -> Option<u64> {
+        let mut fields = stat.lines().next()?.split_whitespace();
+        if fields.next()? != "cpu" {
+            return None;
+        }
+        fields.nth(7)?.parse().ok()
+    }
+
     /// Runs this program again with `args` (a server side measured apart from the
     /// client side), and returns it with the words of the first line it printed. It
     /// runs until its standard input closes (drop `child.stdin`, then wait).
