@@ -672,6 +672,7 @@ fn run(o: &Options, sandbox: &str, proxy: &proxy::Remote) -> anyhow::Result<()> 
 | events read | {events} |\n\
 | resident memory at start / end / peak (before the final checks) | {} / {} / {} KiB |\n\
 | resident memory at each tenth of the run | {} KiB |\n\
+| resident memory, end over half-way (level: at most 1.05) | {} |\n\
 | live heap at start / end; at each tenth of the run | {heap_start} / {heap_end}; {} KiB |\n\
 | threads at start / end | {threads_start} / {threads_end} |\n\
 | live heap held by the three streams after the final checks (the rest: the soak's records) | {heap_streams} KiB |\n\
@@ -711,6 +712,16 @@ fn run(o: &Options, sandbox: &str, proxy: &proxy::Remote) -> anyhow::Result<()> 
             .map(u64::to_string)
             .collect::<Vec<_>>()
             .join(", "),
+        match rss_by_tenth.get(5) {
+            Some(&half) if half > 0 => {
+                let level = rss_end as f64 / half as f64;
+                format!(
+                    "{level:.3} ({})",
+                    if level <= 1.05 { "level" } else { "**rising**" }
+                )
+            }
+            _ => "(a run too short to have a half-way reading)".to_owned(),
+        },
         heap_by_tenth
             .iter()
             .map(u64::to_string)
