@@ -176,17 +176,19 @@ first quote of a burst would wait for 128 decodes).\n",
 /// quote, how long ago that was. Both run in this process, on the same clock. Rounds go
 /// in pairs, one of each side back to back (each pair starting with the other side); a
 /// pair on which the hypervisor took a processor away ([`testkit::bench::steal_ticks`]
-/// moved) is measured again, up to [`AGAIN_AT_MOST`] times `rounds` pairs, so that the
-/// tails compared are the readers' and not the host's.
+/// moved) is measured again, up to [`AGAIN_AT_MOST`] times `rounds` more pairs, and the
+/// `rounds` pairs with the least steal are compared: the tails are the readers' and not
+/// the host's.
 fn latency_table(frames: usize, rounds: usize) -> String {
-    let mut ours = Vec::new();
-    let mut raw = Vec::new();
-    let (mut kept, mut again, mut stolen_kept) = (0, 0, 0);
-    while kept < rounds {
+    // Every pair measured, with the steal time that fell on it, in the order measured.
+    let mut pairs: Vec<(u64, [Vec<Duration>; 2])> = Vec::new();
+    while pairs.iter().filter(|(stolen, _)| *stolen == 0).count() < rounds
+        && pairs.len() < (1 + AGAIN_AT_MOST) * rounds
+    {
         let before = testkit::bench::steal_ticks();
         let mut pair: [Vec<Duration>; 2] = Default::default();
         for k in 0..2 {
-            let side = (kept + again + k) % 2;
+            let side = (pairs.len() + k) % 2;
             // The first frames of a connection (its reader and buffers still warming)
             // are read and not counted, on both sides.
             let (url, server) = serve_paced(WARM_UP + frames);
@@ -202,15 +204,19 @@ fn latency_table(frames: usize, rounds: usize) -> String {
             (Some(before), Some(after)) => after.saturating_sub(before),
             _ => 0,
         };
-        if stolen > 0 && again < AGAIN_AT_MOST * rounds {
-            again += 1;
-            continue;
-        }
-        stolen_kept += stolen;
-        let [o, r] = pair;
+        pairs.push((stolen, pair));
+    }
+    // The `rounds` pairs with the least steal (the steal-free ones when there are
+    // enough), never chosen by their latency.
+    let measured = pairs.len();
+    pairs.sort_by_key(|(stolen, _)| *stolen);
+    pairs.truncate(rounds);
+    let stolen_kept: u64 = pairs.iter().map(|(stolen, _)| stolen).sum();
+    let again = measured - rounds;
+    let (mut ours, mut raw) = (Vec::new(), Vec::new());
+    for (_, [o, r]) in pairs {
         ours.extend(o);
         raw.extend(r);
-        kept += 1;
     }
     let pct = |v: &mut Vec<Duration>, p: f64| {
         v.sort();
@@ -234,7 +240,8 @@ before, taking one of the machine's two processors whole, and the reader of eith
 then lost the other for a scheduler tick, 4 ms, now and then: the p99 of both sides was \
 that, 1.1 to 2.9 ms, and its difference noise). \
 A pair during which the host took a processor away from this machine (its steal time, \
-`/proc/stat`, moved) is measured again, up to {} times: {again} were (2026-11-28: the \
+`/proc/stat`, moved) is measured again, up to {} times, and the {rounds} pairs with the least \
+steal are the ones compared: {again} more were measured (2026-11-28: the \
 p99 of both sides followed the host, not the readers; four runs of this phase alone had \
 4, 3, 16 and 217 ticks of steal, and the client's p99 less raw's was +20, +10, +5 and \
 +88 µs). Steal in the pairs kept: {stolen_kept} ticks of 10 ms. \
@@ -258,8 +265,8 @@ The client's p99 within 25 µs of the raw side's: {verdict} ({:+.1} µs).\n",
 }
 
 /// How many pairs of latency rounds may be measured again (times the rounds asked for)
-/// because the host took a processor away during them; past that, pairs are kept as
-/// they come, and the report says how much steal time they carry.
+/// because the host took a processor away during them; past that, the pairs with the
+/// least steal are kept, and the report says how much steal time they carry.
 const AGAIN_AT_MOST: usize = 3;
 
 /// The frames of each latency round read before the counted ones.
