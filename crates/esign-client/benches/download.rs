@@ -6,7 +6,7 @@
 //! the memory measured is the downloading process's alone. Peak memory is the kernel's
 //! high-water mark (`VmHWM`), reset before each download through `/proc/self/clear_refs`.
 //!
-//! Options: `--size-mib N` (default 1024), `--rounds N` (default 7, after one
+//! Options: `--size-mib N` (default 1024), `--rounds N` (default 15, after one
 //! uncounted warm-up round), `--dir <folder>` to download into another folder than the
 //! target folder's (a memory file system, say, to see the sides without the disk),
 //! `--write <file>` to also write the results as a Markdown section.
@@ -38,7 +38,7 @@ fn main() {
         return;
     }
     let rounds: usize =
-        option("--rounds").map_or(if quick { 1 } else { 7 }, |s| s.parse().unwrap());
+        option("--rounds").map_or(if quick { 1 } else { 15 }, |s| s.parse().unwrap());
     let write_to = option("--write");
 
     let (mut child, url, id, key) = start_sandbox(size_mib);
@@ -169,7 +169,8 @@ before any download it was {baseline:.1} MiB.\n\n\
 The ratios are the middle of the rounds' own ratios (each round's sides run back to back, \
 on the same moment of the disk; 2026-11-28: each side's own rounds spread from 335 to 862 \
 MiB/s on this disk, so the ratio of two medians moved from 0.82 to 1.29 of raw ureq over \
-three runs of the same code).\n\n\
+three runs of the same code; with 7 rounds the middle of the client's rounds against the \
+socket still moved from 0.73 to 0.93 over three runs, hence 15 rounds since 2026-11-28).\n\n\
 Throughput client / the machine's limit (a plain socket: the request written by hand, the \
 body read 256 KiB at a time straight into the file, then `fsync`): **{vs_socket:.3}** (target \
 at least 0.8: {}; each round: {each_socket}; of the medians above: {medians_socket:.3}).\n\n\
