@@ -9,7 +9,7 @@
 //! before each pass through `/proc/self/clear_refs`. The throughput verdict is on the
 //! middle of the rounds' own ratios (a round's two passes run back to back).
 //!
-//! Options: `--years N` (default 20), `--rounds N` (default 7, after one uncounted
+//! Options: `--years N` (default 20), `--rounds N` (default 15, after one uncounted
 //! warm-up round), `--write <file>` to also write the results as a Markdown section.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -40,7 +40,7 @@ fn main() {
     let years: i64 = option("--years").map_or(20, |s| s.parse().unwrap());
     let days: i64 = if quick { 20 } else { 365 * years };
     let rounds: usize =
-        option("--rounds").map_or(if quick { 1 } else { 7 }, |s| s.parse().unwrap());
+        option("--rounds").map_or(if quick { 1 } else { 15 }, |s| s.parse().unwrap());
     let write_to = option("--write");
 
     let (mut child, url, key) = start_sandbox();
@@ -127,6 +127,8 @@ Throughput ratio client / raw, the middle of the rounds' own ratios: **{ratio:.3
 {of_medians:.3}). The verdict is on the rounds' own ratios, as for the streams and the \
 download (2026-11-28): a round's two passes run back to back, where each side's median \
 is drawn from its own rounds, and this machine's noisy spells last tens of seconds. \
+Fifteen rounds since 2026-11-28: with seven, the middle of the same code's rounds came out \
+1.099, 1.069, 1.006 and 0.966 in four whole runs (rounds from 0.87 to 1.10). \
 Peak memory target under {TARGET_PEAK_MIB:.0} MiB: {}.\n\n\
 Where the client's time goes (callgrind, one year of minute bars, 203,000 bars per \
 side, each pass counted alone). Before (2026-11-25): 6,200 instructions a bar against \
