@@ -38,6 +38,22 @@ const ORDERS: [[usize; 3]; 6] = [
     [2, 1, 0],
 ];
 
+/// Calls per side in each round of the wall-time measure.
+const CALLS: usize = 50;
+
+/// The middle of the rounds' own ratios (the upper of the two middle ones for an even
+/// count), and every ratio in turn to two decimals.
+fn middle_of(ratios: &[f64]) -> (f64, String) {
+    let shown = ratios
+        .iter()
+        .map(|r| format!("{r:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut sorted = ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    (sorted[sorted.len() / 2], shown)
+}
+
 /// A fixed-seed xorshift generator: the blocks' orders, the same in every run.
 struct Orders(u64);
 
@@ -94,6 +110,7 @@ fn main() {
         return;
     }
     let rounds: usize = option("--rounds").map_or(40, |s| s.parse().expect("a number"));
+    assert!(rounds > 0, "--rounds: at least one round");
     let write_to = option("--write");
     let (mut child, url) = start_server();
 
@@ -106,7 +123,7 @@ fn main() {
     // same side's last one finds more of its code still in the processor's caches.
     let mut times: [Vec<Duration>; 3] = Default::default();
     // Each round's own ratio: the client's median call over raw ureq's in that round.
-    let mut round_ratios: Vec<f64> = Vec::new();
+    let mut round_ratios = Vec::new();
     let mut after: [[Vec<Duration>; 3]; 3] = Default::default();
     let mut orders = Orders(0x9E37_79B9_7F4A_7C15);
     let mut before = None;
@@ -116,7 +133,7 @@ fn main() {
             callers[side]();
             before = Some(side);
         }
-        for _ in 0..50 {
+        for _ in 0..CALLS {
             for side in orders.next() {
                 let t = Instant::now();
                 let page = callers[side]();
@@ -133,20 +150,14 @@ fn main() {
         }
         if round > 0 {
             let last = |side: usize| {
-                let mut calls = times[side][times[side].len() - 50..].to_vec();
+                let mut calls = times[side][times[side].len() - CALLS..].to_vec();
                 calls.sort();
-                calls[25].as_secs_f64()
+                calls[CALLS / 2].as_secs_f64()
             };
             round_ratios.push(last(0) / last(1));
         }
     }
-    let each_round = round_ratios
-        .iter()
-        .map(|r| format!("{r:.2}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    round_ratios.sort_by(f64::total_cmp);
-    let rounds_middle = round_ratios[round_ratios.len() / 2];
+    let (rounds_middle, each_round) = middle_of(&round_ratios);
     for t in &mut times {
         t.sort();
     }
@@ -204,7 +215,7 @@ fn main() {
     let vs_reqwest = ratio(0, 2, 0.5);
     let mut report = format!(
         "## Peers: one call\n\n\
-Release build, one run, {rounds} rounds of 50 calls per side (each round on a fresh client and \
+Release build, one run, {rounds} rounds of {CALLS} calls per side (each round on a fresh client and \
 connection per side, the sides' calls interleaved one by one in blocks of three, each block \
 in one of the six orders drawn at random) against one local keep-alive HTTP/1.1 server \
 in a child process; every side decodes the same 20-post page ({} bytes) into the same typed \
@@ -503,14 +514,8 @@ fn build_costs() -> String {
     let budget = GOAL * alone - floor_low;
     let ours = client - floor_low;
     // Each round's own ratio (the client's build over ureq alone's in the same round).
-    let mut rounds: Vec<f64> = (0..ROUNDS).map(|r| times[0][r] / times[1][r]).collect();
-    let each_round = rounds
-        .iter()
-        .map(|r| format!("{r:.2}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    rounds.sort_by(f64::total_cmp);
-    let middle = rounds[ROUNDS / 2];
+    let rounds: Vec<f64> = (0..ROUNDS).map(|r| times[0][r] / times[1][r]).collect();
+    let (middle, each_round) = middle_of(&rounds);
     let verdict = if middle <= GOAL { "met" } else { "**missed**" };
     let table: String = rows
         .iter()
