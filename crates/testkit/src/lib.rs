@@ -246,19 +246,12 @@ pub mod bench {
     ///
     /// Panics when there are no rounds.
     pub fn paired(ours: &[Duration], theirs: &[Duration]) -> Paired {
-        let each: Vec<f64> = ours
-            .iter()
-            .zip(theirs)
-            .map(|(ours, theirs)| theirs.as_secs_f64() / ours.as_secs_f64())
-            .collect();
-        let mut sorted = each.clone();
-        sorted.sort_by(f64::total_cmp);
-        Paired {
-            middle: sorted[sorted.len() / 2],
-            low: sorted[0],
-            high: sorted[sorted.len() - 1],
-            each,
-        }
+        Paired::of(
+            ours.iter()
+                .zip(theirs)
+                .map(|(ours, theirs)| theirs.as_secs_f64() / ours.as_secs_f64())
+                .collect(),
+        )
     }
 
     /// The rounds' own ratios ([`paired`]).
@@ -276,6 +269,26 @@ pub mod bench {
     }
 
     impl Paired {
+        /// The rounds' own figures (a ratio, or a difference such as two sides' p99s),
+        /// each round's in turn: their middle, lowest and highest.
+        ///
+        /// ```
+        /// let rounds = testkit::bench::Paired::of(vec![9.0, -3.0, 25.0, 4.0]);
+        /// assert_eq!((rounds.middle, rounds.low, rounds.high), (9.0, -3.0, 25.0));
+        /// ```
+        ///
+        /// Panics when there are no rounds.
+        pub fn of(each: Vec<f64>) -> Paired {
+            let mut sorted = each.clone();
+            sorted.sort_by(f64::total_cmp);
+            Paired {
+                middle: sorted[sorted.len() / 2],
+                low: sorted[0],
+                high: sorted[sorted.len() - 1],
+                each,
+            }
+        }
+
         /// Each round's ratio, in turn, to two decimals.
         pub fn shown(&self) -> String {
             self.each
