@@ -254,7 +254,8 @@ pub mod bench {
         )
     }
 
-    /// The rounds' own ratios ([`paired`]).
+    /// The rounds' own figures: their ratios ([`paired`]), or any figure each round
+    /// gives, such as a difference of two sides' p99s ([`Paired::of`]).
     #[derive(Debug, Clone)]
     pub struct Paired {
         /// The middle one (the upper of the two middle ones for an even count): the
@@ -289,7 +290,7 @@ pub mod bench {
             }
         }
 
-        /// Each round's ratio, in turn, to two decimals.
+        /// Each round's figure, in turn, to two decimals.
         pub fn shown(&self) -> String {
             self.each
                 .iter()
