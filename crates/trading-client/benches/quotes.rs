@@ -276,9 +276,17 @@ the host that falls on one round moves the pooled p99 of that side by the whole 
 no steal counted (a whole run had +52.4 µs pooled, with none in the pairs kept; seven runs \
 of this phase alone had pairs from -232 to +908 µs, their middles +8.8, +6.6, +9.8, +19.1, \
 +17.1, +2.0 and +22.0 µs, the pooled +15.5, +16.6, +4.8, +31.0, +17.4, +11.6 and +20.7). \
-Most pairs are positive: the client's tail is some 10-30 µs behind raw's here, so the goal \
-is met by a few µs in some runs and missed in others (the pairs' middle, in eleven \
-measurements of the same code on 2026-11-28: -13.3 to +26.6 µs, over 25 once).\n",
+Most pairs are positive. Until 2026-11-28 the client's tail was some 10-30 µs behind raw's \
+here, and the goal met by a few µs in some runs and missed in others (the pairs' middle, in \
+seventeen measurements of that code: -13.3 to +28.5 µs, over 25 three times). Part of it was \
+tungstenite zeroing its read buffer before each read: at its default of 128 KiB about 210 KB \
+a frame on the client's side, which reads on after each frame, against 115 KB on raw's \
+(callgrind, frames one at a time); core-http now reads 16 KiB at a time. Five runs of this \
+phase alone with each, taking turns: the client's median behind raw's 3.6 µs at 128 KiB \
+against 2.0 µs at 16 KiB, and the pairs' middle +0.6 to +28.5 µs (their middle +23.1) \
+against +3.4 to +18.6 µs (+9.0); with 4 KiB, +10.7 to +29.4 µs, so not smaller. In all \
+seventeen runs of this phase alone at 16 KiB the pairs' middle came out -9.0 to +44.7 µs, \
+their middle +13.8, over 25 once.\n",
         PACE.as_micros(),
         AGAIN_AT_MOST * rounds,
         us(om),

@@ -24,7 +24,7 @@
 //!   to a peer that does not read): a close handshake is tried for most of it, then the
 //!   socket is shut down from the caller's thread and the connection's thread is left
 //!   to end on its own.
-//! - **Memory**: messages up to 16 MiB, a bounded write buffer. The lossy lane (market
+//! - **Memory**: messages up to 16 MiB, reads of 16 KiB, a bounded write buffer. The lossy lane (market
 //!   quotes, and messages of a type the service does not know) keeps 10,000 events and
 //!   drops the oldest, counted in [`StreamStats::dropped`]. The lossless lane keeps
 //!   10,000 events ([`StreamConfig::lossless_capacity`]): when a caller that stopped
