@@ -1,6 +1,7 @@
 //! The reconnecting stream against a real local WebSocket server written here
 //! (tungstenite's server side, plain and TLS): pings both ways, a mute server, server
-//! closes, a dropped connection, refused upgrades, an oversized message, a slow caller.
+//! closes, a dropped connection, refused upgrades, messages longer than one read, an
+//! oversized message, a slow caller.
 #![cfg(feature = "ws")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -525,6 +526,53 @@ fn an_oversized_message_ends_the_stream_with_a_clear_error() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// A fill padded to `size` bytes, its number last, so that only the whole message
+/// decodes to it.
+fn padded_fill(n: u64, size: usize) -> String {
+    let head = r#"{"type":"fill","pad":""#;
+    let tail = format!(r#"","n":{n}}}"#);
+    format!("{head}{}{tail}", "x".repeat(size - head.len() - tail.len()))
+}
+
+#[test]
+fn messages_longer_than_one_read_arrive_whole_once_and_in_order() {
+    // The stream reads 16 KiB at a time: a 1 MiB message written in slices that do not
+    // line up with that, one of 48 KiB in three fragments, then a short one.
+    let server = Server::start(|ws, _, log| {
+        ack_all(ws, log, 1);
+        let big = testkit::hostile_ws::frame(1, true, padded_fill(1, 1 << 20).as_bytes());
+        let fragmented = padded_fill(2, 48 * 1024);
+        let (a, rest) = fragmented.as_bytes().split_at(10_000);
+        let (b, c) = rest.split_at(30_000);
+        let mut bytes = big;
+        bytes.extend(testkit::hostile_ws::frame(1, false, a));
+        bytes.extend(testkit::hostile_ws::frame(0, false, b));
+        bytes.extend(testkit::hostile_ws::frame(0, true, c));
+        bytes.extend(testkit::hostile_ws::frame(
+            1,
+            true,
+            br#"{"type":"fill","n":3}"#,
+        ));
+        let socket = ws.get_mut();
+        for slice in bytes.chunks(7_001) {
+            if std::io::Write::write_all(socket, slice).is_err() {
+                return;
+            }
+        }
+        while read(ws, log).is_some() {}
+    });
+    let mut stream = Stream::connect(config(&server.url), subscribed(&["fills"])).unwrap();
+    let fills: Vec<StreamItem<Event>> = (0..3).map(|_| next(&mut stream)).collect();
+    assert_eq!(fills, [1, 2, 3].map(|n| StreamItem::Event(Event::Fill(n))));
+    // Nothing read twice, nothing left over as another event or an error.
+    assert!(
+        stream.next_timeout(Duration::from_millis(200)).is_none(),
+        "{:?}",
+        stream.stats()
+    );
+    assert_eq!(server.connections(), 1);
 }
 
 #[test]

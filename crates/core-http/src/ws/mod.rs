@@ -24,14 +24,14 @@
 //!   to a peer that does not read): a close handshake is tried for most of it, then the
 //!   socket is shut down from the caller's thread and the connection's thread is left
 //!   to end on its own.
-//! - **Memory**: messages up to 16 MiB, reads of 16 KiB, a bounded write buffer. The lossy lane (market
-//!   quotes, and messages of a type the service does not know) keeps 10,000 events and
-//!   drops the oldest, counted in [`StreamStats::dropped`]. The lossless lane keeps
-//!   10,000 events ([`StreamConfig::lossless_capacity`]): when a caller that stopped
-//!   reading lets it fill, the stream gives [`WsError::FellBehind`] where the loss
-//!   began, drops the connection, waits for the caller to read half the lane, and
-//!   reconnects, so the service's recovery after [`StreamItem::Reconnected`] rebuilds
-//!   what was missed.
+//! - **Memory**: messages up to 16 MiB (read 16 KiB at a time), a bounded write buffer.
+//!   The lossy lane (market quotes, and messages of a type the service does not know)
+//!   keeps 10,000 events and drops the oldest, counted in [`StreamStats::dropped`]. The
+//!   lossless lane keeps 10,000 events ([`StreamConfig::lossless_capacity`]): when a
+//!   caller that stopped reading lets it fill, the stream gives [`WsError::FellBehind`]
+//!   where the loss began, drops the connection, waits for the caller to read half the
+//!   lane, and reconnects, so the service's recovery after [`StreamItem::Reconnected`]
+//!   rebuilds what was missed.
 //! - **Close codes and upgrade answers**: 401/403 and policy or protocol close codes
 //!   (1002, 1003, 1007, 1008, 1009, 1010, 1015) end the stream with an error; 1000, 1001,
 //!   1006, 1011, 1012, 1013, other codes and 5xx answers reconnect; 429 and 406 reconnect
