@@ -179,10 +179,14 @@ Throughput client / raw ureq: **{vs_raw:.3}** (target at least 0.95: {}; each ro
 {TARGET_PEAK_MIB:.0} MiB whatever the size: {}.\n\n\
 With the disk out of the way (`--dir` on a memory file system, 512 MiB, 9 rounds, \
 2026-11-27): the client 1,152-1,279 MiB/s, raw ureq 1,124-1,342, the socket 1,386-1,535, so \
-0.83 of the socket at best: ureq copies each byte from its read buffer into the caller's \
+0.83 of the socket at best then: ureq copies each byte from its read buffer into the caller's \
 (the socket side reads straight into the buffer it writes from), and the client writes \
 256 KiB at a time, as the socket side does. On the disk every side waits on its write-back \
-and the ratio to the socket moves with it from run to run (0.73-0.84).\n",
+and the ratio to the socket moves with it from run to run (0.73-0.84). What held the client \
+back was the size of that read buffer, not the copy (2026-11-28, 1 GiB on a memory file \
+system, 15 rounds, two runs of each size taking turns): with ureq's default of 128 KiB the \
+client made 0.766 and 0.770 of the socket, with 256 KiB 0.882 and 0.840, with 512 KiB \
+0.937 to 0.967 in four runs; core-http's connections read 512 KiB at a time since.\n",
         ours_t.as_secs_f64(),
         throughput(ours_t),
         raw_t.as_secs_f64(),
