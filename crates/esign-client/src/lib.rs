@@ -48,7 +48,7 @@
 //!   syncs and renames. On a 409 "not completed yet", a short read or a body that is not a
 //!   PDF it returns an error and leaves nothing at the path. Memory stays constant: uploads
 //!   are base64-encoded while the request body is written; downloads stream in 256 KiB
-//!   chunks (a 1 GiB PDF in about 5 MiB of resident memory: see `docs/benchmarks.md`).
+//!   chunks (a 1 GiB PDF in about 6 MiB of resident memory: see `docs/benchmarks.md`).
 //! - **Webhooks.** `webhooks::verify_and_parse` checks a delivery's signature and timestamp
 //!   and returns a typed `Event` (`Sent`, `Viewed`, `Signed`, `Completed`, `Declined`,
 //!   `Voided`, `Expired`, or `Unknown` for types added later).
