@@ -131,6 +131,12 @@ pub(crate) fn run_all() -> Result<(), String> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root().join("target"));
+    // Every example's temporary directory is a folder of this run's: what an example
+    // writes there (history_csv's CSV, by default) is checked and removed, and nothing is
+    // left in the machine's.
+    let scratch = target.join("examples-tmp");
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot make {scratch:?}: {e}"))?;
     // The binaries just built, run directly (a `cargo run` per example could rebuild
     // with other features).
     let program = |name: &str| {
@@ -146,6 +152,7 @@ pub(crate) fn run_all() -> Result<(), String> {
             cmd.env_remove(format!("{service}_API_KEY"));
         }
         cmd.env_remove("SOCIAL_WEBHOOK_SECRET");
+        cmd.env("TMPDIR", &scratch);
         cmd
     };
     let mut failures = Vec::new();
@@ -159,9 +166,129 @@ pub(crate) fn run_all() -> Result<(), String> {
             failures.push(e);
         }
     }
+    if failures.is_empty()
+        && let Err(e) = left_behind(&scratch)
+    {
+        failures.push(e);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
     if failures.is_empty() {
         Ok(())
     } else {
         Err(failures.join("\n\n"))
+    }
+}
+
+/// What the examples left in their temporary directory: history_csv's CSV (its job, and
+/// its README's promise: a header, then one row per bar, each minute once and in order),
+/// and nothing else (the esign examples remove the PDFs they download).
+fn left_behind(scratch: &std::path::Path) -> Result<(), String> {
+    let csv = scratch.join("AAPL-1min.csv");
+    let text = std::fs::read_to_string(&csv)
+        .map_err(|e| format!("history_csv wrote no CSV at {csv:?}: {e}"))?;
+    let mut lines = text.lines();
+    if lines.next() != Some("time,open,high,low,close,volume") {
+        return Err(format!("history_csv's CSV has no header line: {csv:?}"));
+    }
+    let mut last: Option<&str> = None;
+    let mut rows = 0;
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        // RFC 3339 times of one offset and one width sort as text.
+        if fields.len() != 6 || fields[..5].iter().any(|f| f.is_empty()) {
+            return Err(format!("history_csv wrote a malformed row: {line:?}"));
+        }
+        if last.is_some_and(|last| last >= fields[0]) {
+            return Err(format!(
+                "history_csv repeated or reordered a bar at {}",
+                fields[0]
+            ));
+        }
+        last = Some(fields[0]);
+        rows += 1;
+    }
+    if rows == 0 {
+        return Err("history_csv wrote no bars".into());
+    }
+    std::fs::remove_file(&csv).map_err(|e| format!("cannot remove {csv:?}: {e}"))?;
+    let others: Vec<String> = std::fs::read_dir(scratch)
+        .map_err(|e| format!("cannot read {scratch:?}: {e}"))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if others.is_empty() {
+        println!("  ok  history_csv wrote {rows} bars, in order; nothing else left behind");
+        Ok(())
+    } else {
+        Err(format!(
+            "the examples left files behind: {}",
+            others.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::left_behind;
+
+    /// A folder of this test's own, holding `files` (name, contents).
+    fn folder(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-left-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, text) in files {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+        dir
+    }
+
+    const HEAD: &str = "time,open,high,low,close,volume\n";
+    const ROW1: &str = "2026-11-23T14:30:00Z,1,2,0.5,1.5,100\n";
+    const ROW2: &str = "2026-11-23T14:31:00Z,1.5,2,1,1.75,\n";
+
+    #[test]
+    fn a_csv_in_order_is_taken_and_removed() {
+        let dir = folder("ok", &[("AAPL-1min.csv", &format!("{HEAD}{ROW1}{ROW2}"))]);
+        assert_eq!(left_behind(&dir), Ok(()));
+        assert!(!dir.join("AAPL-1min.csv").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_repeated_bar_a_missing_header_an_empty_file_or_a_stray_file_is_refused() {
+        let cases = [
+            ("repeat", format!("{HEAD}{ROW1}{ROW1}"), "repeated"),
+            (
+                "order",
+                format!("{HEAD}{ROW2}{ROW1}"),
+                "repeated or reordered",
+            ),
+            ("header", format!("{ROW1}{ROW2}"), "no header"),
+            ("empty", HEAD.to_owned(), "no bars"),
+            (
+                "short",
+                format!("{HEAD}2026-11-23T14:30:00Z,1,2\n"),
+                "malformed",
+            ),
+        ];
+        for (name, csv, said) in cases {
+            let dir = folder(name, &[("AAPL-1min.csv", &csv)]);
+            let err = left_behind(&dir).unwrap_err();
+            assert!(err.contains(said), "{name}: {err}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+        let dir = folder(
+            "stray",
+            &[
+                ("AAPL-1min.csv", &format!("{HEAD}{ROW1}")),
+                ("doc.pdf", "%PDF-"),
+            ],
+        );
+        let err = left_behind(&dir).unwrap_err();
+        assert!(err.contains("doc.pdf"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        let dir = folder("none", &[]);
+        assert!(left_behind(&dir).unwrap_err().contains("no CSV"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
