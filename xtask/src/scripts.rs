@@ -190,21 +190,26 @@ fn left_behind(scratch: &std::path::Path) -> Result<(), String> {
     if lines.next() != Some("time,open,high,low,close,volume") {
         return Err(format!("history_csv's CSV has no header line: {csv:?}"));
     }
-    let mut last: Option<&str> = None;
+    let mut last: Option<BarTime> = None;
     let mut rows = 0;
     for line in lines {
         let fields: Vec<&str> = line.split(',').collect();
-        // RFC 3339 times of one offset and one width sort as text.
-        if fields.len() != 6 || fields[..5].iter().any(|f| f.is_empty()) {
-            return Err(format!("history_csv wrote a malformed row: {line:?}"));
+        let time = (fields.len() == 6 && fields[..5].iter().all(|f| !f.is_empty()))
+            .then(|| BarTime::parse(fields[0]))
+            .flatten()
+            .ok_or_else(|| format!("history_csv wrote a malformed row: {line:?}"))?;
+        if let Some(last) = &last {
+            if last.offset != time.offset {
+                return Err(format!("history_csv mixed offsets at {}", fields[0]));
+            }
+            if last.at >= time.at {
+                return Err(format!(
+                    "history_csv repeated or reordered a bar at {}",
+                    fields[0]
+                ));
+            }
         }
-        if last.is_some_and(|last| last >= fields[0]) {
-            return Err(format!(
-                "history_csv repeated or reordered a bar at {}",
-                fields[0]
-            ));
-        }
-        last = Some(fields[0]);
+        last = Some(time);
         rows += 1;
     }
     if rows == 0 {
@@ -227,6 +232,31 @@ fn left_behind(scratch: &std::path::Path) -> Result<(), String> {
     }
 }
 
+/// A bar's time as history_csv writes it (`time`'s `Display`: `2026-11-24 9:30:00.0
+/// +00:00:00`, the hour not padded, so the text does not sort), as a key that does.
+struct BarTime<'a> {
+    /// The date (`YYYY-MM-DD`, which sorts as text), hour, minute and whole second.
+    at: (&'a str, u32, u32, u32),
+    /// The offset, the same on every row for the key to compare.
+    offset: &'a str,
+}
+
+impl<'a> BarTime<'a> {
+    fn parse(text: &'a str) -> Option<Self> {
+        let mut parts = text.split(' ');
+        let (date, clock, offset) = (parts.next()?, parts.next()?, parts.next()?);
+        let mut clock = clock.split(':');
+        let hour = clock.next()?.parse().ok()?;
+        let minute = clock.next()?.parse().ok()?;
+        let second = clock.next()?.split('.').next()?.parse().ok()?;
+        let date_ok = date.len() == 10 && date.bytes().filter(|b| *b == b'-').count() == 2;
+        (date_ok && parts.next().is_none() && clock.next().is_none()).then_some(BarTime {
+            at: (date, hour, minute, second),
+            offset,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::left_behind;
@@ -243,11 +273,13 @@ mod tests {
     }
 
     const HEAD: &str = "time,open,high,low,close,volume\n";
-    const ROW1: &str = "2026-11-23T14:30:00Z,1,2,0.5,1.5,100\n";
-    const ROW2: &str = "2026-11-23T14:31:00Z,1.5,2,1,1.75,\n";
+    // As history_csv writes them (`time`'s `Display`, the hour not padded).
+    const ROW1: &str = "2026-11-23 9:30:00.0 +00:00:00,1,2,0.5,1.5,100\n";
+    const ROW2: &str = "2026-11-23 14:31:00.0 +00:00:00,1.5,2,1,1.75,\n";
 
     #[test]
     fn a_csv_in_order_is_taken_and_removed() {
+        // 9:30 before 14:31: in order, though not as text.
         let dir = folder("ok", &[("AAPL-1min.csv", &format!("{HEAD}{ROW1}{ROW2}"))]);
         assert_eq!(left_behind(&dir), Ok(()));
         assert!(!dir.join("AAPL-1min.csv").exists());
@@ -267,8 +299,18 @@ mod tests {
             ("empty", HEAD.to_owned(), "no bars"),
             (
                 "short",
-                format!("{HEAD}2026-11-23T14:30:00Z,1,2\n"),
+                format!("{HEAD}2026-11-23 14:30:00.0 +00:00:00,1,2\n"),
                 "malformed",
+            ),
+            (
+                "time",
+                format!("{HEAD}2026-11-23T14:30:00Z,1,2,0.5,1.5,100\n"),
+                "malformed",
+            ),
+            (
+                "offsets",
+                format!("{HEAD}{ROW1}2026-11-23 14:31:00.0 +01:00:00,1,2,0.5,1.5,100\n"),
+                "mixed offsets",
             ),
         ];
         for (name, csv, said) in cases {
