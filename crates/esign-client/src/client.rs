@@ -46,6 +46,7 @@ impl Client {
     /// # let _ = client;
     /// # Ok::<(), esign_client::Error>(())
     /// ```
+    #[inline]
     pub fn with_oauth(
         base_url: impl Into<String>,
         token_url: impl Into<String>,
@@ -70,6 +71,7 @@ impl Client {
     /// println!("{} is {}", document.name, document.status);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
+    #[inline]
     pub fn documents(&self) -> Documents<'_> {
         Documents::new(self)
     }

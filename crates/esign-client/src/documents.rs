@@ -18,6 +18,7 @@ pub struct Documents<'a> {
 }
 
 impl<'a> Documents<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Documents { client }
     }
@@ -44,6 +45,7 @@ impl<'a> Documents<'a> {
     /// println!("{} is {:?}", document.id, document.status);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
+    #[inline]
     pub fn send(&self, document: &SendDocument) -> Result<Document> {
         document.validate()?;
         let key = document
@@ -62,6 +64,7 @@ impl<'a> Documents<'a> {
     /// println!("{:?}, {} signers", document.status, document.signers.len());
     /// # Ok::<(), esign_client::Error>(())
     /// ```
+    #[inline]
     pub fn get(&self, id: impl Into<DocumentId>) -> Result<Document> {
         let path = format!("/documents/{}", id.into().segment()?);
         self.client.http().get(&path).send()?.json_data()
@@ -83,6 +86,7 @@ impl<'a> Documents<'a> {
     /// client.documents().download_to_path(&document.id, "signed.pdf")?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn wait_until_completed(
         &self,
         id: impl Into<DocumentId>,
@@ -123,6 +127,7 @@ impl<'a> Documents<'a> {
     /// println!("{} bytes", download.bytes);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
+    #[inline]
     pub fn download_to(&self, id: impl Into<DocumentId>, to: &mut impl Write) -> Result<Download> {
         self.download(id).to_writer(to)
     }
@@ -137,6 +142,7 @@ impl<'a> Documents<'a> {
     /// println!("{} bytes written", download.bytes);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
+    #[inline]
     pub fn download_to_path(
         &self,
         id: impl Into<DocumentId>,
@@ -156,6 +162,7 @@ impl<'a> Documents<'a> {
     ///     .to_path("signed.pdf")?;
     /// # Ok::<(), esign_client::Error>(())
     /// ```
+    #[inline]
     pub fn download(&self, id: impl Into<DocumentId>) -> DownloadRequest<'a> {
         DownloadRequest::new(self.client, id.into())
     }

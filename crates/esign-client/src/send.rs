@@ -44,6 +44,7 @@ impl DocumentSource {
     ///     .signer(NewSigner::new("Ada Lovelace", "ada@example.com"));
     /// # let _ = nda;
     /// ```
+    #[inline]
     pub fn path(path: impl Into<PathBuf>) -> Self {
         DocumentSource::Path(path.into())
     }
@@ -56,6 +57,7 @@ impl DocumentSource {
     /// let source = DocumentSource::bytes("nda.pdf", pdf);
     /// # let _ = source;
     /// ```
+    #[inline]
     pub fn bytes(filename: impl Into<String>, content: impl Into<Vec<u8>>) -> Self {
         DocumentSource::Bytes {
             filename: filename.into(),
@@ -70,6 +72,7 @@ impl DocumentSource {
     /// let source = DocumentSource::url("https://files.example.com/nda.pdf");
     /// # let _ = source;
     /// ```
+    #[inline]
     pub fn url(url: impl Into<String>) -> Self {
         DocumentSource::Url(url.into())
     }
@@ -96,6 +99,7 @@ impl NewSigner {
     /// let signer = NewSigner::new("Ada Lovelace", "ada@example.com");
     /// assert_eq!(signer.order, None);
     /// ```
+    #[inline]
     pub fn new(name: impl Into<String>, email: impl Into<String>) -> Self {
         NewSigner {
             name: name.into(),
@@ -113,6 +117,7 @@ impl NewSigner {
     ///     .signer(NewSigner::new("Grace", "grace@example.com").order(2));
     /// assert_eq!(document.signers[1].order, Some(2));
     /// ```
+    #[inline]
     pub fn order(mut self, order: u32) -> Self {
         self.order = Some(order);
         self
@@ -161,6 +166,7 @@ impl SendDocument {
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf"));
     /// assert!(document.signers.is_empty());
     /// ```
+    #[inline]
     pub fn new(source: DocumentSource) -> Self {
         SendDocument {
             source,
@@ -181,6 +187,7 @@ impl SendDocument {
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf")).name("NDA, Acme 2026");
     /// assert_eq!(document.name.as_deref(), Some("NDA, Acme 2026"));
     /// ```
+    #[inline]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
@@ -194,6 +201,7 @@ impl SendDocument {
     ///     .signer(NewSigner::new("Ada", "ada@example.com"));
     /// assert_eq!(document.signers.len(), 1);
     /// ```
+    #[inline]
     pub fn signer(mut self, signer: NewSigner) -> Self {
         self.signers.push(signer);
         self
@@ -206,6 +214,7 @@ impl SendDocument {
     /// let document = SendDocument::new(DocumentSource::path("nda.pdf")).subject("Please sign the NDA");
     /// assert!(document.subject.is_some());
     /// ```
+    #[inline]
     pub fn subject(mut self, subject: impl Into<String>) -> Self {
         self.subject = Some(subject.into());
         self
@@ -219,6 +228,7 @@ impl SendDocument {
     ///     .message("Hi Ada, here is the NDA we discussed.");
     /// assert!(document.message.is_some());
     /// ```
+    #[inline]
     pub fn message(mut self, message: impl Into<String>) -> Self {
         self.message = Some(message.into());
         self
@@ -233,6 +243,7 @@ impl SendDocument {
     ///     .metadata("amount", 1200);
     /// assert_eq!(document.metadata.map(|m| m.len()), Some(2));
     /// ```
+    #[inline]
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.metadata
             .get_or_insert_with(Map::new)
@@ -247,6 +258,7 @@ impl SendDocument {
     /// let document = SendDocument::new(DocumentSource::path("scan.pdf")).max_size(100 * 1024 * 1024);
     /// assert_eq!(document.max_size, 100 * 1024 * 1024);
     /// ```
+    #[inline]
     pub fn max_size(mut self, bytes: u64) -> Self {
         self.max_size = bytes;
         self
@@ -266,11 +278,13 @@ impl SendDocument {
     /// client.documents().send(&document)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
         self
     }
 
+    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         let invalid = |m: String| Err(Error::InvalidRequest(m));
         if self.signers.is_empty() {
@@ -310,6 +324,7 @@ impl SendDocument {
 
 /// A plausible email address: one `@`, something before it, a dotted domain after it,
 /// no spaces. (Only the service can know whether it exists.)
+#[inline]
 fn looks_like_email(email: &str) -> bool {
     let Some((local, domain)) = email.split_once('@') else {
         return false;
@@ -327,6 +342,7 @@ impl SendDocument {
     /// streamed as `{"file": {"filename", "content_base64"}, ...}`. A file or bytes are
     /// checked against [`max_size`](Self::max_size) before anything is sent; a path is
     /// reopened for each attempt and refused if its size changed.
+    #[inline]
     pub(crate) fn body<'c>(&self, request: RequestBuilder<'c>) -> Result<RequestBuilder<'c>> {
         let fields = fields_json(self)?;
         match &self.source {
@@ -371,6 +387,7 @@ impl SendDocument {
     }
 }
 
+#[inline]
 fn file_size(path: &Path) -> Result<u64> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::InvalidRequest(format!("cannot read {}: {e}", path.display())))?;
@@ -383,6 +400,7 @@ fn file_size(path: &Path) -> Result<u64> {
     Ok(meta.len())
 }
 
+#[inline]
 fn check_size(size: u64, max: u64, what: &str) -> Result<()> {
     if size == 0 {
         return Err(Error::InvalidRequest(format!("{what} is empty")));
@@ -396,6 +414,7 @@ fn check_size(size: u64, max: u64, what: &str) -> Result<()> {
 }
 
 /// The JSON fields of a send request other than the file.
+#[inline]
 fn fields_json(document: &SendDocument) -> Result<Map<String, Value>> {
     let mut fields = Map::new();
     let name = document.name.clone().or_else(|| match &document.source {
@@ -425,6 +444,7 @@ fn fields_json(document: &SendDocument) -> Result<Map<String, Value>> {
 
 /// A request whose body is `{"file": {"filename", "content_base64"}, ...fields}`, with
 /// the file encoded as the body is written.
+#[inline]
 fn streamed<'c>(
     request: core_http::transport::RequestBuilder<'c>,
     filename: &str,
@@ -458,6 +478,7 @@ fn streamed<'c>(
 struct ArcBytes(Arc<Vec<u8>>);
 
 impl AsRef<[u8]> for ArcBytes {
+    #[inline]
     fn as_ref(&self) -> &[u8] {
         &self.0
     }

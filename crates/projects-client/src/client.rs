@@ -27,6 +27,7 @@ impl Client {
     /// println!("{} projects on the first page", page.data.len());
     /// # Ok::<(), projects_client::Error>(())
     /// ```
+    #[inline]
     pub fn projects(&self) -> Projects<'_> {
         Projects::new(self)
     }

@@ -95,6 +95,7 @@ impl NewProject {
     /// let new = projects_client::projects::NewProject::new("billing");
     /// assert!(new.description.is_none() && new.environment.is_none());
     /// ```
+    #[inline]
     pub fn new(name: impl Into<String>) -> Self {
         NewProject {
             name: name.into(),
@@ -109,6 +110,7 @@ impl NewProject {
     /// let new = projects_client::projects::NewProject::new("billing").description("Invoices and payments");
     /// assert_eq!(new.description.as_deref(), Some("Invoices and payments"));
     /// ```
+    #[inline]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
@@ -121,11 +123,13 @@ impl NewProject {
     /// let new = NewProject::new("billing").environment(Environment::Staging);
     /// assert_eq!(new.environment, Some(Environment::Staging));
     /// ```
+    #[inline]
     pub fn environment(mut self, environment: Environment) -> Self {
         self.environment = Some(environment);
         self
     }
 
+    #[inline]
     fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {
             return Err(Error::InvalidRequest("a project needs a name".into()));
@@ -157,6 +161,7 @@ pub struct Projects<'a> {
 }
 
 impl<'a> Projects<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Projects { client }
     }
@@ -173,6 +178,7 @@ impl<'a> Projects<'a> {
     /// println!("{} of {:?}", page.data.len(), page.meta.map(|m| m.total));
     /// # Ok::<(), projects_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self, params: &ListProjects) -> Result<Page<Project>> {
         self.client
             .http()
@@ -194,6 +200,7 @@ impl<'a> Projects<'a> {
     ///     .collect::<Result<_, _>>()?;
     /// # Ok::<(), projects_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter(&self) -> OffsetPaginator<Project> {
         self.iter_from(&ListProjects::new())
     }
@@ -210,6 +217,7 @@ impl<'a> Projects<'a> {
     /// println!("go on from offset {}", items.next_offset());
     /// # Ok::<(), projects_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter_from(&self, params: &ListProjects) -> OffsetPaginator<Project> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
@@ -231,6 +239,7 @@ impl<'a> Projects<'a> {
     /// }
     /// # Ok::<(), projects_client::Error>(())
     /// ```
+    #[inline]
     pub fn pages(&self, params: &ListProjects) -> OffsetPages<Project> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
@@ -255,6 +264,7 @@ impl<'a> Projects<'a> {
     /// println!("{} is {}", project.id, project.status);
     /// # Ok::<(), projects_client::Error>(())
     /// ```
+    #[inline]
     pub fn create(&self, project: &NewProject) -> Result<Project> {
         project.validate()?;
         self.client
@@ -282,6 +292,7 @@ impl<'a> Projects<'a> {
     /// }
     /// # Ok::<(), projects_client::Error>(())
     /// ```
+    #[inline]
     pub fn delete(&self, id: impl Into<ProjectId>) -> Result<()> {
         let path = format!("/v1/projects/{}", id.into().segment()?);
         self.client.http().delete(&path).send_delete()

@@ -60,6 +60,7 @@ pub struct Accounts<'a> {
 }
 
 impl<'a> Accounts<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Accounts { client }
     }
@@ -73,6 +74,7 @@ impl<'a> Accounts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self) -> Result<Vec<Account>> {
         self.client.http().get("/v1/accounts").send()?.json_list()
     }
@@ -93,6 +95,7 @@ impl<'a> Accounts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn disconnect(&self, id: impl Into<AccountId>) -> Result<()> {
         let path = format!("/v1/accounts/{}", id.into().segment()?);
         self.client.http().delete(&path).send_delete()

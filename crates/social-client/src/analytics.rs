@@ -65,6 +65,7 @@ pub struct Analytics<'a> {
 }
 
 impl<'a> Analytics<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Analytics { client }
     }
@@ -77,6 +78,7 @@ impl<'a> Analytics<'a> {
     /// println!("{:?} followers, {:?} impressions", stats.followers, stats.impressions);
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn overview(&self) -> Result<AnalyticsOverview> {
         self.fetch(None)
     }
@@ -90,10 +92,12 @@ impl<'a> Analytics<'a> {
     /// println!("{:?} impressions this week", week.impressions);
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn overview_for(&self, period: Period) -> Result<AnalyticsOverview> {
         self.fetch(Some(period))
     }
 
+    #[inline]
     fn fetch(&self, period: Option<Period>) -> Result<AnalyticsOverview> {
         self.client
             .http()

@@ -31,6 +31,7 @@ impl Client {
     /// # let _ = posts;
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn posts(&self) -> Posts<'_> {
         Posts::new(self)
     }
@@ -44,6 +45,7 @@ impl Client {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn schedule(&self) -> Schedule<'_> {
         Schedule::new(self)
     }
@@ -56,6 +58,7 @@ impl Client {
     /// println!("{:?} followers", stats.followers);
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn analytics(&self) -> Analytics<'_> {
         Analytics::new(self)
     }
@@ -68,6 +71,7 @@ impl Client {
     /// println!("{connected} accounts connected");
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn accounts(&self) -> Accounts<'_> {
         Accounts::new(self)
     }

@@ -123,6 +123,7 @@ impl NewPost {
     /// let post = NewPost::new("Hello", [Platform::X]);
     /// assert!(post.scheduled_at.is_none());
     /// ```
+    #[inline]
     pub fn new(content: impl Into<String>, platforms: impl IntoIterator<Item = Platform>) -> Self {
         NewPost {
             content: content.into(),
@@ -140,11 +141,13 @@ impl NewPost {
     /// let post = NewPost::new("Tomorrow", [Platform::X]).scheduled_at(tomorrow);
     /// assert_eq!(post.scheduled_at, Some(tomorrow));
     /// ```
+    #[inline]
     pub fn scheduled_at(mut self, at: OffsetDateTime) -> Self {
         self.scheduled_at = Some(at);
         self
     }
 
+    #[inline]
     fn validate(&self) -> Result<()> {
         if self.content.trim().is_empty() {
             return Err(Error::InvalidRequest(
@@ -179,6 +182,7 @@ pub struct Posts<'a> {
 }
 
 impl<'a> Posts<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Posts { client }
     }
@@ -200,6 +204,7 @@ impl<'a> Posts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn create(&self, post: &NewPost) -> Result<Vec<Post>> {
         post.validate()?;
         self.client
@@ -227,6 +232,7 @@ impl<'a> Posts<'a> {
     /// println!("{} is {}", post.id, post.status);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn wait_until_published(
         &self,
         id: impl Into<PostId>,
@@ -265,6 +271,7 @@ impl<'a> Posts<'a> {
     /// println!("{} posts here, {:?} in all", page.data.len(), page.meta.map(|m| m.total));
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self, params: &ListPosts) -> Result<core_http::pagination::Page<Post>> {
         self.client
             .http()
@@ -283,6 +290,7 @@ impl<'a> Posts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter(&self) -> OffsetPaginator<Post> {
         self.iter_from(&ListPosts::new())
     }
@@ -299,6 +307,7 @@ impl<'a> Posts<'a> {
     /// println!("go on from offset {}", items.next_offset());
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter_from(&self, params: &ListPosts) -> OffsetPaginator<Post> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
@@ -320,6 +329,7 @@ impl<'a> Posts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn pages(&self, params: &ListPosts) -> OffsetPages<Post> {
         let client = self.client.clone();
         let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
@@ -333,6 +343,7 @@ impl<'a> Posts<'a> {
 
 /// The post `id` among the user's posts, read page by page (`None`: not listed), all the
 /// pages within `http`'s timeout together (a wait's reading is cut to the time left).
+#[inline]
 fn find_post(http: &core_http::HttpClient, id: &PostId) -> Result<Option<Post>> {
     let budget = http.timeout();
     let started = std::time::Instant::now();

@@ -35,6 +35,7 @@ pub struct Schedule<'a> {
 }
 
 impl<'a> Schedule<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Schedule { client }
     }
@@ -48,6 +49,7 @@ impl<'a> Schedule<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self) -> Result<Vec<ScheduleEntry>> {
         self.client.http().get("/v1/schedule").send()?.json_list()
     }

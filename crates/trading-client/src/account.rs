@@ -79,6 +79,7 @@ pub struct AccountHandle<'a> {
 }
 
 impl<'a> AccountHandle<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         AccountHandle { client }
     }
@@ -93,6 +94,7 @@ impl<'a> AccountHandle<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn get(&self) -> Result<Account> {
         self.client.http().get("/v1/account").send_json()
     }
@@ -109,6 +111,7 @@ impl<'a> AccountHandle<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn portfolio_history(
         &self,
         query: &crate::activities::PortfolioQuery,

@@ -120,6 +120,7 @@ impl ListActivities {
     /// let params = trading_client::activities::ListActivities::new();
     /// assert!(params.types.is_empty() && params.page_token.is_none());
     /// ```
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
@@ -131,6 +132,7 @@ impl ListActivities {
     /// let cash = ListActivities::new().types(&[ActivityType::Deposit, ActivityType::Withdrawal]);
     /// assert_eq!(cash.types.len(), 2);
     /// ```
+    #[inline]
     pub fn types(mut self, types: &[ActivityType]) -> Self {
         self.types = types.to_vec();
         self
@@ -144,6 +146,7 @@ impl ListActivities {
     /// assert!(params.after.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn after(mut self, t: OffsetDateTime) -> Self {
         self.after = Some(t);
         self
@@ -157,6 +160,7 @@ impl ListActivities {
     /// assert!(params.until.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn until(mut self, t: OffsetDateTime) -> Self {
         self.until = Some(t);
         self
@@ -168,6 +172,7 @@ impl ListActivities {
     /// use trading_client::{orders::Direction, activities::ListActivities};
     /// assert_eq!(ListActivities::new().direction(Direction::Asc).direction, Some(Direction::Asc));
     /// ```
+    #[inline]
     pub fn direction(mut self, direction: Direction) -> Self {
         self.direction = Some(direction);
         self
@@ -178,6 +183,7 @@ impl ListActivities {
     /// ```
     /// assert_eq!(trading_client::activities::ListActivities::new().limit(100).limit, Some(100));
     /// ```
+    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
@@ -189,6 +195,7 @@ impl ListActivities {
     /// let params = trading_client::activities::ListActivities::new().page_token("1767625200000000000:exec_1");
     /// assert!(params.page_token.is_some());
     /// ```
+    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -310,6 +317,7 @@ struct HistoryWire {
 struct Stamp(OffsetDateTime);
 
 impl<'de> Deserialize<'de> for Stamp {
+    #[inline]
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -335,6 +343,7 @@ struct MaybeMoney(#[serde(deserialize_with = "crate::money::opt_decimal")] Optio
 impl TryFrom<HistoryWire> for PortfolioHistory {
     type Error = String;
 
+    #[inline]
     fn try_from(wire: HistoryWire) -> std::result::Result<Self, String> {
         let points = match (wire.points, wire.timestamp, wire.equity) {
             (Some(points), _, _) => points,
@@ -390,6 +399,7 @@ pub struct Activities<'a> {
 }
 
 impl<'a> Activities<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Activities { client }
     }
@@ -407,6 +417,7 @@ impl<'a> Activities<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self, params: &ListActivities) -> Result<TokenPage<Activity>> {
         core_http::service::check_page_size(params.limit, 100)?;
         let format = core_http::timestamp::format;
@@ -442,6 +453,7 @@ impl<'a> Activities<'a> {
     /// println!("net cash moved: {cash}");
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter(&self) -> TokenPaginator<Activity> {
         self.iter_from(&ListActivities::new())
     }
@@ -458,6 +470,7 @@ impl<'a> Activities<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter_from(&self, params: &ListActivities) -> TokenPaginator<Activity> {
         let client = self.client.clone();
         let base = params.clone();
@@ -478,6 +491,7 @@ impl<'a> Activities<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn pages(&self, params: &ListActivities) -> TokenPages<Activity> {
         let client = self.client.clone();
         let base = params.clone();
@@ -510,6 +524,7 @@ impl PortfolioQuery {
     /// let week = PortfolioQuery::new(Period::Week, Step::Hour);
     /// assert_eq!(week.period, Some(Period::Week));
     /// ```
+    #[inline]
     pub fn new(period: Period, timeframe: Step) -> Self {
         PortfolioQuery {
             period: Some(period),
@@ -527,11 +542,13 @@ impl PortfolioQuery {
     /// assert!(friday.end.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self
     }
 
+    #[inline]
     pub(crate) fn send(&self, client: &Client) -> Result<PortfolioHistory> {
         client
             .http()

@@ -87,6 +87,7 @@ impl Asset {
     /// assert!(!asset.on_tick("187.105".parse().unwrap()));
     /// assert!(asset.on_tick("0.1234".parse().unwrap()));
     /// ```
+    #[inline]
     pub fn on_tick(&self, price: Decimal) -> bool {
         let tick = if price < Decimal::ONE {
             SUB_DOLLAR_TICK
@@ -113,6 +114,7 @@ impl Asset {
     /// let one = OrderRequest::limit("BRK.A", Side::Buy, Decimal::ONE, "712000.00".parse().unwrap());
     /// assert!(asset.check(&one).is_ok());
     /// ```
+    #[inline]
     pub fn check(&self, order: &OrderRequest) -> Result<()> {
         let refuse = |m: String| Err(Error::InvalidRequest(m));
         if !order.symbol.eq_ignore_ascii_case(&self.symbol) {
@@ -192,6 +194,7 @@ pub struct Assets<'a> {
 }
 
 impl<'a> Assets<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Assets { client }
     }
@@ -205,6 +208,7 @@ impl<'a> Assets<'a> {
     /// println!("fractionable: {}, tick {:?}", asset.fractionable, asset.tick_size);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn get(&self, symbol: &str) -> Result<Asset> {
         crate::markets::check_symbols(&[symbol])?;
         let segment = core_http::service::path_segment("a symbol", &symbol.to_ascii_uppercase())?;
@@ -224,6 +228,7 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self, status: Option<AssetStatus>) -> Result<Vec<Asset>> {
         let list: AssetList = self
             .client

@@ -14,6 +14,7 @@ use crate::money;
 use core_http::scan::Scanner;
 
 /// The bars and the next page's token, or `None` to leave the page to `serde`.
+#[inline]
 pub(crate) fn read(body: &[u8]) -> Option<(Vec<Bar>, Option<String>)> {
     let mut p = Scanner::from_bytes(body)?;
     let mut bars = None;
@@ -38,10 +39,12 @@ pub(crate) fn read(body: &[u8]) -> Option<(Vec<Bar>, Option<String>)> {
 }
 
 /// The next page's token: a string (valid UTF-8) or `null`.
+#[inline]
 fn read_token(p: &mut Scanner<'_>) -> Option<Option<String>> {
     Some(p.optional(Scanner::str)?.map(str::to_owned))
 }
 
+#[inline]
 fn read_bars(p: &mut Scanner<'_>) -> Option<Vec<Bar>> {
     let mut bars = Vec::new();
     let mut more = p.array()?;
@@ -53,10 +56,12 @@ fn read_bars(p: &mut Scanner<'_>) -> Option<Vec<Bar>> {
 }
 
 /// A volume: plain digits within 64 bits, or `null`.
+#[inline]
 fn volume(p: &mut Scanner<'_>) -> Option<Option<u64>> {
     p.optional(Scanner::u64)
 }
 
+#[inline]
 fn read_bar(p: &mut Scanner<'_>) -> Option<Bar> {
     let (mut t, mut o, mut h, mut l, mut c, mut v) = (None, None, None, None, None, None);
     let mut more = p.object()?;

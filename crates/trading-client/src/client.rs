@@ -58,6 +58,7 @@ impl Environment {
     /// use trading_client::Environment;
     /// assert_eq!(Environment::Paper.as_str(), "paper");
     /// ```
+    #[inline]
     pub fn as_str(self) -> &'static str {
         match self {
             Environment::Paper => "paper",
@@ -67,6 +68,7 @@ impl Environment {
 }
 
 impl std::fmt::Display for Environment {
+    #[inline]
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -95,6 +97,7 @@ impl Client {
     /// assert_eq!(client.environment(), Environment::Live);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn live(
         base_url: impl Into<String>,
         api_key: impl Into<core_http::config::Secret>,
@@ -111,6 +114,7 @@ impl Client {
     /// assert_eq!(client.environment(), Environment::Live);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn with_environment(mut self, environment: Environment) -> Client {
         Arc::make_mut(&mut self.settings.inner).environment = environment;
         self
@@ -126,6 +130,7 @@ impl Client {
     /// assert_eq!(client.stream_url(), "wss://stream.example.com/v1");
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn with_stream_url(mut self, url: impl Into<String>) -> Client {
         Arc::make_mut(&mut self.settings.inner).stream_url = Some(url.into());
         self
@@ -146,6 +151,7 @@ impl Client {
     /// assert!(client.stream().is_err()); // streaming is a Pro feature: refused before connecting
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn with_plan(mut self, plan: Plan) -> Client {
         Arc::make_mut(&mut self.settings.inner).plan = Some(plan);
         self
@@ -159,6 +165,7 @@ impl Client {
     /// assert_eq!(client.environment(), Environment::Paper);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn environment(&self) -> Environment {
         self.settings.inner.environment
     }
@@ -172,6 +179,7 @@ impl Client {
     /// assert_eq!(client.with_plan(Plan::Pro).plan(), Some(Plan::Pro));
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn plan(&self) -> Option<Plan> {
         self.settings.inner.plan
     }
@@ -184,6 +192,7 @@ impl Client {
     /// assert_eq!(client.stream_url(), "wss://paper.example.com/v1/stream");
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn stream_url(&self) -> String {
         if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
@@ -191,6 +200,7 @@ impl Client {
         self.http.websocket_url("/stream")
     }
 
+    #[inline]
     fn from_env_settings(
         client: Client,
         lookup: &impl Fn(&str) -> Option<String>,
@@ -225,6 +235,7 @@ impl Client {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn markets(&self) -> Markets<'_> {
         Markets::new(self)
     }
@@ -237,6 +248,7 @@ impl Client {
     /// println!("{} open orders on the first page", open.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn orders(&self) -> Orders<'_> {
         Orders::new(self)
     }
@@ -248,6 +260,7 @@ impl Client {
     /// println!("open: {}", client.clock().get()?.is_open);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn clock(&self) -> crate::clock::ClockHandle<'_> {
         crate::clock::ClockHandle::new(self)
     }
@@ -260,6 +273,7 @@ impl Client {
     /// println!("{} positions closing, {} not", closing.done.len(), closing.failed.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn positions(&self) -> crate::positions::Positions<'_> {
         crate::positions::Positions::new(self)
     }
@@ -272,6 +286,7 @@ impl Client {
     /// println!("whole shares only: {}", !asset.fractionable);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn assets(&self) -> crate::assets::Assets<'_> {
         crate::assets::Assets::new(self)
     }
@@ -286,6 +301,7 @@ impl Client {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn activities(&self) -> crate::activities::Activities<'_> {
         crate::activities::Activities::new(self)
     }
@@ -298,6 +314,7 @@ impl Client {
     /// println!("buying power {:?}", account.buying_power);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn account(&self) -> AccountHandle<'_> {
         AccountHandle::new(self)
     }
@@ -311,6 +328,7 @@ impl Client {
     /// println!("{} daily bars", page.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn history(&self) -> History<'_> {
         History::new(self)
     }
@@ -325,6 +343,7 @@ impl Client {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn news(&self) -> News<'_> {
         News::new(self)
     }
@@ -346,6 +365,7 @@ impl Client {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn stream(&self) -> Result<TradingStream> {
         TradingStream::open(self, |config| config)
     }
@@ -363,6 +383,7 @@ impl Client {
     /// })?;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn stream_with(
         &self,
         configure: impl FnOnce(crate::stream::StreamConfig) -> crate::stream::StreamConfig,

@@ -61,6 +61,7 @@ impl ListBars {
     /// use trading_client::{history::ListBars, markets::Timeframe};
     /// assert!(ListBars::new("AAPL", Timeframe::Day).start.is_none());
     /// ```
+    #[inline]
     pub fn new(symbol: impl Into<String>, timeframe: Timeframe) -> Self {
         ListBars {
             symbol: symbol.into(),
@@ -79,6 +80,7 @@ impl ListBars {
     /// assert!(ListBars::new("AAPL", Timeframe::Day).start(timestamp::parse("2026-01-01T00:00:00Z")?).start.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
         self
@@ -91,6 +93,7 @@ impl ListBars {
     /// assert!(ListBars::new("AAPL", Timeframe::Day).end(timestamp::parse("2026-01-01T00:00:00Z")?).end.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self
@@ -102,6 +105,7 @@ impl ListBars {
     /// use trading_client::{history::ListBars, markets::Timeframe};
     /// assert_eq!(ListBars::new("AAPL", Timeframe::Minute).limit(10_000).limit, Some(10_000));
     /// ```
+    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
@@ -114,6 +118,7 @@ impl ListBars {
     /// use trading_client::{history::ListBars, markets::Timeframe};
     /// assert!(ListBars::new("AAPL", Timeframe::Day).page_token("t1").page_token.is_some());
     /// ```
+    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -130,6 +135,7 @@ pub struct History<'a> {
 }
 
 impl<'a> History<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         History { client }
     }
@@ -144,6 +150,7 @@ impl<'a> History<'a> {
     /// println!("{} bars, more: {}", first.data.len(), first.next_page_token.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self, params: &ListBars) -> Result<TokenPage<Bar>> {
         if params.symbol.trim().is_empty() {
             return Err(Error::InvalidRequest("the symbol is empty".into()));
@@ -200,6 +207,7 @@ impl<'a> History<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter_from(&self, params: &ListBars) -> TokenPaginator<Bar> {
         let client = self.client.clone();
         let base = params.clone();
@@ -220,6 +228,7 @@ impl<'a> History<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn pages(&self, params: &ListBars) -> TokenPages<Bar> {
         let client = self.client.clone();
         let base = params.clone();

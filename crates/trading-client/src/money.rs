@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 /// Parses a JSON number's or string's text as a decimal, exactly: `None` when it is not
 /// a number, or when it has more digits than a `Decimal` holds (28 after the point, about
 /// 7.9e28 in all), so that a value is never rounded on the way in.
+#[inline]
 pub(crate) fn parse(raw: &str) -> Option<Decimal> {
     let text = raw.trim();
     let text = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
@@ -41,6 +42,7 @@ pub(crate) fn parse(raw: &str) -> Option<Decimal> {
 
 /// As [`parse`] for a JSON number token already checked against JSON's grammar (no
 /// quotes, no spaces): the same value, without looking for them.
+#[inline]
 pub(crate) fn parse_number(token: &str) -> Option<Decimal> {
     if let Some(plain) = plain_decimal(token) {
         return Some(plain);
@@ -54,6 +56,7 @@ pub(crate) fn parse_number(token: &str) -> Option<Decimal> {
 /// The common price: unsigned digits with at most one point, at most 18 of them (so the
 /// digits fit an `i64`), read straight into a `Decimal` with the scale written (`1.50`
 /// has scale 2), as `Decimal::from_str_exact` reads it; `None` for anything else.
+#[inline]
 fn plain_decimal(token: &str) -> Option<Decimal> {
     let mut digits: i64 = 0;
     let mut count = 0u32;
@@ -81,6 +84,7 @@ fn plain_decimal(token: &str) -> Option<Decimal> {
 
 /// A price in a one-pass reader ([`core_http::scan`]): a number, or a numeric string,
 /// read exactly as the `serde` path reads it; `None` for anything else.
+#[inline]
 pub(crate) fn scan(p: &mut core_http::scan::Scanner<'_>) -> Option<Decimal> {
     if p.peek()? == b'"' {
         return parse(p.quoted()?);
@@ -91,11 +95,13 @@ pub(crate) fn scan(p: &mut core_http::scan::Scanner<'_>) -> Option<Decimal> {
 /// Reads a decimal an answer must carry (a quote's price, a fill's quantity): a JSON
 /// number or numeric string; `null`, a missing value or anything else is an error rather
 /// than a zero someone might trade on.
+#[inline]
 pub(crate) fn required_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
     let raw: Box<RawValue> = Box::deserialize(d)?;
     parse(raw.get()).ok_or_else(|| not_a_decimal(raw.get()))
 }
 
+#[inline]
 fn not_a_decimal<E: serde::de::Error>(raw: &str) -> E {
     E::custom(format_args!(
         "expected a decimal number, found {}",
@@ -104,6 +110,7 @@ fn not_a_decimal<E: serde::de::Error>(raw: &str) -> E {
 }
 
 /// At most 40 characters of `text`, for an error message.
+#[inline]
 fn excerpt(text: &str) -> String {
     let mut out: String = text.chars().take(40).collect();
     if out.len() < text.len() {
@@ -114,6 +121,7 @@ fn excerpt(text: &str) -> String {
 
 /// Reads an optional decimal: `None` for `null` or an absent field; a value that is there
 /// but not a number (or not exactly a `Decimal`) is an error, never a `None` or a zero.
+#[inline]
 pub(crate) fn opt_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
     let raw: Option<Box<RawValue>> = Option::deserialize(d)?;
     match raw {
@@ -132,12 +140,14 @@ pub(crate) struct JsonObject {
 }
 
 impl JsonObject {
+    #[inline]
     pub(crate) fn new() -> Self {
         JsonObject {
             out: String::from("{"),
         }
     }
 
+    #[inline]
     fn key(&mut self, key: &str) {
         if self.out.len() > 1 {
             self.out.push(',');
@@ -147,6 +157,7 @@ impl JsonObject {
     }
 
     /// `"key": "value"`.
+    #[inline]
     pub(crate) fn string(mut self, key: &str, value: &str) -> Self {
         self.key(key);
         self.out.push_str(&quote(value));
@@ -154,6 +165,7 @@ impl JsonObject {
     }
 
     /// `"key": 12.50`: the decimal's own digits, as a JSON number.
+    #[inline]
     pub(crate) fn decimal(mut self, key: &str, value: Decimal) -> Self {
         self.key(key);
         self.out.push_str(&number_text(value));
@@ -161,6 +173,7 @@ impl JsonObject {
     }
 
     /// `"key": true`.
+    #[inline]
     pub(crate) fn boolean(mut self, key: &str, value: bool) -> Self {
         self.key(key);
         self.out.push_str(if value { "true" } else { "false" });
@@ -168,24 +181,28 @@ impl JsonObject {
     }
 
     /// `"key": {...}`.
+    #[inline]
     pub(crate) fn object(mut self, key: &str, value: JsonObject) -> Self {
         self.key(key);
         self.out.push_str(&value.finish());
         self
     }
 
+    #[inline]
     pub(crate) fn finish(mut self) -> String {
         self.out.push('}');
         self.out
     }
 }
 
+#[inline]
 fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
 /// A decimal as JSON number text: plain digits (a `Decimal` never prints an exponent),
 /// trailing zeros kept as given.
+#[inline]
 pub(crate) fn number_text(value: Decimal) -> String {
     value.to_string()
 }

@@ -128,6 +128,7 @@ impl ListNews {
     /// let aapl = trading_client::news::ListNews::new(&["AAPL"]);
     /// assert!(aapl.start.is_none() && aapl.page_token.is_none());
     /// ```
+    #[inline]
     pub fn new<S: AsRef<str>>(symbols: &[S]) -> Self {
         ListNews {
             symbols: symbols.iter().map(|s| s.as_ref().to_owned()).collect(),
@@ -143,6 +144,7 @@ impl ListNews {
     /// assert!(since_monday.start.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
         self
@@ -156,6 +158,7 @@ impl ListNews {
     /// assert!(last_year.end.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self
@@ -166,6 +169,7 @@ impl ListNews {
     /// ```
     /// assert_eq!(trading_client::news::ListNews::new(&["AAPL"]).limit(10).limit, Some(10));
     /// ```
+    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
@@ -176,6 +180,7 @@ impl ListNews {
     /// ```
     /// assert!(trading_client::news::ListNews::new(&["AAPL"]).page_token("n50").page_token.is_some());
     /// ```
+    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -190,6 +195,7 @@ pub struct News<'a> {
 }
 
 impl<'a> News<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         News { client }
     }
@@ -206,6 +212,7 @@ impl<'a> News<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self, params: &ListNews) -> Result<TokenPage<NewsItem>> {
         let symbols = check_symbols(&params.symbols)?;
         core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
@@ -248,6 +255,7 @@ impl<'a> News<'a> {
     /// # let _ = go_on_from;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter_from(&self, params: &ListNews) -> TokenPaginator<NewsItem> {
         let client = self.client.clone();
         let base = params.clone();
@@ -268,6 +276,7 @@ impl<'a> News<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn pages(&self, params: &ListNews) -> TokenPages<NewsItem> {
         let client = self.client.clone();
         let base = params.clone();

@@ -80,6 +80,7 @@ pub struct Positions<'a> {
 }
 
 impl<'a> Positions<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Positions { client }
     }
@@ -93,6 +94,7 @@ impl<'a> Positions<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self) -> Result<Vec<Position>> {
         let list: PositionList = self.client.http().get("/v1/positions").send_json()?;
         Ok(list.positions)
@@ -107,6 +109,7 @@ impl<'a> Positions<'a> {
     /// println!("{:?} shares, P/L {:?}", aapl.qty, aapl.unrealized_pl);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn get(&self, symbol: &str) -> Result<Position> {
         crate::markets::check_symbols(&[symbol])?;
         let path = format!(
@@ -130,6 +133,7 @@ impl<'a> Positions<'a> {
     /// println!("selling {:?} in {}", order.qty, order.id);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn close(&self, symbol: &str, how: Close) -> Result<Order> {
         // A checked symbol (letters, digits, `.`, `-`) is one path segment as it is.
         crate::markets::check_symbols(&[symbol])?;
@@ -191,6 +195,7 @@ impl<'a> Positions<'a> {
     /// # let _ = orders;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn close_all(&self) -> Result<core_http::BulkOutcome<Order>> {
         self.client
             .http()

@@ -24,6 +24,7 @@ impl Client {
     /// println!("{} objects", found.objects.len());
     /// # Ok::<(), vision_client::Error>(())
     /// ```
+    #[inline]
     pub fn analyses(&self) -> crate::analyses::Analyses<'_> {
         crate::analyses::Analyses::new(self)
     }
@@ -36,6 +37,7 @@ impl Client {
     /// println!("{} of {} calls used", usage.calls_used, usage.calls_limit);
     /// # Ok::<(), vision_client::Error>(())
     /// ```
+    #[inline]
     pub fn status(&self) -> crate::status::StatusHandle<'_> {
         crate::status::StatusHandle::new(self)
     }

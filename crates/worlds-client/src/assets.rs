@@ -48,6 +48,7 @@ pub struct Asset {
 }
 
 /// The revision an `ETag` (or `If-Match`) value names: `"3"`, `W/"3"` or `3`.
+#[inline]
 pub(crate) fn revision_of(etag: &str) -> Option<u64> {
     let t = etag.trim();
     let t = t.strip_prefix("W/").unwrap_or(t);
@@ -69,6 +70,7 @@ pub(crate) fn revision_of(etag: &str) -> Option<u64> {
 /// }
 /// # Ok::<(), worlds_client::Error>(())
 /// ```
+#[inline]
 pub fn current_revision(error: &Error) -> Option<u64> {
     let api = error.api()?;
     if api.kind != core_http::ErrorKind::Conflict {
@@ -103,6 +105,7 @@ impl ListAssets {
     /// ```
     /// assert!(worlds_client::assets::ListAssets::new().page_token.is_none());
     /// ```
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
@@ -112,6 +115,7 @@ impl ListAssets {
     /// ```
     /// assert_eq!(worlds_client::assets::ListAssets::new().limit(5).limit, Some(5));
     /// ```
+    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
@@ -122,6 +126,7 @@ impl ListAssets {
     /// ```
     /// assert!(worlds_client::assets::ListAssets::new().page_token("a20").page_token.is_some());
     /// ```
+    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -155,6 +160,7 @@ pub struct Assets<'a> {
 }
 
 impl<'a> Assets<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Assets { client }
     }
@@ -168,6 +174,7 @@ impl<'a> Assets<'a> {
     /// println!("{:?} at revision {:?}", asset.properties, asset.revision);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn get(&self, id: impl Into<AssetId>) -> Result<Asset> {
         let path = format!("/api/v1/assets/{}", id.into().segment()?);
         let response = self.client.http().get(&path).send()?;
@@ -185,6 +192,7 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(
         &self,
         world: impl Into<WorldId>,
@@ -214,6 +222,7 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter(&self, world: impl Into<WorldId>) -> core_http::pagination::TokenPaginator<Asset> {
         self.iter_from(world, &ListAssets::new())
     }
@@ -229,6 +238,7 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter_from(
         &self,
         world: impl Into<WorldId>,
@@ -255,6 +265,7 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn pages(
         &self,
         world: impl Into<WorldId>,
@@ -288,6 +299,7 @@ impl<'a> Assets<'a> {
     /// println!("made {}", asset.id);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn create(
         &self,
         world: impl Into<WorldId>,
@@ -316,6 +328,7 @@ impl<'a> Assets<'a> {
     /// assert_eq!(asset.properties.len(), 1);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn replace(
         &self,
         id: impl Into<AssetId>,
@@ -346,6 +359,7 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn replace_if(
         &self,
         id: impl Into<AssetId>,
@@ -370,6 +384,7 @@ impl<'a> Assets<'a> {
     /// println!("{:?}", asset.properties);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn merge(&self, id: impl Into<AssetId>, properties: &Map<String, Value>) -> Result<Asset> {
         self.change(id.into(), properties, None, Change::Merge)
     }
@@ -388,6 +403,7 @@ impl<'a> Assets<'a> {
     /// assert_eq!(asset.revision, Some(5));
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn merge_if(
         &self,
         id: impl Into<AssetId>,
@@ -410,6 +426,7 @@ impl<'a> Assets<'a> {
     /// let asset = client.assets().update("asset_1", &properties)?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn update(&self, id: impl Into<AssetId>, properties: &Map<String, Value>) -> Result<Asset> {
         self.replace(id, properties)
     }
@@ -427,6 +444,7 @@ impl<'a> Assets<'a> {
     /// let asset = client.assets().update_if("asset_1", &properties, 3)?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn update_if(
         &self,
         id: impl Into<AssetId>,
@@ -436,6 +454,7 @@ impl<'a> Assets<'a> {
         self.replace_if(id, properties, revision)
     }
 
+    #[inline]
     fn change(
         &self,
         id: AssetId,
@@ -467,6 +486,7 @@ impl<'a> Assets<'a> {
 }
 
 /// The asset an answer holds, its revision from the `ETag` when the body has none.
+#[inline]
 fn with_revision(response: core_http::transport::Response) -> Result<Asset> {
     let mut asset: Asset = response.json_data()?;
     if asset.revision.is_none() {

@@ -51,6 +51,7 @@ impl Client {
     /// assert_eq!(client.stream_url(), "wss://realtime.example.com/v1");
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn with_stream_url(mut self, url: impl Into<String>) -> Client {
         Arc::make_mut(&mut self.settings.inner).stream_url = Some(url.into());
         self
@@ -64,6 +65,7 @@ impl Client {
     /// assert_eq!(client.stream_url(), "wss://worlds.example.com/ws/v1/realtime");
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn stream_url(&self) -> String {
         if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
@@ -71,6 +73,7 @@ impl Client {
         self.http.websocket_url("/ws/v1/realtime")
     }
 
+    #[inline]
     fn from_env_settings(
         client: Client,
         lookup: &impl Fn(&str) -> Option<String>,
@@ -92,6 +95,7 @@ impl Client {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn worlds(&self) -> Worlds<'_> {
         Worlds::new(self)
     }
@@ -105,6 +109,7 @@ impl Client {
     /// client.assets().replace("lamp_1", &properties)?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn assets(&self) -> Assets<'_> {
         Assets::new(self)
     }
@@ -126,6 +131,7 @@ impl Client {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn stream(&self) -> Result<WorldsStream> {
         WorldsStream::open(self, |config| config)
     }
@@ -144,6 +150,7 @@ impl Client {
     /// realtime.join("world_1")?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn stream_with(
         &self,
         configure: impl FnOnce(crate::stream::StreamConfig) -> crate::stream::StreamConfig,

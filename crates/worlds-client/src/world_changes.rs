@@ -40,6 +40,7 @@ impl UpdateWorld {
     /// ```
     /// assert!(worlds_client::worlds::UpdateWorld::new().name.is_none());
     /// ```
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
@@ -50,6 +51,7 @@ impl UpdateWorld {
     /// let change = worlds_client::worlds::UpdateWorld::new().name("Harbour");
     /// assert_eq!(change.name.as_deref(), Some("Harbour"));
     /// ```
+    #[inline]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
@@ -61,6 +63,7 @@ impl UpdateWorld {
     /// let change = worlds_client::worlds::UpdateWorld::new().theme("winter");
     /// assert_eq!(change.theme.as_deref(), Some("winter"));
     /// ```
+    #[inline]
     pub fn theme(mut self, theme: impl Into<String>) -> Self {
         self.theme = Some(theme.into());
         self
@@ -72,6 +75,7 @@ impl UpdateWorld {
     /// let change = worlds_client::worlds::UpdateWorld::new().description(None::<String>);
     /// assert_eq!(change.description, Some(None));
     /// ```
+    #[inline]
     pub fn description(mut self, description: Option<impl Into<String>>) -> Self {
         self.description = Some(description.map(Into::into));
         self
@@ -84,11 +88,13 @@ impl UpdateWorld {
     /// let change = UpdateWorld::new().objects(vec![WorldObject::new("bench", [1.0, 0.0, 2.0])]);
     /// assert_eq!(change.objects.map(|o| o.len()), Some(1));
     /// ```
+    #[inline]
     pub fn objects(mut self, objects: Vec<WorldObject>) -> Self {
         self.objects = Some(objects);
         self
     }
 
+    #[inline]
     fn validate(&self) -> Result<()> {
         if self.name.is_none()
             && self.theme.is_none()
@@ -119,6 +125,7 @@ impl Worlds<'_> {
     /// println!("{} is now {} (revision {:?})", world.name, world.theme, world.revision);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn update(&self, id: impl Into<WorldId>, change: &UpdateWorld) -> Result<World> {
         self.patch(id.into(), change, None)
     }
@@ -138,6 +145,7 @@ impl Worlds<'_> {
     /// client.worlds().update_if("world_1", &change, world.revision.unwrap_or(0))?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn update_if(
         &self,
         id: impl Into<WorldId>,
@@ -158,11 +166,13 @@ impl Worlds<'_> {
     /// client.worlds().delete("world_1")?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn delete(&self, id: impl Into<WorldId>) -> Result<()> {
         let path = format!("/api/v1/worlds/{}", id.into().segment()?);
         self.client.http().delete(&path).send_delete()
     }
 
+    #[inline]
     fn patch(&self, id: WorldId, change: &UpdateWorld, revision: Option<u64>) -> Result<World> {
         change.validate()?;
         let path = format!("/api/v1/worlds/{}", id.segment()?);

@@ -126,6 +126,7 @@ impl WorldObject {
     /// let fountain = worlds_client::worlds::WorldObject::new("fountain", [0.0, 0.0, 4.5]);
     /// assert_eq!(fountain.position, Some([0.0, 0.0, 4.5]));
     /// ```
+    #[inline]
     pub fn new(kind: impl Into<String>, position: [f64; 3]) -> Self {
         WorldObject {
             kind: kind.into(),
@@ -142,6 +143,7 @@ impl WorldObject {
     /// let portal = WorldObject::new("portal", [1.0, 0.0, 2.0]).destination("world_harbour");
     /// assert_eq!(portal.destination, Some("world_harbour".into()));
     /// ```
+    #[inline]
     pub fn destination(mut self, destination: impl Into<Value>) -> Self {
         self.destination = Some(destination.into());
         self
@@ -204,6 +206,7 @@ impl NewWorld {
     /// let world = worlds_client::worlds::NewWorld::new("Harbour", "seaside");
     /// assert!(world.objects.is_empty());
     /// ```
+    #[inline]
     pub fn new(name: impl Into<String>, theme: impl Into<String>) -> Self {
         NewWorld {
             name: name.into(),
@@ -219,6 +222,7 @@ impl NewWorld {
     /// let world = worlds_client::worlds::NewWorld::new("Harbour", "seaside").description("Boats and a lighthouse");
     /// assert_eq!(world.description.as_deref(), Some("Boats and a lighthouse"));
     /// ```
+    #[inline]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
@@ -233,11 +237,13 @@ impl NewWorld {
     ///     .object(WorldObject::new("boat", [2.0, 0.0, 1.0]));
     /// assert_eq!(world.objects.len(), 2);
     /// ```
+    #[inline]
     pub fn object(mut self, object: WorldObject) -> Self {
         self.objects.push(object);
         self
     }
 
+    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {
             return Err(Error::InvalidRequest("a world needs a name".into()));
@@ -250,6 +256,7 @@ impl NewWorld {
 }
 
 /// Each object with a type and a position of three finite numbers.
+#[inline]
 pub(crate) fn check_objects(objects: &[WorldObject]) -> Result<()> {
     for (i, o) in objects.iter().enumerate() {
         if o.kind.trim().is_empty() {
@@ -286,6 +293,7 @@ impl ListWorlds {
     /// println!("{} worlds on the first page", first.data.len());
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
@@ -296,6 +304,7 @@ impl ListWorlds {
     /// let params = worlds_client::worlds::ListWorlds::new().limit(100);
     /// assert_eq!(params.limit, Some(100));
     /// ```
+    #[inline]
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
         self
@@ -313,6 +322,7 @@ impl ListWorlds {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -329,15 +339,18 @@ struct PageAnswer<T> {
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for PageAnswer<T> {
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct Visitor<T>(PhantomData<T>);
         impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
             type Value = PageAnswer<T>;
 
+            #[inline]
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(r#"a list, or {"data": [...], "next_page_token"}"#)
             }
 
+            #[inline]
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
@@ -352,6 +365,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for PageAnswer<T> {
                 })
             }
 
+            #[inline]
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -380,6 +394,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for PageAnswer<T> {
 }
 
 impl<T> PageAnswer<T> {
+    #[inline]
     fn into_parts(self) -> (Vec<T>, Option<String>) {
         (self.data, self.next_page_token.filter(|t| !t.is_empty()))
     }
@@ -392,6 +407,7 @@ pub struct Worlds<'a> {
 }
 
 impl<'a> Worlds<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Worlds { client }
     }
@@ -405,6 +421,7 @@ impl<'a> Worlds<'a> {
     /// println!("{} worlds, next page {:?}", page.data.len(), page.next_page_token);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self, params: &ListWorlds) -> Result<TokenPage<World>> {
         core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         let answer: PageAnswer<World> = self
@@ -428,6 +445,7 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter(&self) -> TokenPaginator<World> {
         self.iter_from(&ListWorlds::new())
     }
@@ -446,6 +464,7 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter_from(&self, params: &ListWorlds) -> TokenPaginator<World> {
         let client = self.client.clone();
         let limit = params.limit.unwrap_or(MAX_PAGE_SIZE);
@@ -466,6 +485,7 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn pages(&self, params: &ListWorlds) -> TokenPages<World> {
         let client = self.client.clone();
         let limit = params.limit;
@@ -489,6 +509,7 @@ impl<'a> Worlds<'a> {
     /// println!("{}", world.id);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn create(&self, world: &NewWorld) -> Result<World> {
         world.validate()?;
         self.client
@@ -507,6 +528,7 @@ impl<'a> Worlds<'a> {
     /// println!("{} ({}), {} objects", world.name, world.theme, world.objects.len());
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn get(&self, id: impl Into<WorldId>) -> Result<World> {
         let path = format!("/api/v1/worlds/{}", id.into().segment()?);
         self.client.http().get(&path).send_json()
@@ -525,6 +547,7 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
+    #[inline]
     pub fn users(&self, id: impl Into<WorldId>) -> Result<Vec<User>> {
         let path = format!("/api/v1/worlds/{}/users", id.into().segment()?);
         let http = self.client.http();

@@ -40,6 +40,7 @@ impl StatusFilter {
     /// assert_eq!(StatusFilter::Closed.as_str(), "closed");
     /// assert_eq!(StatusFilter::from(OrderStatus::Filled).as_str(), "filled");
     /// ```
+    #[inline]
     pub fn as_str(&self) -> &str {
         match self {
             StatusFilter::Open => "open",
@@ -51,6 +52,7 @@ impl StatusFilter {
 }
 
 impl From<OrderStatus> for StatusFilter {
+    #[inline]
     fn from(status: OrderStatus) -> Self {
         StatusFilter::Is(status)
     }
@@ -73,6 +75,7 @@ impl Direction {
     /// ```
     /// assert_eq!(trading_client::orders::Direction::Asc.as_str(), "asc");
     /// ```
+    #[inline]
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::Asc => "asc",
@@ -132,6 +135,7 @@ impl ListOrders {
     /// println!("{} open orders on the first page", open.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
@@ -143,6 +147,7 @@ impl ListOrders {
     /// assert_eq!(ListOrders::new().status(OrderStatus::Canceled).status.unwrap().as_str(), "canceled");
     /// assert_eq!(ListOrders::new().status(StatusFilter::Closed).status.unwrap().as_str(), "closed");
     /// ```
+    #[inline]
     pub fn status(mut self, status: impl Into<StatusFilter>) -> Self {
         self.status = Some(status.into());
         self
@@ -154,6 +159,7 @@ impl ListOrders {
     /// let params = trading_client::orders::ListOrders::new().open();
     /// assert_eq!(params.status, Some(trading_client::orders::StatusFilter::Open));
     /// ```
+    #[inline]
     pub fn open(self) -> Self {
         self.status(StatusFilter::Open)
     }
@@ -164,6 +170,7 @@ impl ListOrders {
     /// let params = trading_client::orders::ListOrders::new().all();
     /// assert_eq!(params.status, Some(trading_client::orders::StatusFilter::All));
     /// ```
+    #[inline]
     pub fn all(self) -> Self {
         self.status(StatusFilter::All)
     }
@@ -174,6 +181,7 @@ impl ListOrders {
     /// let params = trading_client::orders::ListOrders::new().closed();
     /// assert_eq!(params.status, Some(trading_client::orders::StatusFilter::Closed));
     /// ```
+    #[inline]
     pub fn closed(self) -> Self {
         self.status(StatusFilter::Closed)
     }
@@ -184,6 +192,7 @@ impl ListOrders {
     /// let params = trading_client::orders::ListOrders::new().symbols(&["aapl"]);
     /// assert_eq!(params.symbols, ["AAPL"]);
     /// ```
+    #[inline]
     pub fn symbols<S: AsRef<str>>(mut self, symbols: &[S]) -> Self {
         self.symbols = symbols
             .iter()
@@ -198,6 +207,7 @@ impl ListOrders {
     /// use trading_client::orders::{ListOrders, Side};
     /// assert_eq!(ListOrders::new().side(Side::Sell).side, Some(Side::Sell));
     /// ```
+    #[inline]
     pub fn side(mut self, side: Side) -> Self {
         self.side = Some(side);
         self
@@ -211,6 +221,7 @@ impl ListOrders {
     /// assert!(params.after.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn after(mut self, t: OffsetDateTime) -> Self {
         self.after = Some(t);
         self
@@ -224,6 +235,7 @@ impl ListOrders {
     /// assert!(params.until.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn until(mut self, t: OffsetDateTime) -> Self {
         self.until = Some(t);
         self
@@ -235,6 +247,7 @@ impl ListOrders {
     /// use trading_client::orders::{Direction, ListOrders};
     /// assert_eq!(ListOrders::new().direction(Direction::Asc).direction, Some(Direction::Asc));
     /// ```
+    #[inline]
     pub fn direction(mut self, direction: Direction) -> Self {
         self.direction = Some(direction);
         self
@@ -252,6 +265,7 @@ impl ListOrders {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn updated_since(mut self, t: OffsetDateTime) -> Self {
         self.updated_since = Some(t);
         self
@@ -263,6 +277,7 @@ impl ListOrders {
     /// let params = trading_client::orders::ListOrders::new().all().limit(500);
     /// assert_eq!(params.limit, Some(500));
     /// ```
+    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
@@ -274,12 +289,14 @@ impl ListOrders {
     /// let params = trading_client::orders::ListOrders::new().all().page_token("u1767625200000000000:ord_1");
     /// assert!(params.page_token.is_some());
     /// ```
+    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
     }
 
     /// The query of `GET /v1/orders`.
+    #[inline]
     pub(crate) fn apply<'c>(
         &self,
         request: core_http::transport::RequestBuilder<'c>,

@@ -51,6 +51,7 @@ pub struct Orders<'a> {
 }
 
 impl<'a> Orders<'a> {
+    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Orders { client }
     }
@@ -88,6 +89,7 @@ impl<'a> Orders<'a> {
     /// println!("{} is {}", order.id, order.status);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn place(&self, order: &OrderRequest) -> Result<Order> {
         order.validate()?;
         let client_order_id = order
@@ -138,6 +140,7 @@ impl<'a> Orders<'a> {
 
     /// Looks an order up by client order id within `timeout` (the client's retries of a
     /// GET included).
+    #[inline]
     fn lookup(&self, client_order_id: &str, timeout: Duration) -> Result<Option<Order>> {
         let options = core_http::config::RequestOptions::new().timeout(timeout);
         self.client
@@ -163,6 +166,7 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn place_checked(&self, order: &OrderRequest) -> Result<Order> {
         order.validate()?;
         self.client.assets().get(&order.symbol)?.check(order)?;
@@ -177,6 +181,7 @@ impl<'a> Orders<'a> {
     /// println!("{:?} filled of {:?}: {}", order.filled_qty, order.qty, order.status);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn get(&self, id: impl Into<OrderId>) -> Result<Order> {
         let path = format!("/v1/orders/{}", id.into().segment()?);
         self.client.http().get(&path).send_json()
@@ -200,6 +205,7 @@ impl<'a> Orders<'a> {
     /// println!("filled {:?} at {:?}", order.filled_qty, order.filled_avg_price);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn wait_until_filled(
         &self,
         id: impl Into<OrderId>,
@@ -231,6 +237,7 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn get_by_client_order_id(&self, client_order_id: &str) -> Result<Option<Order>> {
         if client_order_id.is_empty() || client_order_id.len() > MAX_CLIENT_ORDER_ID {
             return Err(Error::InvalidRequest(format!(
@@ -280,6 +287,7 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn list(&self, params: &ListOrders) -> Result<core_http::pagination::TokenPage<Order>> {
         core_http::service::check_page_size(params.limit, 500)?;
         let list: OrderList = params
@@ -300,6 +308,7 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter(&self) -> core_http::pagination::TokenPaginator<Order> {
         self.iter_from(&ListOrders::new())
     }
@@ -315,6 +324,7 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn iter_from(&self, params: &ListOrders) -> core_http::pagination::TokenPaginator<Order> {
         let client = self.client.clone();
         let base = params.clone();
@@ -335,6 +345,7 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn pages(&self, params: &ListOrders) -> core_http::pagination::TokenPages<Order> {
         let client = self.client.clone();
         let base = params.clone();
@@ -357,6 +368,7 @@ impl<'a> Orders<'a> {
     /// println!("{}", order.status);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn cancel(&self, id: impl Into<OrderId>) -> Result<Order> {
         let path = format!("/v1/orders/{}", id.into().segment()?);
         self.client.http().delete(&path).send_json()
@@ -378,6 +390,7 @@ impl<'a> Orders<'a> {
     /// println!("{} replaces {:?}", new.id, new.replaces);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn replace(&self, id: impl Into<OrderId>, change: &ReplaceOrder) -> Result<Order> {
         change.validate()?;
         let id = id.into();
@@ -422,6 +435,7 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
+    #[inline]
     pub fn cancel_all(&self) -> Result<core_http::BulkOutcome<Order>> {
         self.client
             .http()
@@ -433,6 +447,7 @@ impl<'a> Orders<'a> {
 
 /// Whether an order may or may not have been placed: the server may have acted, and
 /// its answer did not settle it.
+#[inline]
 fn uncertain(e: &Error) -> bool {
     // An answer that could not be used (the order may be there) is settled by the lookup
     // too.
@@ -441,6 +456,7 @@ fn uncertain(e: &Error) -> bool {
 
 /// What a reading of an order shows to a wait for its fill: filled is reached, any other
 /// final status ends the wait, the rest (new, partially filled, held...) is pending.
+#[inline]
 pub(crate) fn fill_seen(order: &Order) -> core_http::wait::Seen {
     use core_http::wait::Seen;
     match &order.status {

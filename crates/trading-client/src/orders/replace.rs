@@ -39,6 +39,7 @@ impl ReplaceOrder {
     /// assert_eq!(change.qty, Some(Decimal::from(3)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
@@ -49,6 +50,7 @@ impl ReplaceOrder {
     /// let change = trading_client::orders::ReplaceOrder::new().qty(trading_client::Decimal::from(3));
     /// assert!(change.qty.is_some());
     /// ```
+    #[inline]
     pub fn qty(mut self, qty: Decimal) -> Self {
         self.qty = Some(qty);
         self
@@ -60,6 +62,7 @@ impl ReplaceOrder {
     /// let change = trading_client::orders::ReplaceOrder::new().limit_price(trading_client::Decimal::from(187));
     /// assert!(change.limit_price.is_some());
     /// ```
+    #[inline]
     pub fn limit_price(mut self, price: Decimal) -> Self {
         self.limit_price = Some(price);
         self
@@ -71,6 +74,7 @@ impl ReplaceOrder {
     /// let change = trading_client::orders::ReplaceOrder::new().stop_price(trading_client::Decimal::from(180));
     /// assert!(change.stop_price.is_some());
     /// ```
+    #[inline]
     pub fn stop_price(mut self, price: Decimal) -> Self {
         self.stop_price = Some(price);
         self
@@ -83,6 +87,7 @@ impl ReplaceOrder {
     /// let change = ReplaceOrder::new().trail(Trail::Percent(Decimal::from(2)));
     /// assert!(change.trail.is_some());
     /// ```
+    #[inline]
     pub fn trail(mut self, trail: Trail) -> Self {
         self.trail = Some(trail);
         self
@@ -95,6 +100,7 @@ impl ReplaceOrder {
     /// let change = ReplaceOrder::new().time_in_force(TimeInForce::Gtc);
     /// assert!(change.time_in_force.is_some());
     /// ```
+    #[inline]
     pub fn time_in_force(mut self, tif: TimeInForce) -> Self {
         self.time_in_force = Some(tif);
         self
@@ -106,6 +112,7 @@ impl ReplaceOrder {
     /// let change = trading_client::orders::ReplaceOrder::new().client_order_id("my-order-1-v2");
     /// assert!(change.client_order_id.is_some());
     /// ```
+    #[inline]
     pub fn client_order_id(mut self, id: impl Into<String>) -> Self {
         self.client_order_id = Some(id.into());
         self
@@ -113,6 +120,7 @@ impl ReplaceOrder {
 
     /// Checks the change before sending: at least one field, positive amounts, a valid
     /// client order id.
+    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         let positive = |name: &str, v: Option<Decimal>| match v {
             Some(v) if v <= Decimal::ZERO => {
@@ -148,6 +156,7 @@ impl ReplaceOrder {
     }
 
     /// The wire body, with the replacement's client order id.
+    #[inline]
     pub(crate) fn body(&self, client_order_id: &str) -> String {
         let mut o = JsonObject::new();
         for (name, value) in [

@@ -30,6 +30,7 @@ impl ClassifyRequest {
     /// let request = ClassifyRequest::new("https://example.com/cat.jpg");
     /// assert_eq!((request.top_n, request.taxonomy.as_str()), (5, "imagenet"));
     /// ```
+    #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         ClassifyRequest {
             image_url: image_url.into(),
@@ -45,6 +46,7 @@ impl ClassifyRequest {
     /// let request = ClassifyRequest::new("https://example.com/cat.jpg").top_n(3);
     /// assert_eq!(request.top_n, 3);
     /// ```
+    #[inline]
     pub fn top_n(mut self, n: u32) -> Self {
         self.top_n = n;
         self
@@ -57,11 +59,13 @@ impl ClassifyRequest {
     /// let request = ClassifyRequest::new("https://example.com/cat.jpg").taxonomy("openimages");
     /// assert_eq!(request.taxonomy, "openimages");
     /// ```
+    #[inline]
     pub fn taxonomy(mut self, taxonomy: impl Into<String>) -> Self {
         self.taxonomy = taxonomy.into();
         self
     }
 
+    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         check_image_url(&self.image_url)?;
         check_at_least_one("top_n", self.top_n)?;

@@ -40,6 +40,7 @@ impl DetectRequest {
     /// let request = DetectRequest::new("https://example.com/street.jpg");
     /// assert_eq!((request.confidence_threshold, request.max_objects), (0.5, 100));
     /// ```
+    #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         DetectRequest {
             image_url: image_url.into(),
@@ -56,6 +57,7 @@ impl DetectRequest {
     /// let request = DetectRequest::new("https://example.com/street.jpg").model("yolo-v8");
     /// assert_eq!(request.model.as_deref(), Some("yolo-v8"));
     /// ```
+    #[inline]
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
         self
@@ -68,6 +70,7 @@ impl DetectRequest {
     /// let request = DetectRequest::new("https://example.com/street.jpg").confidence_threshold(0.8);
     /// assert_eq!(request.confidence_threshold, 0.8);
     /// ```
+    #[inline]
     pub fn confidence_threshold(mut self, threshold: f64) -> Self {
         self.confidence_threshold = threshold;
         self
@@ -80,11 +83,13 @@ impl DetectRequest {
     /// let request = DetectRequest::new("https://example.com/street.jpg").max_objects(10);
     /// assert_eq!(request.max_objects, 10);
     /// ```
+    #[inline]
     pub fn max_objects(mut self, max: u32) -> Self {
         self.max_objects = max;
         self
     }
 
+    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         check_image_url(&self.image_url)?;
         if !(0.0..=1.0).contains(&self.confidence_threshold) {

@@ -29,6 +29,7 @@ impl FacesRequest {
     /// let request = FacesRequest::new("https://example.com/team.jpg");
     /// assert!(request.attributes.is_none() && request.collection_id.is_none());
     /// ```
+    #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         FacesRequest {
             image_url: image_url.into(),
@@ -44,6 +45,7 @@ impl FacesRequest {
     /// let request = FacesRequest::new("https://example.com/team.jpg").attributes(["age", "emotion"]);
     /// assert_eq!(request.attributes.map(|a| a.len()), Some(2));
     /// ```
+    #[inline]
     pub fn attributes<S: Into<String>>(mut self, attributes: impl IntoIterator<Item = S>) -> Self {
         self.attributes = Some(attributes.into_iter().map(Into::into).collect());
         self
@@ -56,11 +58,13 @@ impl FacesRequest {
     /// let request = FacesRequest::new("https://example.com/team.jpg").collection("staff");
     /// assert_eq!(request.collection_id.as_deref(), Some("staff"));
     /// ```
+    #[inline]
     pub fn collection(mut self, collection_id: impl Into<String>) -> Self {
         self.collection_id = Some(collection_id.into());
         self
     }
 
+    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         check_image_url(&self.image_url)?;
         check_strings("attributes", self.attributes.as_deref())?;
@@ -110,6 +114,7 @@ pub struct Face {
 
 /// `[low, high]` read tolerantly: two whole numbers within `u32`, else `None` (never a
 /// clamped or truncated age).
+#[inline]
 fn age_range<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<[u32; 2]>, D::Error> {
     let values: Option<Vec<core_http::de::Lenient<u32>>> =
         Option::deserialize(d).unwrap_or_default();

@@ -37,6 +37,7 @@ impl OcrRequest {
     /// let request = OcrRequest::new("https://example.com/receipt.jpg");
     /// assert_eq!(request.output_format, OutputFormat::Text);
     /// ```
+    #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         OcrRequest {
             image_url: image_url.into(),
@@ -52,6 +53,7 @@ impl OcrRequest {
     /// let request = OcrRequest::new("https://example.com/receipt.jpg").languages(["en", "de"]);
     /// assert_eq!(request.languages.map(|l| l.len()), Some(2));
     /// ```
+    #[inline]
     pub fn languages<S: Into<String>>(mut self, languages: impl IntoIterator<Item = S>) -> Self {
         self.languages = Some(languages.into_iter().map(Into::into).collect());
         self
@@ -64,6 +66,7 @@ impl OcrRequest {
     /// let request = OcrRequest::new("https://example.com/receipt.jpg").structured();
     /// assert_eq!(request.output_format, OutputFormat::Structured);
     /// ```
+    #[inline]
     pub fn structured(mut self) -> Self {
         self.output_format = OutputFormat::Structured;
         self
@@ -76,11 +79,13 @@ impl OcrRequest {
     /// let request = OcrRequest::new("https://example.com/receipt.jpg").output_format(OutputFormat::Structured);
     /// assert_eq!(request.output_format, OutputFormat::Structured);
     /// ```
+    #[inline]
     pub fn output_format(mut self, format: OutputFormat) -> Self {
         self.output_format = format;
         self
     }
 
+    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         check_image_url(&self.image_url)?;
         check_strings("languages", self.languages.as_deref())
