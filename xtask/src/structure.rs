@@ -1,8 +1,9 @@
 //! `cargo xtask structure` (and a step of `test`): core-http's modules import each other
 //! in no circle, and none of its functions is longer than [`MAX_FN_LINES`]; every
-//! function of a service crate (and of the code core-http's macros write into one) is
-//! `#[inline]`, so that a program compiles only the endpoints it calls and the models
-//! they read (see [`SERVICE_CRATES`]).
+//! function of a service crate (and of the code core-http's `macros.rs` writes into one:
+//! `service_client!`, `string_id!`, `string_enum!`, `service_plans!`) is `#[inline]`,
+//! so that a program compiles only the endpoints it calls and the models they read (see
+//! [`SERVICE_CRATES`]).
 //!
 //! Read from the text, as a reviewer reads it: a file's imports are its `use crate::..`
 //! and `use super::..` paths and every other `crate::a::b` path; a name the crate root
