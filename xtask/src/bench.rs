@@ -117,16 +117,6 @@ const REST_CLIENTS: [&str; 4] = [
     "projects-client",
 ];
 
-/// Every client, for the dependency table.
-const CLIENTS: [&str; 6] = [
-    "social-client",
-    "esign-client",
-    "vision-client",
-    "projects-client",
-    "trading-client",
-    "worlds-client",
-];
-
 /// How many crates `package` pulls in, itself included, each counted once.
 pub(crate) fn dependency_count(package: &str, default_features: bool) -> Result<usize, String> {
     let mut tree = cargo();
@@ -174,7 +164,7 @@ pub(crate) fn dependency_budget() -> Result<(), String> {
 /// The benchmarks page's table of what each client pulls in.
 pub(crate) fn dependency_section() -> Result<String, String> {
     let mut rows = String::new();
-    for package in CLIENTS {
+    for package in crate::CLIENTS {
         let without = dependency_count(package, false)?;
         let with = dependency_count(package, true)?;
         let verdict = if !REST_CLIENTS.contains(&package) {

@@ -82,6 +82,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// The six service crates, in the order the documents list them.
+pub(crate) const CLIENTS: [&str; 6] = [
+    "social-client",
+    "esign-client",
+    "vision-client",
+    "projects-client",
+    "trading-client",
+    "worlds-client",
+];
+
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

@@ -18,20 +18,10 @@ use std::fs;
 use crate::root;
 use crate::structure::{expand, rust_files, strip_tests};
 
-/// The crates users depend on (the sandbox is a development tool and not held to it).
-const LIBRARIES: [&str; 7] = [
-    "core-http",
-    "social-client",
-    "esign-client",
-    "vision-client",
-    "projects-client",
-    "trading-client",
-    "worlds-client",
-];
-
 pub(crate) fn check() -> Result<(), String> {
     let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for krate in LIBRARIES {
+    // The crates users depend on (the sandbox is a development tool and not held to it).
+    for krate in std::iter::once("core-http").chain(crate::CLIENTS) {
         let dir = root().join("crates").join(krate);
         let manifest = fs::read_to_string(dir.join("Cargo.toml"))
             .map_err(|e| format!("{krate}/Cargo.toml: {e}"))?;

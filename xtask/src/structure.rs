@@ -3,7 +3,7 @@
 //! function of a service crate (and of the code core-http's `macros.rs` writes into one:
 //! `service_client!`, `string_id!`, `string_enum!`, `service_plans!`) is `#[inline]`,
 //! so that a program compiles only the endpoints it calls and the models they read (see
-//! [`SERVICE_CRATES`]).
+//! [`not_inline`]).
 //!
 //! Read from the text, as a reviewer reads it: a file's imports are its `use crate::..`
 //! and `use super::..` paths and every other `crate::a::b` path; a name the crate root
@@ -20,24 +20,6 @@ use crate::root;
 pub(crate) const MAX_FN_LINES: usize = 80;
 
 type Module = Vec<String>;
-
-/// The service crates whose every function carries an inline attribute. A function
-/// that is not generic and not `#[inline]` is compiled into the crate that defines it,
-/// with everything it reaches (an endpoint: its request, its answer's model and
-/// `serde_json`'s reader for it), whether or not a program calls it; an `#[inline]` one
-/// only into the programs that call it. For a program on social-client calling one
-/// endpoint, social-client's share of the release build went from 5.5 s to 2.4 s of CPU
-/// (2026-11-29). `#[inline(never)]` and `#[cold]` also count: a choice made on purpose.
-/// The streams' modules (`stream/`) keep their own placement, tuned for the processor's
-/// instruction cache on their hot path; test modules are left out.
-const SERVICE_CRATES: [&str; 6] = [
-    "social-client",
-    "esign-client",
-    "vision-client",
-    "projects-client",
-    "trading-client",
-    "worlds-client",
-];
 
 pub(crate) fn check() -> Result<(), String> {
     let src = root().join("crates/core-http/src");
@@ -62,7 +44,7 @@ pub(crate) fn check() -> Result<(), String> {
         src.join("macros.rs"),
         fs::read_to_string(src.join("macros.rs")).map_err(|e| format!("macros.rs: {e}"))?,
     )];
-    for krate in SERVICE_CRATES {
+    for krate in crate::CLIENTS {
         let files = rust_files(&root().join("crates").join(krate).join("src"))?;
         inline_files.extend(files.into_iter().filter(|(p, _)| {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -425,6 +407,16 @@ fn functions(text: &str) -> Vec<(usize, String, bool)> {
 
 /// Functions with a body and no inline attribute (`#[inline]`, `#[inline(..)]` or
 /// `#[cold]`) among the attributes above them: (name, line).
+///
+/// Every function of the service crates ([`CLIENTS`](crate::CLIENTS)) carries one. A
+/// function that is not generic and not `#[inline]` is compiled into the crate that
+/// defines it, with everything it reaches (an endpoint: its request, its answer's model
+/// and `serde_json`'s reader for it), whether or not a program calls it; an `#[inline]`
+/// one only into the programs that call it. For a program on social-client calling one
+/// endpoint, social-client's share of the release build went from 5.5 s to 2.4 s of CPU
+/// (2026-11-29). `#[inline(never)]` and `#[cold]` also count: a choice made on purpose.
+/// The streams' modules (`stream/`) keep their own placement, tuned for the processor's
+/// instruction cache on their hot path; test modules are left out.
 fn not_inline(text: &str) -> Vec<(String, usize)> {
     let lines: Vec<&str> = text.lines().collect();
     functions(text)
