@@ -377,9 +377,10 @@ fn strongly_connected(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Mod
     state.out
 }
 
-/// The `fn` lines of `text` (with its line comments and test modules left out): (index,
-/// name, whether the function has a body).
-fn functions(text: &str) -> Vec<(usize, String, bool)> {
+/// The functions of `text` (with its line comments and test modules left out): (index
+/// of the `fn` line, name, index of the line closing its body, or `None` for a trait's
+/// declaration without one).
+fn functions(text: &str) -> Vec<(usize, String, Option<usize>)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -394,13 +395,29 @@ fn functions(text: &str) -> Vec<(usize, String, bool)> {
             .chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect();
-        // A body's brace comes before any `;`; a trait's declaration ends at its `;`.
-        let tail = lines[i..].join("\n");
-        let body = match (tail.find('{'), tail.find(';')) {
-            (Some(b), Some(s)) => b < s,
-            (b, _) => b.is_some(),
-        };
-        out.push((i, name, body));
+        // From the `fn` line to the brace that closes its body; a `;` outside brackets
+        // before the body (not the one in `[u8; 3]`) ends a declaration.
+        let (mut braces, mut brackets) = (0i32, 0i32);
+        let mut end = None;
+        'scan: for (j, l) in lines.iter().enumerate().skip(i) {
+            for c in l.chars() {
+                match c {
+                    '{' => braces += 1,
+                    '}' => {
+                        braces -= 1;
+                        if braces == 0 {
+                            end = Some(j);
+                            break 'scan;
+                        }
+                    }
+                    '(' | '[' => brackets += 1,
+                    ')' | ']' => brackets -= 1,
+                    ';' if braces == 0 && brackets == 0 => break 'scan,
+                    _ => {}
+                }
+            }
+        }
+        out.push((i, name, end));
     }
     out
 }
@@ -421,8 +438,8 @@ fn not_inline(text: &str) -> Vec<(String, usize)> {
     let lines: Vec<&str> = text.lines().collect();
     functions(text)
         .into_iter()
-        .filter(|(i, _, body)| {
-            *body
+        .filter(|(i, _, end)| {
+            end.is_some()
                 && !lines[..*i]
                     .iter()
                     .rev()
@@ -436,51 +453,11 @@ fn not_inline(text: &str) -> Vec<(String, usize)> {
 
 /// Functions longer than [`MAX_FN_LINES`]: (name, first line, length).
 fn long_functions(text: &str) -> Vec<(String, usize, usize)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        let trimmed = line.trim_start();
-        let Some(after) = ["fn ", "pub fn ", "pub(crate) fn ", "pub(super) fn "]
-            .iter()
-            .find_map(|p| trimmed.strip_prefix(p))
-        else {
-            continue;
-        };
-        let name: String = after
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        // From the `fn` line to the brace that closes its body.
-        let mut depth = 0i32;
-        let mut opened = false;
-        let mut end = None;
-        'scan: for (j, l) in lines.iter().enumerate().skip(i) {
-            for c in l.chars() {
-                match c {
-                    '{' => {
-                        depth += 1;
-                        opened = true;
-                    }
-                    '}' => {
-                        depth -= 1;
-                        if opened && depth == 0 {
-                            end = Some(j);
-                            break 'scan;
-                        }
-                    }
-                    ';' if !opened && depth == 0 => break 'scan,
-                    _ => {}
-                }
-            }
-        }
-        if let Some(end) = end {
-            let len = end - i + 1;
-            if len > MAX_FN_LINES {
-                out.push((name, i + 1, len));
-            }
-        }
-    }
-    out
+    functions(text)
+        .into_iter()
+        .filter_map(|(i, name, end)| Some((name, i + 1, end? - i + 1)))
+        .filter(|(_, _, len)| *len > MAX_FN_LINES)
+        .collect()
 }
 
 #[cfg(test)]
@@ -519,12 +496,13 @@ mod tests {
             #[inline(never)]\npub(crate) fn b() -> u8 {\n    0\n}\n#[cold]\nfn c() {}\n\
             impl X {\n    /// Docs.\n    pub fn d(\n        &self,\n    ) -> u8 {\n        1\n    }\n}\n\
             trait T {\n    fn e(&self) -> u8;\n    fn f<A: B<'a>>(\n        a: A,\n    ) -> u8;\n}\n\
-            #[inline]\nconst fn g() {}\npub const fn h() {}\n\
+            #[inline]\nconst fn g() {}\npub const fn h() {}\nfn k(x: [u8; 3]) -> u8 {\n    x[0]\n}\n\
             #[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
         let found = not_inline(&strip_tests(text));
         let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
-        // d and h have bodies and no attribute; e and f are declarations; t is a test.
-        assert_eq!(names, ["d", "h"], "{found:?}");
+        // d, h and k (a `;` in its signature's brackets) have bodies and no attribute;
+        // e and f are declarations; t is a test.
+        assert_eq!(names, ["d", "h", "k"], "{found:?}");
         assert_eq!(found[0].1, 15, "{found:?}");
     }
 
