@@ -40,19 +40,19 @@ pub(crate) fn check() -> Result<(), String> {
             ));
         }
     }
-    let mut inline_files = vec![(
-        src.join("macros.rs"),
-        fs::read_to_string(src.join("macros.rs")).map_err(|e| format!("macros.rs: {e}"))?,
-    )];
+    let mut inline_files: Vec<(PathBuf, String)> = files
+        .iter()
+        .filter(|(p, _)| *p == src.join("macros.rs"))
+        .cloned()
+        .collect();
     for krate in crate::CLIENTS {
-        let files = rust_files(&root().join("crates").join(krate).join("src"))?;
-        inline_files.extend(files.into_iter().filter(|(p, _)| {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-            let name = name.unwrap_or_default();
-            !p.components().any(|c| c.as_os_str() == "stream")
-                && name != "tests.rs"
-                && !name.ends_with("_tests.rs")
-        }));
+        let krate_src = root().join("crates").join(krate).join("src");
+        let files = rust_files(&krate_src)?;
+        inline_files.extend(
+            files
+                .into_iter()
+                .filter(|(p, _)| inline_rule_covers(p.strip_prefix(&krate_src).unwrap_or(p))),
+        );
     }
     for (path, text) in &inline_files {
         for (name, line) in not_inline(&strip_tests(text)) {
@@ -422,6 +422,18 @@ fn functions(text: &str) -> Vec<(usize, String, Option<usize>)> {
     out
 }
 
+/// Whether the inline rule covers a service crate's file, given as a path inside the
+/// crate's `src` (so that the folders the checkout sits in play no part): every file but
+/// the streams' modules (`stream/`) and out-of-line test modules (`tests.rs`,
+/// `*_tests.rs`).
+fn inline_rule_covers(in_src: &Path) -> bool {
+    let name = in_src.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = name.unwrap_or_default();
+    !in_src.components().any(|c| c.as_os_str() == "stream")
+        && name != "tests.rs"
+        && !name.ends_with("_tests.rs")
+}
+
 /// Functions with a body and no inline attribute (`#[inline]`, `#[inline(..)]` or
 /// `#[cold]`) among the attributes above them: (name, line).
 ///
@@ -504,6 +516,19 @@ mod tests {
         // e and f are declarations; t is a test.
         assert_eq!(names, ["d", "h", "k"], "{found:?}");
         assert_eq!(found[0].1, 15, "{found:?}");
+    }
+
+    #[test]
+    fn the_inline_rule_reads_paths_inside_src_only() {
+        assert!(inline_rule_covers(Path::new("orders/mod.rs")));
+        assert!(inline_rule_covers(Path::new("streaming.rs")));
+        assert!(!inline_rule_covers(Path::new("stream/session.rs")));
+        assert!(!inline_rule_covers(Path::new("orders/tests.rs")));
+        assert!(!inline_rule_covers(Path::new("bars_tests.rs")));
+        // A checkout under a folder called `stream` is still checked.
+        let krate_src = Path::new("/home/stream/repo/crates/x/src");
+        let file = krate_src.join("orders/mod.rs");
+        assert!(inline_rule_covers(file.strip_prefix(krate_src).unwrap()));
     }
 
     #[test]
