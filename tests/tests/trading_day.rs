@@ -314,8 +314,11 @@ fn extended_hours_go_on_day_limits_only_and_a_trailing_stop_shows_its_stop() {
         .orders()
         .place(&OrderRequest::limit("AAPL", Side::Buy, d("1"), below).extended_hours(true))
         .unwrap();
-    assert!(early.extended_hours);
-    assert!(client.orders().get(&early.id).unwrap().extended_hours);
+    assert_eq!(early.extended_hours, Some(true));
+    assert_eq!(
+        client.orders().get(&early.id).unwrap().extended_hours,
+        Some(true)
+    );
     let before = sandbox.trading().orders().len();
     for not_allowed in [
         market("AAPL", Side::Buy, "1").extended_hours(true),

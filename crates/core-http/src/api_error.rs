@@ -10,51 +10,70 @@ use crate::headers::Headers;
 use crate::kind::ErrorKind;
 use crate::redact::Redactor;
 
-/// One item a bulk action could not carry out: its id (or symbol), and the status, code
-/// and message the service gave for it.
+/// One item a bulk action could not carry out, or whose outcome the answer does not say
+/// in a form the client reads: its id (or symbol), and the status, code and message the
+/// service gave for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ItemFailure {
-    /// The item's id, or its symbol, when the answer named it.
+    /// The item's id, or its symbol, when the answer named it (`None` as well for what
+    /// the answer holds beside its list and the client does not read).
     pub id: Option<String>,
-    /// The status the service gave this item.
-    pub status: u16,
+    /// The status the service gave this item; `None` when the answer gave none the
+    /// client reads (text, `null`, none at all): the item is not known to be done.
+    pub status: Option<u16>,
     /// The service's code, when it gave one.
     pub code: Option<String>,
-    /// The service's message.
+    /// The service's message, or what the client could not read.
     pub message: String,
 }
 
 impl ItemFailure {
-    /// A failure from its parts.
+    /// A failure from its parts: the item `id` was answered `status`.
     pub fn new(id: Option<String>, status: u16, code: Option<String>, message: String) -> Self {
         ItemFailure {
             id,
-            status,
+            status: Some(status),
             code,
             message,
         }
     }
 
-    /// The kind of the status the service gave this item.
+    /// An item whose outcome the answer does not say in a form the client reads.
+    pub(crate) fn unread(id: Option<String>, message: String) -> Self {
+        ItemFailure {
+            id,
+            status: None,
+            code: None,
+            message,
+        }
+    }
+
+    /// The kind of the status the service gave this item
+    /// ([`ErrorKind::Decode`] when it gave none the client reads).
     pub fn kind(&self) -> ErrorKind {
-        ErrorKind::from_status(self.status, self.code.as_deref())
+        match self.status {
+            Some(status) => ErrorKind::from_status(status, self.code.as_deref()),
+            None => ErrorKind::Decode,
+        }
     }
 }
 
 impl fmt::Display for ItemFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} (HTTP {}{}): {}",
-            self.id.as_deref().unwrap_or("an item"),
-            self.status,
-            self.code
-                .as_deref()
-                .map(|c| format!(", {c}"))
-                .unwrap_or_default(),
-            self.message
-        )
+        let item = self.id.as_deref().unwrap_or("an item");
+        match self.status {
+            Some(status) => write!(
+                f,
+                "{item} (HTTP {status}{}): {}",
+                self.code
+                    .as_deref()
+                    .map(|c| format!(", {c}"))
+                    .unwrap_or_default(),
+                self.message
+            ),
+            None => write!(f, "{item} (no status it can read): {}", self.message),
+        }
     }
 }
 

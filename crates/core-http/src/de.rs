@@ -279,6 +279,15 @@ impl<'de, T: Number> Deserialize<'de> for Lenient<T> {
     }
 }
 
+/// Reads an `Option<u64>` that describes an answer rather than being it (how long the
+/// server took, its latency): `None` for `null` and for anything that is not a `u64` (a
+/// negative or fractional figure, text), so that an odd figure never fails the answer it
+/// describes. Never a clamped or truncated value. Counts that are the answer, or drive a
+/// list (a total, a usage), are read exactly instead ([`opt_u64`]).
+pub fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(Lenient::<u64>::deserialize(d)?.0)
+}
+
 macro_rules! functions {
     ($($t:ident, $opt:ident);*) => {$(
         #[doc = concat!("Reads a required `", stringify!($t), "` exactly (see the module docs): `null` or anything that is not a `", stringify!($t), "` is an error.")]

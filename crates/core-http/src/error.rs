@@ -134,13 +134,44 @@ pub enum Error {
         reason: String,
     },
 
-    /// The call failed, and the server's own state shows it did not act on it (the
-    /// client looked it up): sending it again is safe.
-    #[error("not carried out: {reason} (looked up after: {source})")]
+    /// The call failed, and a lookup of the service's state found no trace of it (no
+    /// order under its `client_order_id`). The first request may still reach the service
+    /// (a slow server goes on after the client hung up), so sending it with a **new** id
+    /// could do it twice: send it again only with the same id ([`Error::repeat_with`]),
+    /// which the service carries out at most once.
+    #[error(
+        "no trace of it at the service: {reason}; the request that failed ({source}) may \
+         still reach it, so send it again only with the same {id_name} {id:?}, which the \
+         service carries out at most once"
+    )]
     NotProcessed {
         /// What the lookup showed.
         reason: String,
-        /// The failure that made the outcome uncertain until the lookup.
+        /// The name of the id the service de-duplicates by (`client_order_id`).
+        id_name: &'static str,
+        /// The id the failed request carried.
+        id: String,
+        /// The failure that made the outcome uncertain.
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// An action made under an id the service de-duplicates by (an `Idempotency-Key`, a
+    /// `client_order_id`) failed in a way that leaves its outcome unknown (a timeout or
+    /// a reset after it was sent, a 5xx), and nothing settled it: it may have been
+    /// carried out. Repeat it only with the same id ([`Error::repeat_with`]): the service
+    /// then carries it out once, or answers what it already did. Everything else
+    /// (status, kind, request id) is the failure's own.
+    #[error(
+        "{source}; it may have been carried out: to repeat it, send it with the same \
+         {id_name} {id:?} (the service carries out one request per {id_name})"
+    )]
+    Unsettled {
+        /// The name of the id (`Idempotency-Key`, `client_order_id`).
+        id_name: &'static str,
+        /// The id the request carried.
+        id: String,
+        /// The failure.
         #[source]
         source: Box<Error>,
     },
@@ -196,7 +227,7 @@ pub enum Error {
     },
 
     /// A wait's deadline passed before the state wanted. [`ErrorKind::Timeout`].
-    #[error("gave up waiting for {what} after {:.1} s{}", waited.as_secs_f64(), state.as_ref().map(|s| format!(" (still {s})")).unwrap_or_default())]
+    #[error("{}", WaitText { what, state: state.as_deref(), waited: *waited, cause: cause.as_deref() })]
     WaitTimedOut {
         /// What was waited for.
         what: String,
@@ -204,6 +235,10 @@ pub enum Error {
         state: Option<String>,
         /// How long the wait lasted.
         waited: std::time::Duration,
+        /// The last reading's failure (a 502, a timeout), or the answer whose
+        /// `Retry-After` reached past the deadline.
+        #[source]
+        cause: Option<Box<Error>>,
     },
 
     /// The request was refused before anything was sent, because an input broke a
@@ -225,6 +260,54 @@ pub enum Error {
     #[cfg(feature = "webhook")]
     #[error(transparent)]
     Webhook(#[from] crate::webhook::error::WebhookError),
+}
+
+/// What a wait that timed out says (as [`Error::WaitTimedOut`] and [`crate::wait::WaitError`]).
+struct WaitText<'a> {
+    what: &'a str,
+    state: Option<&'a str>,
+    waited: Duration,
+    cause: Option<&'a Error>,
+}
+
+impl fmt::Display for WaitText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        timed_out_text(f, self.what, self.state, self.waited, self.cause)
+    }
+}
+
+/// What a wait that timed out says: what it waited for, for how long, the state last
+/// read, and its last failure (a pause asked for past the deadline named as such).
+pub(crate) fn timed_out_text(
+    f: &mut fmt::Formatter<'_>,
+    what: &str,
+    state: Option<&str>,
+    waited: Duration,
+    cause: Option<&Error>,
+) -> fmt::Result {
+    write!(
+        f,
+        "gave up waiting for {what} after {:.1} s",
+        waited.as_secs_f64()
+    )?;
+    match state {
+        Some(state) => write!(f, " (still {state})")?,
+        None => write!(f, " (no reading succeeded)")?,
+    }
+    let Some(cause) = cause else {
+        return Ok(());
+    };
+    match cause
+        .api()
+        .and_then(|a| a.retry_after.map(|after| (a.status, after)))
+    {
+        Some((status, after)) => write!(
+            f,
+            ": the service answered {status} and asked to wait {:.0} s, past the deadline",
+            after.as_secs_f64().ceil()
+        ),
+        None => write!(f, "; the last reading failed: {cause}"),
+    }
 }
 
 fn processed_note(delivery: Delivery) -> &'static str {
@@ -304,6 +387,7 @@ impl Error {
     /// The HTTP status, when the server answered.
     pub fn status(&self) -> Option<u16> {
         match self {
+            Error::Unsettled { source, .. } => source.status(),
             Error::Api(e) => Some(e.status),
             Error::Decode { status, .. }
             | Error::UndecodableSuccess { status, .. }
@@ -329,6 +413,7 @@ impl Error {
     /// ```
     pub fn kind(&self) -> ErrorKind {
         match self {
+            Error::Unsettled { source, .. } => source.kind(),
             Error::Api(e) => e.kind,
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Connect { .. } | Error::Io { .. } => ErrorKind::Connection,
@@ -355,6 +440,7 @@ impl Error {
     /// The API error, when the server answered with an error status.
     pub fn api(&self) -> Option<&ApiError> {
         match self {
+            Error::Unsettled { source, .. } => source.api(),
             Error::Api(e) => Some(e),
             _ => None,
         }
@@ -363,6 +449,7 @@ impl Error {
     /// The request id the server gave, when there is one.
     pub fn request_id(&self) -> Option<&str> {
         match self {
+            Error::Unsettled { source, .. } => source.request_id(),
             Error::Api(e) => e.request_id.as_deref(),
             Error::Decode { request_id, .. } | Error::UndecodableSuccess { request_id, .. } => {
                 request_id.as_deref()
@@ -388,7 +475,7 @@ impl Error {
             Error::Api(api) if matches!(api.status, 408 | 500..=599) => {
                 Delivery::MayHaveBeenProcessed
             }
-            Error::ResponseTooLarge { .. } | Error::Redirect { .. } => {
+            Error::ResponseTooLarge { .. } | Error::Redirect { .. } | Error::Unsettled { .. } => {
                 Delivery::MayHaveBeenProcessed
             }
             Error::Api(_)
@@ -399,8 +486,9 @@ impl Error {
             | Error::Partial { .. }
             | Error::WaitEnded { .. }
             | Error::WaitTimedOut { .. } => Delivery::Processed,
-            Error::NotProcessed { .. }
-            | Error::ListCutShort { .. }
+            // No trace of it yet, but the failed request may still arrive.
+            Error::NotProcessed { .. } => Delivery::MayHaveBeenProcessed,
+            Error::ListCutShort { .. }
             | Error::Proxy { .. }
             | Error::InvalidRequest(_)
             | Error::Config(_) => Delivery::NotSent,
@@ -430,7 +518,32 @@ impl Error {
     /// `true` when the action the request asked for is known to have been carried out
     /// although the call failed ([`Error::UndecodableSuccess`]).
     pub fn action_succeeded(&self) -> bool {
-        matches!(self, Error::UndecodableSuccess { .. })
+        match self {
+            Error::Unsettled { source, .. } => source.action_succeeded(),
+            other => matches!(other, Error::UndecodableSuccess { .. }),
+        }
+    }
+
+    /// The id to repeat a failed action with, when it was made under one the service
+    /// de-duplicates by: its name (`Idempotency-Key`, `client_order_id`) and value
+    /// ([`Error::Unsettled`], [`Error::NotProcessed`]). Sent again with it, the action is
+    /// carried out once whatever became of the first request; with a new one, it may be
+    /// carried out twice.
+    ///
+    /// ```
+    /// use core_http::{Delivery, Error};
+    /// let timeout = Error::Timeout { elapsed: std::time::Duration::from_secs(30), delivery: Delivery::MayHaveBeenProcessed };
+    /// let err = Error::Unsettled { id_name: "Idempotency-Key", id: "k-1".into(), source: Box::new(timeout) };
+    /// assert_eq!(err.repeat_with(), Some(("Idempotency-Key", "k-1")));
+    /// assert_eq!(err.kind(), core_http::ErrorKind::Timeout);
+    /// ```
+    pub fn repeat_with(&self) -> Option<(&'static str, &str)> {
+        match self {
+            Error::Unsettled { id_name, id, .. } | Error::NotProcessed { id_name, id, .. } => {
+                Some((id_name, id))
+            }
+            _ => None,
+        }
     }
 
     pub(crate) fn config(msg: impl Into<String>) -> Self {

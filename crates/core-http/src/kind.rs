@@ -46,8 +46,10 @@ pub enum ErrorKind {
     Decode,
     /// A redirect the client refused to follow.
     Redirect,
-    /// The client looked the action up after a failure and the service had not carried
-    /// it out ([`Error::NotProcessed`](crate::Error::NotProcessed)): safe to send again.
+    /// The client looked the action up after a failure and found no trace of it
+    /// ([`Error::NotProcessed`](crate::Error::NotProcessed)): the failed request may still
+    /// arrive, so repeat it only with the same id
+    /// ([`Error::repeat_with`](crate::Error::repeat_with)).
     NotProcessed,
     /// A list, a bulk action or a stream stopped short: some of what was asked for is
     /// missing ([`Error::ListCutShort`](crate::Error::ListCutShort), a stream's reader that fell behind).

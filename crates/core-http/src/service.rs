@@ -27,3 +27,30 @@ pub trait ServiceClient: Sized {
     /// Wraps a configured transport into the service client.
     fn from_http_client(http: HttpClient) -> Self;
 }
+
+/// Checks that an answer is about what was asked for: `answered` (the id or symbol the
+/// answer carries) is `asked`, exactly (compare symbols in one case). An answer that leaves it out
+/// (`""`) cannot contradict the question. Otherwise an [`Error::UnexpectedBody`] naming
+/// both: a server that answers for another resource is never read as this one's answer.
+///
+/// ```
+/// use core_http::service::check_answered;
+/// assert!(check_answered("order", "ord_1", "ord_1").is_ok());
+/// assert!(check_answered("order", "ord_1", "").is_ok());
+/// let err = check_answered("order", "ord_1", "ord_9").unwrap_err();
+/// assert!(err.to_string().contains("asked for order ord_1, the service answered ord_9"));
+/// ```
+///
+/// [`Error::UnexpectedBody`]: crate::Error::UnexpectedBody
+pub fn check_answered(what: &str, asked: &str, answered: &str) -> crate::Result<()> {
+    if answered.is_empty() || answered == asked {
+        return Ok(());
+    }
+    Err(crate::Error::UnexpectedBody {
+        status: 200,
+        message: format!(
+            "asked for {what} {asked}, the service answered {answered}: this answer is \
+             about another {what}"
+        ),
+    })
+}

@@ -10,14 +10,24 @@
 //! - **One deadline.** Each reading's own timeout is cut to the time left, and no pause
 //!   runs past the deadline: a wait never ends later than its timeout (plus the time
 //!   an answer already on its way takes to be read, bounded by the same cut).
-//! - **Backoff.** Pauses grow from [`Wait::interval`]'s first to its longest, with a
-//!   little jitter so that many scripts do not poll in step. A `Retry-After` the
-//!   service sends with a 429 or 503 is honoured (a longer pause), and every reading
-//!   goes through the client's rate limiter like any call.
+//! - **The schedule.** Pauses grow from [`Wait::interval`]'s first (0.5 s by default) by
+//!   half each time up to its longest (10 s), each up to a tenth longer at random (never
+//!   past the longest) so that many scripts do not poll in step; a pause is never
+//!   shorter than the schedule's. When
+//!   the next reading on schedule would come after the deadline, one last reading is made
+//!   half a second before it (if that is at least the first pause away), and the wait
+//!   ends after it: a wait that times out makes about `log1.5(timeout / first)` readings,
+//!   never a burst at its end. A `Retry-After` the service sends with a 429 or 503
+//!   lengthens the pause it follows; one that reaches past the deadline ends the wait at
+//!   once, saying so. Every reading goes through the client's rate limiter like any
+//!   call.
 //! - **Failures.** A reading that fails in a way time can mend (a timeout, a lost
 //!   connection, a 5xx, a 429, after the call's own retries) is followed by another
-//!   after the pause; any other failure (404, 401, an answer that cannot be read) ends
-//!   the wait with [`WaitError::Call`].
+//!   after the pause; any other failure (404, 401, an answer that cannot be read, a
+//!   reading of another resource than the one waited for) ends the wait with
+//!   [`WaitError::Call`]. A wait that times out says what its last reading showed, and
+//!   keeps its last failure ([`WaitError::TimedOut`]'s `cause`): a wait through nothing
+//!   but 502s says so.
 //! - **Fake time.** Pauses go through the client's [`Sleeper`](crate::config::Sleeper)
 //!   and the deadline reads its [`Clock`](crate::config::Clock), so tests run waits
 //!   without real sleeps.
@@ -26,7 +36,6 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::HttpClient;
-use crate::backoff::Backoff;
 use crate::error::Error;
 use crate::kind::ErrorKind;
 use crate::request::RequestOptions;
@@ -71,8 +80,14 @@ impl Wait {
     }
 
     /// The pause after reading number `n` (0 for the first): `first` growing by half
-    /// each time up to `longest`, with 10 % jitter.
+    /// each time up to `longest`, and up to a tenth longer at random (never shorter,
+    /// never past `longest`).
     fn pause(&self, n: u32) -> Duration {
+        self.pause_with(n, crate::random::unit_f64())
+    }
+
+    /// The pause after reading `n`, given `random` in [0, 1).
+    fn pause_with(&self, n: u32, random: f64) -> Duration {
         let mut nominal = self.first;
         for _ in 0..n.min(64) {
             nominal = nominal.mul_f64(1.5);
@@ -81,7 +96,14 @@ impl Wait {
             }
         }
         let nominal = nominal.min(self.longest);
-        Backoff::new(nominal, nominal, 0.1).delay(0, crate::random::unit_f64())
+        let random = if random.is_finite() {
+            random.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        nominal
+            .saturating_add(nominal.mul_f64(0.1 * random))
+            .min(self.longest)
     }
 }
 
@@ -165,6 +187,9 @@ pub enum WaitError<T> {
         waited: Duration,
         /// The last reading.
         last: Option<Box<T>>,
+        /// The failure of the last reading, when it failed (a 502, a timeout), or the
+        /// answer whose `Retry-After` reached past the deadline and so ended the wait.
+        cause: Option<Box<Error>>,
     },
     /// A reading failed in a way waiting does not mend (404, 401, an answer that cannot
     /// be read).
@@ -202,8 +227,15 @@ impl<T> WaitError<T> {
 }
 
 impl<T> WaitError<T> {
-    /// The deadline passed after `waited`; `last` is the last reading and its state.
-    pub(crate) fn timed_out(what: String, last: Option<(T, String)>, waited: Duration) -> Self {
+    /// The deadline passed after `waited`; `last` is the last reading and its state,
+    /// `cause` the last reading's failure (or the answer that asked for a pause past the
+    /// deadline).
+    pub(crate) fn timed_out(
+        what: String,
+        last: Option<(T, String)>,
+        waited: Duration,
+        cause: Option<Error>,
+    ) -> Self {
         let (last, state) = match last {
             Some((value, state)) => (Some(Box::new(value)), Some(state)),
             None => (None, None),
@@ -213,6 +245,17 @@ impl<T> WaitError<T> {
             state,
             waited,
             last,
+            cause: cause.map(Box::new),
+        }
+    }
+
+    /// The failure that ended the wait or, for a wait that timed out, the last one it
+    /// met (`None`: every reading succeeded).
+    pub fn cause(&self) -> Option<&Error> {
+        match self {
+            WaitError::Call(e) => Some(e),
+            WaitError::TimedOut { cause, .. } => cause.as_deref(),
+            WaitError::Ended { .. } => None,
         }
     }
 }
@@ -233,6 +276,7 @@ impl<T> WaitError<Option<T>> {
                     state: Some(state),
                     waited: Duration::ZERO,
                     last: None,
+                    cause: None,
                 },
             },
             WaitError::TimedOut {
@@ -240,11 +284,13 @@ impl<T> WaitError<Option<T>> {
                 state,
                 waited,
                 last,
+                cause,
             } => WaitError::TimedOut {
                 what,
                 state,
                 waited,
                 last: last.and_then(|b| *b).map(Box::new),
+                cause,
             },
             WaitError::Call(e) => WaitError::Call(e),
         }
@@ -261,18 +307,9 @@ impl<T> fmt::Display for WaitError<T> {
                 what,
                 state,
                 waited,
+                cause,
                 ..
-            } => {
-                write!(
-                    f,
-                    "gave up waiting for {what} after {:.1} s",
-                    waited.as_secs_f64()
-                )?;
-                match state {
-                    Some(state) => write!(f, " (still {state})"),
-                    None => write!(f, " (no reading succeeded)"),
-                }
-            }
+            } => crate::error::timed_out_text(f, what, state.as_deref(), *waited, cause.as_deref()),
             WaitError::Call(e) => write!(f, "{e}"),
         }
     }
@@ -282,7 +319,10 @@ impl<T: fmt::Debug> std::error::Error for WaitError<T> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             WaitError::Call(e) => Some(e),
-            _ => None,
+            WaitError::TimedOut { cause, .. } => cause
+                .as_deref()
+                .map(|e| e as &(dyn std::error::Error + 'static)),
+            WaitError::Ended { .. } => None,
         }
     }
 }
@@ -298,11 +338,13 @@ impl<T> From<WaitError<T>> for Error {
                 what,
                 state,
                 waited,
+                cause,
                 ..
             } => Error::WaitTimedOut {
                 what,
                 state,
                 waited,
+                cause,
             },
         }
     }
@@ -318,15 +360,50 @@ fn mendable(e: &Error) -> Option<Option<Duration>> {
     }
 }
 
-/// The least time a reading is given: a pause never leaves less than this before the
-/// deadline, so the wait's last moments are spent reading, not sleeping.
+/// The time kept for the last reading before the deadline (when the next one on schedule
+/// would come after it): half a second, or half of what is left when less.
 const LAST_READING: Duration = Duration::from_millis(500);
+
+/// What to do after a reading.
+enum After {
+    /// Pause this long, then read again.
+    Pause(Duration),
+    /// Pause this long, then make the last reading.
+    Last(Duration),
+    /// The wait is over (its deadline, or a pause asked for past it).
+    Stop,
+}
+
+impl Wait {
+    /// What follows reading `n` with `left` before the deadline, the service having asked
+    /// for a pause of `asked` (a `Retry-After`), `last` when that was the last reading.
+    fn after(&self, n: u32, left: Duration, asked: Option<Duration>, last: bool) -> After {
+        let asked = asked.unwrap_or_default();
+        if last || asked >= left {
+            return After::Stop;
+        }
+        let pause = self.pause(n).max(asked);
+        let keep = LAST_READING.min(left / 2);
+        if pause.saturating_add(keep) <= left {
+            return After::Pause(pause);
+        }
+        // The next reading on schedule would come too late: one last one, at the end,
+        // if it is still a whole pause away.
+        let to_last = left - keep;
+        if to_last >= self.first.max(asked) {
+            After::Last(to_last)
+        } else {
+            After::Stop
+        }
+    }
+}
 
 impl HttpClient {
     /// Reads a resource with `read` until `judge` says it reached the state waited for,
     /// within `wait` (see [the module](crate::wait)). `what` names it in errors
     /// ("document doc_1 to be completed"). `read` gets a copy of this client whose
-    /// calls end by the wait's deadline.
+    /// calls end by the wait's deadline; it should check that what it read is what was
+    /// asked for (the id), as every call does.
     pub fn wait_for<T>(
         &self,
         what: impl Into<String>,
@@ -340,6 +417,9 @@ impl HttpClient {
         let started = clock.now();
         let deadline = crate::time::Deadline::after(started, wait.timeout);
         let mut last: Option<(T, String)> = None;
+        // The last reading's failure, kept for the error if the wait times out.
+        let mut failed: Option<Error> = None;
+        let mut last_reading = false;
         for n in 0u32.. {
             let left = deadline.remaining(clock.now());
             if left.is_zero() {
@@ -362,6 +442,7 @@ impl HttpClient {
                         }
                         Check::Pending => last = Some((value, seen.state)),
                     }
+                    failed = None;
                     None
                 }
                 Err(e) => match mendable(&e) {
@@ -371,24 +452,23 @@ impl HttpClient {
                             n + 1,
                             e.kind()
                         );
+                        failed = Some(e);
                         asked
                     }
                     None => return Err(WaitError::Call(e)),
                 },
             };
-            let left = deadline.remaining(clock.now());
-            let pause = wait.pause(n).max(asked.unwrap_or_default());
-            if asked.is_some_and(|a| a >= left) {
-                // The service asked for a pause past the deadline: no reading can come.
-                break;
-            }
-            let pause = pause.min(left.saturating_sub(LAST_READING.min(left / 2)));
-            if !pause.is_zero() {
-                sleeper.sleep(pause);
+            match wait.after(n, deadline.remaining(clock.now()), asked, last_reading) {
+                After::Pause(pause) => sleeper.sleep(pause),
+                After::Last(pause) => {
+                    last_reading = true;
+                    sleeper.sleep(pause);
+                }
+                After::Stop => break,
             }
         }
         let waited = clock.now().saturating_duration_since(started);
-        Err(WaitError::timed_out(what, last, waited))
+        Err(WaitError::timed_out(what, last, waited, failed))
     }
 }
 
@@ -397,15 +477,79 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pauses_grow_by_half_up_to_the_longest() {
+    fn pauses_grow_by_half_up_to_the_longest_and_are_never_shorter() {
         let wait = Wait::up_to(Duration::from_secs(60))
             .interval(Duration::from_secs(1), Duration::from_secs(3));
-        let nominal: Vec<f64> = (0..5).map(|n| wait.pause(n).as_secs_f64()).collect();
-        for (got, want) in nominal.iter().zip([1.0, 1.5, 2.25, 3.0, 3.0]) {
-            assert!(
-                *got <= want + 1e-9 && *got >= want * 0.9 - 1e-9,
-                "{nominal:?}"
-            );
+        for random in [0.0, 0.5, 0.999] {
+            let pauses: Vec<f64> = (0..5)
+                .map(|n| wait.pause_with(n, random).as_secs_f64())
+                .collect();
+            for (got, want) in pauses.iter().zip([1.0, 1.5, 2.25, 3.0, 3.0]) {
+                assert!(
+                    *got >= want - 1e-9 && *got <= want * 1.1 + 1e-9,
+                    "{pauses:?}"
+                );
+                assert!(*got <= 3.0 + 1e-9, "never past the longest: {pauses:?}");
+            }
         }
+    }
+
+    /// The readings a wait of `timeout` makes when every one shows "pending" and takes
+    /// no time: their times, in seconds from the start.
+    fn schedule(wait: &Wait) -> Vec<f64> {
+        let mut at = Duration::ZERO;
+        let mut times = vec![0.0];
+        let mut last = false;
+        for n in 0.. {
+            match wait.after(n, wait.timeout.saturating_sub(at), None, last) {
+                After::Pause(p) => at += p,
+                After::Last(p) => {
+                    last = true;
+                    at += p;
+                }
+                After::Stop => break,
+            }
+            times.push(at.as_secs_f64());
+        }
+        times
+    }
+
+    #[test]
+    fn a_wait_that_times_out_reads_on_schedule_and_once_at_the_end() {
+        let times = schedule(&Wait::up_to(Duration::from_secs(6)));
+        // 0, 0.5, 1.25, 2.375, 4.06 (each up to a tenth later), then one last at 5.5.
+        assert!((6..=7).contains(&times.len()), "{times:?}");
+        assert!(times.iter().all(|t| *t <= 5.5 + 1e-9), "{times:?}");
+        let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            gaps.iter().all(|g| *g >= 0.5 - 1e-9),
+            "no pause under 0.5 s: {gaps:?}"
+        );
+        assert!(
+            times.iter().filter(|t| **t > 5.0).count() <= 1,
+            "one reading in the last second at most: {times:?}"
+        );
+        // A long wait at the longest pause: about one reading every 10 s.
+        let hour = schedule(&Wait::up_to(Duration::from_secs(3600)));
+        assert!((360..=370).contains(&hour.len()), "{}", hour.len());
+    }
+
+    #[test]
+    fn a_pause_asked_for_past_the_deadline_ends_the_wait_and_one_within_it_is_kept() {
+        let wait = Wait::up_to(Duration::from_secs(10));
+        let left = Duration::from_secs(8);
+        assert!(matches!(
+            wait.after(0, left, Some(Duration::from_secs(3600)), false),
+            After::Stop
+        ));
+        match wait.after(0, left, Some(Duration::from_secs(3)), false) {
+            After::Pause(p) => assert!(p >= Duration::from_secs(3), "{p:?}"),
+            _ => panic!("a 3 s pause fits"),
+        }
+        // Asked for 7.8 s with 8 s left: no reading can come after it in time.
+        assert!(matches!(
+            wait.after(0, left, Some(Duration::from_millis(7800)), false),
+            After::Stop
+        ));
     }
 }

@@ -32,7 +32,12 @@ impl<'a> Documents<'a> {
     ///
     /// Every attempt carries the same `Idempotency-Key`, so the call is retried after a
     /// dropped connection or a 5xx without the risk of a second document: the service
-    /// answers a repeated key with the document it already created.
+    /// answers a repeated key with the document it already created. When the outcome is
+    /// still unknown after the retries (the time ran out after the request went out),
+    /// the error is [`Error::Unsettled`](crate::Error::Unsettled), naming the key: the
+    /// document may have been created, so send it again only with that key
+    /// ([`SendDocument::idempotency_key`] with [`Error::repeat_with`](crate::Error::repeat_with)'s
+    /// id), never with a new one.
     ///
     /// ```no_run
     /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
@@ -66,8 +71,9 @@ impl<'a> Documents<'a> {
     /// ```
     #[inline]
     pub fn get(&self, id: impl Into<DocumentId>) -> Result<Document> {
-        let path = format!("/documents/{}", id.into().segment()?);
-        self.client.http().get(&path).send()?.json_data()
+        let id = id.into();
+        let path = format!("/documents/{}", id.segment()?);
+        read_document(self.client.http(), &path, &id)
     }
 
     /// Waits until the document is completed (everyone signed), reading it again and
@@ -101,7 +107,7 @@ impl<'a> Documents<'a> {
         self.client.http().wait_for(
             format!("document {id} to be completed"),
             &wait.into(),
-            |http| http.get(&path).send()?.json_data(),
+            |http| read_document(http, &path, &id),
             |document: &Document| match &document.status {
                 DocumentStatus::Completed => Seen::reached(&document.status),
                 DocumentStatus::Declined | DocumentStatus::Voided | DocumentStatus::Expired => {
@@ -166,4 +172,12 @@ impl<'a> Documents<'a> {
     pub fn download(&self, id: impl Into<DocumentId>) -> DownloadRequest<'a> {
         DownloadRequest::new(self.client, id.into())
     }
+}
+
+/// The document at `path`, checked to be `id`'s.
+#[inline]
+fn read_document(http: &core_http::HttpClient, path: &str, id: &DocumentId) -> Result<Document> {
+    let document: Document = http.get(path).send()?.json_data()?;
+    core_http::service::check_answered("document", id.as_str(), document.id.as_str())?;
+    Ok(document)
 }

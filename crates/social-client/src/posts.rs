@@ -341,16 +341,15 @@ impl<'a> Posts<'a> {
     }
 }
 
-/// The post `id` among the user's posts, read page by page (`None`: not listed), all the
-/// pages within `http`'s timeout together (a wait's reading is cut to the time left).
+/// The post `id` among the user's posts, read page by page under the list's own rules (a
+/// page the service sends again ends it as [`Error::ListCutShort`], so a list that
+/// ignores `offset` is not read for ever); `None`: not listed. All the pages fit in
+/// `http`'s timeout together (a wait's reading is cut to the time left).
 #[inline]
 fn find_post(http: &core_http::HttpClient, id: &PostId) -> Result<Option<Post>> {
     let budget = http.timeout();
     let started = std::time::Instant::now();
-    let mut offset = 0u64;
-    // At most 10,000 pages (a million posts): a list that never ends is not searched
-    // forever.
-    for _ in 0..10_000 {
+    let pages = OffsetPages::starting_at(0, MAX_PAGE_SIZE, |offset, limit| {
         let left = budget.saturating_sub(started.elapsed());
         if left.is_zero() {
             return Err(Error::Timeout {
@@ -358,22 +357,14 @@ fn find_post(http: &core_http::HttpClient, id: &PostId) -> Result<Option<Post>> 
                 delivery: core_http::Delivery::NotSent,
             });
         }
-        let page: core_http::pagination::Page<Post> = http
-            .with_options(&core_http::config::RequestOptions::new().timeout(left))
+        http.with_options(&core_http::config::RequestOptions::new().timeout(left))
             .get("/v1/posts")
-            .page(
-                &ListPosts::new().limit(MAX_PAGE_SIZE).offset(offset),
-                MAX_PAGE_SIZE,
-            )
-            .send_page()?;
-        let count = page.data.len() as u64;
-        let total = page.meta.as_ref().and_then(|m| m.total);
-        if let Some(post) = page.data.into_iter().find(|p| &p.id == id) {
+            .page(&ListPosts::new().limit(limit).offset(offset), MAX_PAGE_SIZE)
+            .send_page()
+    });
+    for page in pages {
+        if let Some(post) = page?.data.into_iter().find(|p: &Post| &p.id == id) {
             return Ok(Some(post));
-        }
-        offset += count;
-        if count < u64::from(MAX_PAGE_SIZE) || total.is_some_and(|t| offset >= t) {
-            break;
         }
     }
     Ok(None)

@@ -25,6 +25,8 @@ pub struct Seen {
     /// Whether the answer given could let the client think the server acted (anything
     /// but a 429 or a 503, which say it did not).
     pub may_have_acted: bool,
+    /// When it was read.
+    pub at: std::time::Instant,
 }
 
 /// What the server does with one request.
@@ -253,6 +255,7 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
                     head: String::new(),
                     body: String::new(),
                     may_have_acted: true,
+                    at: std::time::Instant::now(),
                 });
             }
             if let Act::StallBeforeRead(pause) = before {
@@ -282,6 +285,7 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
                 head,
                 body,
                 may_have_acted: act.may_have_acted(),
+                at: std::time::Instant::now(),
             });
         }
         let stream = reader.get_mut();

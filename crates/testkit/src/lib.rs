@@ -455,3 +455,39 @@ pub mod ws {
         (url, seen)
     }
 }
+
+/// Time a test moves itself: a client's clock and sleeper at once, so that a wait's
+/// pauses take no real time (a sleep moves the clock on by as much) and a test can read
+/// when, on that clock, each pause ended.
+#[derive(Debug)]
+pub struct FakeTime {
+    start: std::time::Instant,
+    moved: Mutex<Duration>,
+}
+
+impl FakeTime {
+    /// A clock at the real now, moved only by sleeps.
+    pub fn new() -> Arc<FakeTime> {
+        Arc::new(FakeTime {
+            start: std::time::Instant::now(),
+            moved: Mutex::new(Duration::ZERO),
+        })
+    }
+
+    /// How far the sleeps have moved the clock.
+    pub fn elapsed(&self) -> Duration {
+        *self.moved.lock().unwrap()
+    }
+}
+
+impl core_http::config::Clock for FakeTime {
+    fn now(&self) -> std::time::Instant {
+        self.start + self.elapsed()
+    }
+}
+
+impl core_http::config::Sleeper for FakeTime {
+    fn sleep(&self, duration: Duration) {
+        *self.moved.lock().unwrap() += duration;
+    }
+}

@@ -211,11 +211,15 @@ impl<'a> Assets<'a> {
     #[inline]
     pub fn get(&self, symbol: &str) -> Result<Asset> {
         crate::markets::check_symbols(&[symbol])?;
-        let segment = core_http::service::path_segment("a symbol", &symbol.to_ascii_uppercase())?;
-        self.client
+        let symbol = symbol.to_ascii_uppercase();
+        let segment = core_http::service::path_segment("a symbol", &symbol)?;
+        let asset: Asset = self
+            .client
             .http()
             .get(&format!("/v1/assets/{segment}"))
-            .send_json()
+            .send_json()?;
+        core_http::service::check_answered("asset", &symbol, &asset.symbol.to_ascii_uppercase())?;
+        Ok(asset)
     }
 
     /// The listed assets of `status` (`None`: the active ones).

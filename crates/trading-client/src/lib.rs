@@ -60,8 +60,9 @@
 //! - **Writes.** Orders are placed once. Each order carries a `client_order_id` (yours, or a
 //!   UUID), the same on every retry; when the outcome is uncertain (timeout, reset, 5xx),
 //!   the client looks the order up before answering, so you get the order or
-//!   `Error::NotProcessed` ("not placed, safe to send again"), all within the client's
-//!   timeout.
+//!   `Error::NotProcessed` (no trace of it yet: the first request may still arrive, so
+//!   place it again only with the same `client_order_id`, which `Error::repeat_with`
+//!   names), all within the client's timeout.
 //! - **Retries.** Reads, and order POSTs (deduplicated by `client_order_id`), are retried on
 //!   connection failures, 408, 429 (after `Retry-After`) and 5xx, twice by default. A 4xx
 //!   refusal is returned as it is.

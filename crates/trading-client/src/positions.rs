@@ -116,7 +116,13 @@ impl<'a> Positions<'a> {
             "/v1/positions/{}",
             core_http::service::path_segment("a symbol", symbol)?
         );
-        self.client.http().get(&path).send_json()
+        let position: Position = self.client.http().get(&path).send_json()?;
+        core_http::service::check_answered(
+            "position",
+            &symbol.to_ascii_uppercase(),
+            &position.symbol.to_ascii_uppercase(),
+        )?;
+        Ok(position)
     }
 
     /// Closes all or part of the position in `symbol` with a market order the other
@@ -169,7 +175,9 @@ impl<'a> Positions<'a> {
         if let (Some(name), Some(value)) = (name, value) {
             request = request.query(name, value.normalize().to_string());
         }
-        let order: Order = request.send_json()?;
+        let order: Order = request
+            .send_json()
+            .map_err(|e| crate::orders::unsettled(e, &client_order_id))?;
         let qty = match how {
             Close::Qty(q) => Some(q),
             _ => None,

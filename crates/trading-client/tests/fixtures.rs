@@ -373,7 +373,13 @@ fn a_lookup_that_finds_nothing_says_the_order_was_not_placed() {
         matches!(&err, trading_client::Error::NotProcessed { reason, .. } if reason.contains("gone-1")),
         "{err:?}"
     );
-    assert!(!err.may_have_been_processed(), "safe to send again");
+    // The first request may still arrive: the one safe repeat carries the same id.
+    assert_eq!(err.repeat_with(), Some(("client_order_id", "gone-1")));
+    assert!(
+        err.to_string()
+            .contains("only with the same client_order_id"),
+        "{err}"
+    );
 }
 
 // ---- refused before sending ----

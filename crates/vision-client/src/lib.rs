@@ -35,10 +35,11 @@
 //!   `taxonomy` `imagenet`, `output_format` `text`.
 //! - **Decoding.** `BBox` keeps the four numbers read as `[x, y, width, height]` (floats
 //!   rounded to whole pixels), with `xywh()` and `xyxy()`; unknown emotions, genders and
-//!   statuses are kept as `Unknown("...")`. Numbers decode exactly or fail: a count
-//!   (`calls_used`, `processing_time_ms`) that is negative, fractional or out of range is a
-//!   decode error, never clamped; a match's similarity the answer does not carry is `None`,
-//!   never 0.
+//!   statuses are kept as `Unknown("...")`. Counts decode exactly or fail: a count that
+//!   is the answer (`calls_used`, `calls_limit`) and is negative, fractional or out of range
+//!   is a decode error, never clamped. A figure that only describes the answer
+//!   (`processing_time_ms`, `latency_ms`) and is out of range reads as `None`, and the
+//!   answer is kept. A match's similarity the answer does not carry is `None`, never 0.
 //! - **Errors.** Errors carry the HTTP status, the server's code and message, and the
 //!   request id. The quota-exhausted 429 is `ErrorKind::QuotaExceeded` and is never retried.
 //! - **Limits.** `client.status().get()?.usage` shows `calls_used`, `calls_limit` and the

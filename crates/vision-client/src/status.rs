@@ -52,7 +52,7 @@ pub struct Status {
     /// The service's current latency, in milliseconds.
     #[serde(
         default,
-        deserialize_with = "core_http::de::opt_u64",
+        deserialize_with = "core_http::de::lenient_u64",
         skip_serializing_if = "Option::is_none"
     )]
     pub latency_ms: Option<u64>,

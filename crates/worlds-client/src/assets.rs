@@ -176,9 +176,12 @@ impl<'a> Assets<'a> {
     /// ```
     #[inline]
     pub fn get(&self, id: impl Into<AssetId>) -> Result<Asset> {
-        let path = format!("/api/v1/assets/{}", id.into().segment()?);
+        let id = id.into();
+        let path = format!("/api/v1/assets/{}", id.segment()?);
         let response = self.client.http().get(&path).send()?;
-        with_revision(response)
+        let asset = with_revision(response)?;
+        core_http::service::check_answered("asset", id.as_str(), asset.id.as_str())?;
+        Ok(asset)
     }
 
     /// One page of a world's assets. `GET /api/v1/worlds/{id}/assets?limit&page_token`.

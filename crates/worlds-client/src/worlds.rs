@@ -530,8 +530,11 @@ impl<'a> Worlds<'a> {
     /// ```
     #[inline]
     pub fn get(&self, id: impl Into<WorldId>) -> Result<World> {
-        let path = format!("/api/v1/worlds/{}", id.into().segment()?);
-        self.client.http().get(&path).send_json()
+        let id = id.into();
+        let path = format!("/api/v1/worlds/{}", id.segment()?);
+        let world: World = self.client.http().get(&path).send_json()?;
+        core_http::service::check_answered("world", id.as_str(), world.id.as_str())?;
+        Ok(world)
     }
 
     /// The users in a world, every page of them. `GET /api/v1/worlds/{id}/users`,

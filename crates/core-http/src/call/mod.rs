@@ -116,7 +116,10 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
     );
     let mut tries = Tries::default();
     loop {
-        let auth = plan.auth(&mut tries)?;
+        let auth = match plan.auth(&mut tries) {
+            Ok(auth) => auth,
+            Err(error) => return Err(plan.unsettled(error)),
+        };
         let started = plan.now();
         match attempt::run(&plan.call, auth.as_ref(), tries.retries) {
             Ok(answer) => {
@@ -125,7 +128,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
             }
             Err(failure) => match plan.failed(&mut tries, failure, auth.as_ref(), started) {
                 Next::Again => {}
-                Next::Stop(error) => return Err(error),
+                Next::Stop(error) => return Err(plan.unsettled(error)),
             },
         }
     }

@@ -29,6 +29,9 @@ pub(super) struct Plan<'a> {
     authenticated: bool,
     /// A user's call (not the client's own token request).
     for_user: bool,
+    /// The call carries an idempotency key the service de-duplicates by: a failure
+    /// that leaves its outcome unknown names the key to repeat it with.
+    key_honoured: bool,
 }
 
 /// What the attempts of a call have learned so far.
@@ -151,6 +154,7 @@ impl<'a> Plan<'a> {
             replay,
             authenticated,
             for_user,
+            key_honoured,
         })
     }
 
@@ -271,6 +275,26 @@ impl<'a> Plan<'a> {
                 debug!("{}: {error}; not retried ({reason})", self.shown());
                 Next::Stop(mark_after_delivery(error, tries.maybe_acted))
             }
+        }
+    }
+
+    /// A failure that leaves unknown whether an action keyed by an idempotency key the
+    /// service honours was carried out names the key to repeat it with
+    /// ([`Error::Unsettled`]).
+    pub(super) fn unsettled(&self, error: Error) -> Error {
+        match &self.call.idempotency_key {
+            Some(key)
+                if self.key_honoured
+                    && self.call.method == Method::Post
+                    && error.delivery() == crate::Delivery::MayHaveBeenProcessed =>
+            {
+                Error::Unsettled {
+                    id_name: "Idempotency-Key",
+                    id: key.clone(),
+                    source: Box::new(error),
+                }
+            }
+            _ => error,
         }
     }
 

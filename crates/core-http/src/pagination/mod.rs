@@ -34,6 +34,52 @@ impl Progress {
         }
     }
 }
+/// What a listing has already been given (page tokens, pages), to notice a server that
+/// hands one back: kept as 128-bit keyed hashes (keys random per process, so a server
+/// cannot aim a collision), 16 bytes each however long the token or page is.
+#[derive(Default)]
+pub(crate) struct SeenKeys {
+    keys: (std::hash::RandomState, std::hash::RandomState),
+    hashes: std::collections::HashSet<(u64, u64)>,
+}
+
+impl SeenKeys {
+    fn key(&self, value: &(impl Serialize + ?Sized)) -> (u64, u64) {
+        use std::hash::{BuildHasher, Hasher};
+        /// Feeds what serde writes into both hashers, never holding it.
+        struct Feed<A, B>(A, B);
+        impl<A: Hasher, B: Hasher> std::io::Write for Feed<A, B> {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.write(bytes);
+                self.1.write(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut feed = Feed(self.keys.0.build_hasher(), self.keys.1.build_hasher());
+        // Writing into hashers cannot fail; a value serde cannot write hashes as far as
+        // it got, which is as good a key.
+        let _ = serde_json::to_writer(&mut feed, value);
+        (feed.0.finish(), feed.1.finish())
+    }
+
+    /// Records `value`; `false` when it was recorded already.
+    fn insert_new(&mut self, value: &(impl Serialize + ?Sized)) -> bool {
+        let key = self.key(value);
+        self.hashes.insert(key)
+    }
+
+    fn insert(&mut self, value: &(impl Serialize + ?Sized)) {
+        self.insert_new(value);
+    }
+
+    fn contains(&self, value: &(impl Serialize + ?Sized)) -> bool {
+        self.hashes.contains(&self.key(value))
+    }
+}
+
 pub use offset::{OffsetFetch, OffsetPages, OffsetPaginator};
 pub use token::{TokenFetch, TokenPage, TokenPages, TokenPaginator};
 

@@ -3,7 +3,9 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use super::{DEFAULT_MAX_PAGES, Page};
+use serde::Serialize;
+
+use super::{DEFAULT_MAX_PAGES, Page, SeenKeys};
 use crate::error::{CutShort, Error, Result};
 
 /// The page fetcher of the iterators list methods return, boxed so that their types can
@@ -14,10 +16,12 @@ pub type OffsetFetch<T> = Box<dyn FnMut(u64, u32) -> Result<Page<T>> + Send>;
 ///
 /// It stops after an error, at an empty page, at a page shorter than the page size, or
 /// when the offset reaches the server's `total`, whichever comes first. A list that
-/// cannot be read to its end (a page that repeats the previous page's items: a server
-/// that ignores `offset`; or [`max_pages`](Self::max_pages) pages) ends with
-/// [`Error::ListCutShort`], never silently. So a missing, wrong or huge `total` cannot
-/// make it loop forever, and a list that ends without that error is whole.
+/// cannot be read to its end (a page whose items were already given by any page before
+/// it: a server that ignores `offset`, or serves two pages in turn; or
+/// [`max_pages`](Self::max_pages) pages) ends with [`Error::ListCutShort`], never
+/// silently. So a missing, wrong or huge `total` cannot make it loop forever, and a list
+/// that ends without that error is whole. Pages are remembered as 128-bit keyed hashes
+/// of their items (16 bytes a page), as page-token lists remember their tokens.
 pub struct OffsetPaginator<T, F = OffsetFetch<T>> {
     fetch: F,
     cursor: OffsetCursor<T>,
@@ -30,21 +34,24 @@ pub struct OffsetPaginator<T, F = OffsetFetch<T>> {
 struct OffsetCursor<T> {
     page_size: u32,
     offset: u64,
-    previous: Vec<T>,
+    /// The pages read so far, by their items.
+    seen: SeenKeys,
     pages: u64,
     max_pages: u64,
     done: bool,
+    _items: std::marker::PhantomData<fn(&T)>,
 }
 
-impl<T: Clone + PartialEq> OffsetCursor<T> {
+impl<T: Serialize> OffsetCursor<T> {
     fn new(offset: u64, page_size: u32) -> Self {
         OffsetCursor {
             page_size: page_size.max(1),
             offset,
-            previous: Vec::new(),
+            seen: SeenKeys::default(),
             pages: 0,
             max_pages: DEFAULT_MAX_PAGES,
             done: false,
+            _items: std::marker::PhantomData,
         }
     }
 
@@ -70,13 +77,13 @@ impl<T: Clone + PartialEq> OffsetCursor<T> {
     }
 
     /// Takes a fetched page's items in: [`Error::ListCutShort`] (and the end) when they
-    /// repeat the previous page's (a server that ignores `offset`); otherwise the offset
-    /// moves on, and an empty or short page, or the server's `total` reached, ends the
-    /// iteration.
+    /// are a page already read (a server that ignores `offset`, or serves pages in
+    /// turn); otherwise the offset moves on, and an empty or short page, or the server's
+    /// `total` reached, ends the iteration.
     fn accept(&mut self, items: &[T], total: Option<u64>) -> Result<()> {
-        if !items.is_empty() && items == self.previous.as_slice() {
+        if !items.is_empty() && !self.seen.insert_new(&items) {
             log::warn!(
-                "the server sent the same page again at offset {}; the list is cut short",
+                "the server sent a page it had sent before, at offset {}; the list is cut short",
                 self.offset
             );
             self.done = true;
@@ -90,9 +97,6 @@ impl<T: Clone + PartialEq> OffsetCursor<T> {
         let reached_total = total.is_some_and(|t| self.offset >= t);
         if n == 0 || n < u64::from(self.page_size) || reached_total {
             self.done = true;
-        } else {
-            self.previous.clear();
-            self.previous.extend_from_slice(items);
         }
         Ok(())
     }
@@ -100,7 +104,7 @@ impl<T: Clone + PartialEq> OffsetCursor<T> {
 
 impl<T, F> OffsetPaginator<T, F>
 where
-    T: Clone + PartialEq,
+    T: Serialize,
     F: FnMut(u64, u32) -> Result<Page<T>>,
 {
     /// An iterator that calls `fetch(offset, limit)` for each page, starting at offset 0.
@@ -137,7 +141,7 @@ where
     }
 }
 
-impl<T: Clone + PartialEq> OffsetPaginator<T> {
+impl<T: Serialize> OffsetPaginator<T> {
     /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
     /// `OffsetPaginator<T>`, which a list method can name in its signature.
     pub fn boxed(
@@ -151,7 +155,7 @@ impl<T: Clone + PartialEq> OffsetPaginator<T> {
 
 impl<T, F> Iterator for OffsetPaginator<T, F>
 where
-    T: Clone + PartialEq,
+    T: Serialize,
     F: FnMut(u64, u32) -> Result<Page<T>>,
 {
     type Item = Result<T>;
@@ -197,7 +201,7 @@ pub struct OffsetPages<T, F = OffsetFetch<T>> {
 
 impl<T, F> OffsetPages<T, F>
 where
-    T: Clone + PartialEq,
+    T: Serialize,
     F: FnMut(u64, u32) -> Result<Page<T>>,
 {
     /// Pages of `page_size` items from `offset`, each fetched by `fetch(offset, limit)`.
@@ -220,7 +224,7 @@ where
     }
 }
 
-impl<T: Clone + PartialEq> OffsetPages<T> {
+impl<T: Serialize> OffsetPages<T> {
     /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
     /// `OffsetPages<T>`, which a list method can name in its signature.
     pub fn boxed(
@@ -234,7 +238,7 @@ impl<T: Clone + PartialEq> OffsetPages<T> {
 
 impl<T, F> Iterator for OffsetPages<T, F>
 where
-    T: Clone + PartialEq,
+    T: Serialize,
     F: FnMut(u64, u32) -> Result<Page<T>>,
 {
     type Item = Result<Page<T>>;

@@ -1,38 +1,13 @@
 //! Page-token lists: item by item, or page by page, under one set of stopping rules
 //! (the [`TokenCursor`]).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 
 use serde::Serialize;
 
-use super::DEFAULT_MAX_PAGES;
+use super::{DEFAULT_MAX_PAGES, SeenKeys};
 use crate::error::{CutShort, Error, Result};
-
-/// The page tokens a listing has used, to notice a server that hands one back: kept as
-/// 128-bit keyed hashes (keys random per process, so a server cannot aim a collision), 16
-/// bytes a page however long the tokens are.
-#[derive(Default)]
-struct SeenTokens {
-    keys: (std::hash::RandomState, std::hash::RandomState),
-    hashes: HashSet<(u64, u64)>,
-}
-
-impl SeenTokens {
-    fn key(&self, token: &str) -> (u64, u64) {
-        use std::hash::BuildHasher;
-        (self.keys.0.hash_one(token), self.keys.1.hash_one(token))
-    }
-
-    fn insert(&mut self, token: &str) {
-        let key = self.key(token);
-        self.hashes.insert(key);
-    }
-
-    fn contains(&self, token: &str) -> bool {
-        self.hashes.contains(&self.key(token))
-    }
-}
 
 /// The page fetcher of the iterators list methods return, boxed so that their types can
 /// be named: `TokenPaginator<World>`, `TokenPages<World>`.
@@ -44,7 +19,8 @@ pub type TokenFetch<T> = Box<dyn FnMut(Option<&str>) -> Result<TokenPage<T>> + S
 /// pages.
 struct TokenCursor {
     next: Option<String>,
-    seen: SeenTokens,
+    /// The page tokens used so far.
+    seen: SeenKeys,
     started: bool,
     pages: u64,
     max_pages: u64,
@@ -58,7 +34,7 @@ impl TokenCursor {
         TokenCursor {
             started: token.is_some(),
             next: token,
-            seen: SeenTokens::default(),
+            seen: SeenKeys::default(),
             pages: 0,
             max_pages: DEFAULT_MAX_PAGES,
             done: false,

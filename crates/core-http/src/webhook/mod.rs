@@ -24,12 +24,13 @@ use std::time::{Duration, SystemTime};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use sha2::Sha256;
 
 pub use error::WebhookError;
-pub use listener::{DEFAULT_MAX_BODY, Listener, QUEUE, REMEMBERED};
+pub use listener::{DEFAULT_MAX_BODY, Listener, ListenerStats, QUEUE, REMEMBERED};
 
 pub(crate) mod error;
 mod listener;
@@ -88,12 +89,19 @@ impl WebhookHeaders for crate::response::Headers {
     }
 }
 
+/// Standard base64 read with or without its `=` padding, as the Standard Webhooks
+/// reference libraries read secrets and signatures (written padded).
+const READ: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
 fn secret_key(secret: &str) -> Result<Vec<u8>, WebhookError> {
     let b64 = secret
         .trim()
         .strip_prefix("whsec_")
         .unwrap_or(secret.trim());
-    let key = STANDARD
+    let key = READ
         .decode(b64)
         .map_err(|e| WebhookError::InvalidSecret(format!("not base64 ({e})")))?;
     if key.is_empty() {
@@ -171,7 +179,7 @@ pub fn verify<H: WebhookHeaders + ?Sized>(
         let Some(b64) = candidate.strip_prefix("v1,") else {
             continue;
         };
-        let Ok(sig) = STANDARD.decode(b64) else {
+        let Ok(sig) = READ.decode(b64) else {
             continue;
         };
         if expected.clone().verify_slice(&sig).is_ok() {
@@ -311,6 +319,11 @@ macro_rules! webhook_events {
         /// `webhook::Listener`'s, written in this crate's README.
         pub type Listener = $crate::webhook::Listener<$name>;
 
+        /// What a [`Listener`] has done so far (`listener.stats()`): deliveries handed
+        /// over, redeliveries dropped, refusals (a bad signature apart), connections
+        /// dropped.
+        pub use $crate::webhook::ListenerStats;
+
         /// Listens on `addr` (`"0.0.0.0:8080"`; port 0 picks a free one) for deliveries
         /// signed with `secret` (the endpoint's `whsec_...`), bodies up to 1 MiB.
         pub fn listen(
@@ -449,6 +462,19 @@ mod tests {
             verify(SPEC_SECRET, &v2, SPEC_BODY, at(SPEC_TS)),
             Err(WebhookError::SignatureMismatch)
         ));
+    }
+
+    #[test]
+    fn a_secret_and_a_signature_without_padding_are_read_as_with_it() {
+        // The spec's secret decodes to 24 bytes (no padding); this one to 28 (one `=`).
+        let padded = "whsec_dGhlIG5ldyBzZWNyZXQgYWZ0ZXIgcm90YXRpb24=";
+        let unpadded = padded.trim_end_matches('=');
+        assert_eq!(secret_key(padded).unwrap(), secret_key(unpadded).unwrap());
+        let sig = sign(padded, SPEC_ID, SPEC_TS, SPEC_BODY).unwrap();
+        verify(unpadded, &headers(&sig, SPEC_TS), SPEC_BODY, at(SPEC_TS)).unwrap();
+        let bare_sig = sig.trim_end_matches('=').to_owned();
+        assert_ne!(bare_sig, sig, "the signature ends in padding");
+        verify(padded, &headers(&bare_sig, SPEC_TS), SPEC_BODY, at(SPEC_TS)).unwrap();
     }
 
     #[test]

@@ -170,22 +170,27 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
 
     /// Reads events until `judge` finds one showing the state waited for, within
     /// `timeout`: [`wait`](crate::wait)'s rules on a stream instead of polling. `judge`
-    /// looks at each event: `None` for one that does not concern what is waited for,
-    /// `Some((seen, value))` for one that does ([`Check::Reached`](crate::wait::Check)
-    /// ends the wait with `value`, [`Check::Ended`](crate::wait::Check) ends it with
-    /// [`WaitError::Ended`]); it may read the resource through REST on an event that
-    /// says events may have been missed (a reconnect).
+    /// looks at each item, an event or an error: `None` for one that does not concern
+    /// what is waited for, `Some((seen, value))` for one that does
+    /// ([`Check::Reached`](crate::wait::Check) ends the wait with `value`,
+    /// [`Check::Ended`](crate::wait::Check) ends it with [`WaitError::Ended`]); it may read
+    /// the resource through REST on an item that says events may have been missed (a
+    /// reconnect, an event that could not be read). `last` is a reading made before the
+    /// wait (through REST, say): what a wait that times out reports if no event says more.
     ///
-    /// **Nothing is taken from the caller.** Every event read meanwhile (the judged ones
-    /// too) is given back: the next reads return them, in order, before anything newer.
-    /// Held events are bounded: past [`WAIT_HOLDS`], those `droppable` says may go
-    /// (market data, which a reader that falls behind loses too) are let go; the others
-    /// (fills, order changes) are always kept.
+    /// **Nothing is taken from the caller.** Every item read meanwhile (the judged ones
+    /// and the errors too: an event that could not be read does not end the wait) is
+    /// given back: the next reads return them, in order, before anything newer. Held
+    /// events are bounded: past [`WAIT_HOLDS`], those `droppable` says may go (market
+    /// data, which a reader that falls behind loses too) are let go; the others (fills,
+    /// order changes, errors) are always kept. A stream that ends ends the wait with its
+    /// last error.
     pub fn wait_for<T>(
         &mut self,
         what: impl Into<String>,
         timeout: Duration,
-        mut judge: impl FnMut(&H::Event) -> Option<(Seen, T)>,
+        last: Option<(T, String)>,
+        mut judge: impl FnMut(std::result::Result<&H::Event, &crate::Error>) -> Option<(Seen, T)>,
         droppable: impl Fn(&H::Event) -> bool,
     ) -> std::result::Result<T, WaitError<T>> {
         let what = what.into();
@@ -193,7 +198,9 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
         let deadline = started.checked_add(timeout);
         let mut held: VecDeque<Result<H::Event>> = VecDeque::new();
         let mut let_go = 0u64;
-        let mut last: Option<(T, String)> = None;
+        let mut last = last;
+        // The last error item, told when the wait times out or the stream ends.
+        let mut failed: Option<crate::Error> = None;
         let outcome = loop {
             let left = deadline.map_or(crate::time::FOREVER, |d| {
                 d.saturating_duration_since(Instant::now())
@@ -201,24 +208,33 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
             if left.is_zero() {
                 break None;
             }
-            let event = match self.next_timeout(left) {
-                Some(Ok(event)) => event,
-                Some(Err(e)) => break Some(Err(WaitError::Call(e))),
+            let item = match self.next_timeout(left) {
+                Some(item) => item,
                 None if self.stream.is_closed() => {
-                    break Some(Err(WaitError::Call(crate::Error::WebSocket(
-                        super::error::WsError::Closed {
+                    let closed = failed.take().unwrap_or_else(|| {
+                        crate::Error::WebSocket(super::error::WsError::Closed {
                             code: 1006,
                             reason: format!("the stream ended while waiting for {what}"),
-                        },
-                    ))));
+                        })
+                    });
+                    break Some(Err(WaitError::Call(closed)));
                 }
                 None => continue,
             };
-            let judged = judge(&event);
-            if held.len() >= WAIT_HOLDS && droppable(&event) {
-                let_go += 1;
-            } else {
-                held.push_back(Ok(event));
+            let judged = match &item {
+                Ok(event) => judge(Ok(event)),
+                Err(e) => judge(Err(e)),
+            };
+            match item {
+                Ok(event) if held.len() >= WAIT_HOLDS && droppable(&event) => let_go += 1,
+                Ok(event) => held.push_back(Ok(event)),
+                Err(e) => {
+                    // A stream's own errors copy; the item itself goes back to the caller.
+                    if let crate::Error::WebSocket(ws) = &e {
+                        failed = Some(crate::Error::WebSocket(ws.clone()));
+                    }
+                    held.push_back(Err(e));
+                }
             }
             match judged {
                 None => {}
@@ -244,7 +260,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
         while let Some(event) = held.pop_back() {
             self.out.push_front(event);
         }
-        outcome.unwrap_or_else(|| Err(WaitError::timed_out(what, last, started.elapsed())))
+        outcome.unwrap_or_else(|| Err(WaitError::timed_out(what, last, started.elapsed(), failed)))
     }
 
     /// `true` once the stream has ended and every event has been read.

@@ -116,11 +116,12 @@ pub(crate) fn placed(request: &OrderRequest, client_order_id: &str, order: &Orde
         request.order_class().as_str(),
         order.order_class.as_str(),
     );
-    if request.extended_hours != order.extended_hours {
-        d.0.push(format!(
-            "extended_hours: asked {}, answered {}",
-            request.extended_hours, order.extended_hours
-        ));
+    match order.extended_hours {
+        Some(answered) if answered != request.extended_hours => d.0.push(format!(
+            "extended_hours: asked {}, answered {answered}",
+            request.extended_hours
+        )),
+        _ => {}
     }
     d.into_result(client_order_id)
 }

@@ -63,7 +63,12 @@ impl<'a> Orders<'a> {
     /// POST is retried after a dropped connection or a 5xx. When the outcome is still
     /// uncertain after the retries (a timeout, a reset, a 5xx), the client looks the
     /// order up by that id before answering: you get the order, or
-    /// [`Error::NotProcessed`], which says it was not placed and is safe to send again.
+    /// [`Error::NotProcessed`] when the service has no order under it yet. The first
+    /// request may still reach the service then (a slow server goes on after the client
+    /// gave up), so place it again only **with the same id**
+    /// ([`OrderRequest::client_order_id`] with [`Error::repeat_with`]'s id): the service
+    /// places one order per id and answers a repeat with it. A failure the lookup could
+    /// not settle either is [`Error::Unsettled`], with the same advice.
     ///
     /// The service answers a `client_order_id` it already has with the order first placed
     /// under it. So the answer (or the order the lookup finds) is checked against this
@@ -74,10 +79,26 @@ impl<'a> Orders<'a> {
     ///
     /// All of it fits in the client's timeout: the POST and its retries get the timeout
     /// less a reserve (a quarter of it, at most 5 s) that the lookup may use. When even
-    /// the lookup cannot settle it, the original error comes back, and
-    /// [`get_by_client_order_id`](Self::get_by_client_order_id) answers later: give the
-    /// order your own [`client_order_id`](OrderRequest::client_order_id) when you may need
-    /// to ask.
+    /// the lookup cannot settle it, [`get_by_client_order_id`](Self::get_by_client_order_id)
+    /// answers later.
+    ///
+    /// ```no_run
+    /// use trading_client::{Decimal, Error};
+    /// use trading_client::orders::{Amount, OrderRequest, Side};
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let order = OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(5)));
+    /// let placed = match client.orders().place(&order) {
+    ///     // Not placed as far as the service shows, or not known: the one safe repeat
+    ///     // carries the same client_order_id.
+    ///     Err(e) if e.repeat_with().is_some() => {
+    ///         let id = e.repeat_with().map(|(_, id)| id.to_owned()).unwrap_or_default();
+    ///         client.orders().place(&order.clone().client_order_id(id))?
+    ///     }
+    ///     other => other?,
+    /// };
+    /// println!("{} is {}", placed.id, placed.status);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
     ///
     /// ```no_run
     /// use trading_client::Decimal;
@@ -120,18 +141,22 @@ impl<'a> Orders<'a> {
                 let left = budget.saturating_sub(started.elapsed());
                 debug!("order {client_order_id}: {e}; looking it up within {left:?}");
                 if left.is_zero() {
-                    return Err(e);
+                    return Err(unsettled(e, &client_order_id));
                 }
                 match self.lookup(&client_order_id, left) {
                     Ok(Some(found)) => {
                         check::placed(order, &client_order_id, &found).map(|()| found)
                     }
+                    // Not there yet: the first request may still arrive, so the only safe
+                    // repeat is one under the same id.
                     Ok(None) => Err(Error::NotProcessed {
                         reason: format!("no order has client_order_id {client_order_id}"),
+                        id_name: "client_order_id",
+                        id: client_order_id,
                         source: Box::new(e),
                     }),
                     // The lookup failed too: the original uncertainty stands.
-                    Err(_) => Err(e),
+                    Err(_) => Err(unsettled(e, &client_order_id)),
                 }
             }
             Err(e) => Err(e),
@@ -183,8 +208,11 @@ impl<'a> Orders<'a> {
     /// ```
     #[inline]
     pub fn get(&self, id: impl Into<OrderId>) -> Result<Order> {
-        let path = format!("/v1/orders/{}", id.into().segment()?);
-        self.client.http().get(&path).send_json()
+        let id = id.into();
+        let path = format!("/v1/orders/{}", id.segment()?);
+        let order: Order = self.client.http().get(&path).send_json()?;
+        core_http::service::check_answered("order", id.as_str(), order.id.as_str())?;
+        Ok(order)
     }
 
     /// Waits until the order is filled, reading it again and again
@@ -219,7 +247,11 @@ impl<'a> Orders<'a> {
         self.client.http().wait_for(
             format!("order {id} to be filled"),
             &wait.into(),
-            |http| http.get(&path).send_json(),
+            |http| {
+                let order: Order = http.get(&path).send_json()?;
+                core_http::service::check_answered("order", id.as_str(), order.id.as_str())?;
+                Ok(order)
+            },
             fill_seen,
         )
     }
@@ -409,7 +441,8 @@ impl<'a> Orders<'a> {
             )
             // The service answers a repeated client_order_id with the first replacement.
             .replay_safe(true)
-            .send_json()?;
+            .send_json()
+            .map_err(|e| unsettled(e, &client_order_id))?;
         check::replaced(&id, change, &client_order_id, &order)?;
         Ok(order)
     }
@@ -442,6 +475,22 @@ impl<'a> Orders<'a> {
             .delete("/v1/orders")
             .send()?
             .bulk("orders")
+    }
+}
+
+/// The failure of an action made under `client_order_id` that may have been carried out
+/// ([`Error::Unsettled`]): it names the id to repeat it with, the one repeat that cannot
+/// do it twice.
+#[inline]
+pub(crate) fn unsettled(error: Error, client_order_id: &str) -> Error {
+    match error {
+        Error::Unsettled { .. } | Error::NotProcessed { .. } => error,
+        e if e.delivery() == core_http::Delivery::MayHaveBeenProcessed => Error::Unsettled {
+            id_name: "client_order_id",
+            id: client_order_id.to_owned(),
+            source: Box::new(e),
+        },
+        e => e,
     }
 }
 

@@ -226,9 +226,10 @@ pub struct Order {
         skip_serializing_if = "Option::is_none"
     )]
     pub hwm: Option<Decimal>,
-    /// May fill in the extended sessions ([`OrderRequest::extended_hours`](crate::orders::OrderRequest::extended_hours)).
-    #[serde(default)]
-    pub extended_hours: bool,
+    /// May fill in the extended sessions ([`OrderRequest::extended_hours`](crate::orders::OrderRequest::extended_hours));
+    /// `None` when the answer does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_hours: Option<bool>,
     /// Its class.
     #[serde(default)]
     pub order_class: OrderClass,

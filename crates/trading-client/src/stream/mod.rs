@@ -457,21 +457,27 @@ impl TradingStream {
             _ => {}
         }
         let deadline = started.checked_add(timeout);
+        let read_again = || {
+            let left = deadline.map_or(timeout, |d| {
+                d.saturating_duration_since(std::time::Instant::now())
+            });
+            // A failed reading is no verdict: the stream's own events go on.
+            let order = read(left).ok()?;
+            Some((crate::orders::fill_seen(&order), order))
+        };
         self.session.wait_for(
             format!("order {id} to be filled"),
             timeout.saturating_sub(started.elapsed()),
-            |event| match event {
-                Event::Order(order) if order.id == id => {
+            Some((first, seen.state)),
+            |item| match item {
+                Ok(Event::Order(order)) if order.id == id => {
                     Some((crate::orders::fill_seen(order), (**order).clone()))
                 }
-                Event::Reconnected { .. } | Event::Recovered { .. } => {
-                    let left = deadline.map_or(timeout, |d| {
-                        d.saturating_duration_since(std::time::Instant::now())
-                    });
-                    // A failed reading is no verdict: the stream's own events go on.
-                    let order = read(left).ok()?;
-                    Some((crate::orders::fill_seen(&order), order))
-                }
+                // Events may have been missed: the order as it is now.
+                Ok(Event::Reconnected { .. } | Event::Recovered { .. }) => read_again(),
+                // An event that could not be read, about this order: read it instead.
+                // One about another order does not concern this wait.
+                Err(e) if e.to_string().contains(id.as_str()) => read_again(),
                 _ => None,
             },
             |event| matches!(event, Event::Quote(_) | Event::Trade(_) | Event::Bar(_)),

@@ -86,7 +86,7 @@ pub struct Classification {
     /// How long the analysis took on the server, in milliseconds.
     #[serde(
         default,
-        deserialize_with = "core_http::de::opt_u64",
+        deserialize_with = "core_http::de::lenient_u64",
         skip_serializing_if = "Option::is_none"
     )]
     pub processing_time_ms: Option<u64>,

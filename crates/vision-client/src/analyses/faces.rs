@@ -89,7 +89,7 @@ pub struct Faces {
     /// How long the analysis took on the server, in milliseconds.
     #[serde(
         default,
-        deserialize_with = "core_http::de::opt_u64",
+        deserialize_with = "core_http::de::lenient_u64",
         skip_serializing_if = "Option::is_none"
     )]
     pub processing_time_ms: Option<u64>,
