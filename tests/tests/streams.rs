@@ -970,3 +970,45 @@ fn a_deleted_world_is_never_joined_again_after_a_reconnect() {
         "the deleted world was joined again: {after:?}"
     );
 }
+
+#[test]
+fn a_fragmented_message_trickled_a_byte_at_a_time_never_holds_the_caller() {
+    // A text frame without FIN, then a one-byte continuation every 20 ms, for longer
+    // than the caller waits: the message never completes while the caller waits.
+    let ws = WsServer::start(|_, peer| {
+        ack_once_then(peer, |peer| {
+            if !peer.write(&frame(1, false, br#"{"type":"quote","symbol":"AAPL","#)) {
+                return;
+            }
+            for _ in 0..2_000 {
+                thread::sleep(Duration::from_millis(20));
+                if !peer.write(&frame(0, false, b" ")) {
+                    return;
+                }
+            }
+        });
+    });
+    let rest = no_orders();
+    let client = trading(rest.url(), &ws);
+    let mut stream = client
+        .stream_with(|c| fast(c).close_timeout(Duration::from_millis(500)))
+        .unwrap();
+    stream.subscribe_quotes(&["AAPL"]).unwrap();
+    for wait in [Duration::from_secs(2), Duration::from_millis(500)] {
+        let started = Instant::now();
+        let item = stream.next_timeout(wait);
+        let took = started.elapsed();
+        assert!(item.is_none(), "{item:?}");
+        assert!(
+            took >= wait && took < wait + Duration::from_millis(300),
+            "next_timeout({wait:?}) returned after {took:?}"
+        );
+    }
+    let started = Instant::now();
+    stream.close();
+    assert!(
+        started.elapsed() < Duration::from_millis(600),
+        "{:?}",
+        started.elapsed()
+    );
+}

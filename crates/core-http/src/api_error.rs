@@ -103,6 +103,10 @@ pub struct ApiError {
     /// A `404` then may mean the earlier attempt did the work: see
     /// [`RequestBuilder::send_delete`](crate::builder::RequestBuilder::send_delete).
     pub after_possible_delivery: bool,
+    /// This answer came to a hop after a redirect: the original request reached the
+    /// server (it answered with the redirect), so the answer says nothing of whether it
+    /// acted.
+    pub(crate) after_redirect: bool,
 }
 
 impl ApiError {
@@ -128,6 +132,7 @@ impl ApiError {
             body: redact.apply(excerpt(body, BODY_EXCERPT_BYTES)),
             headers: headers.clone(),
             after_possible_delivery: false,
+            after_redirect: false,
         }
     }
 }

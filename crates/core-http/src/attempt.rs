@@ -14,7 +14,6 @@ use crate::method::Method;
 use crate::redact::{Redactor, is_sensitive_header};
 use crate::request::{Body, Content};
 use crate::response::{Headers, Response, StreamingResponse};
-use crate::retry::Outcome;
 use crate::time::Deadline;
 use crate::url::{self, Origin};
 use crate::wire::{self, BodyError, ExactLength, Mode, Timeouts};
@@ -52,17 +51,6 @@ pub(crate) struct Call<'a> {
     pub(crate) redact: Redactor,
 }
 
-/// A failed attempt.
-pub(crate) struct Failure {
-    /// The error, as the caller will see it.
-    pub(crate) error: Error,
-    /// What happened to the request on this attempt (of the last hop).
-    pub(crate) outcome: Outcome,
-    /// How many redirects were followed before it failed: after one, the original
-    /// request has reached the server.
-    pub(crate) hops: u32,
-}
-
 impl Call<'_> {
     fn elapsed(&self) -> Duration {
         self.deadline.elapsed(self.client.inner.config.clock.now())
@@ -81,18 +69,21 @@ struct Hop<'c> {
     count: u32,
 }
 
-/// A failure `hops` redirects in: after one, the original request has reached the server.
+/// A failure `hops` redirects in: after one, the original request has reached the
+/// server (it answered with the redirect), which the error then says
+/// ([`Error::delivery`], the one classifier of whether the server may have acted).
 #[cold]
 #[inline(never)]
-fn fail(error: Error, outcome: Outcome, hops: u32) -> Failure {
-    Failure {
-        error: if hops > 0 {
-            error.after_delivery()
-        } else {
-            error
-        },
-        outcome,
-        hops,
+fn fail(error: Error, hops: u32) -> Error {
+    if hops == 0 {
+        return error;
+    }
+    match error {
+        Error::Api(mut api) => {
+            api.after_redirect = true;
+            Error::Api(api)
+        }
+        other => other.after_delivery(),
     }
 }
 
@@ -103,7 +94,7 @@ pub(crate) fn run(
     call: &Call<'_>,
     auth: Option<&AuthHeader<'_>>,
     retries: u32,
-) -> Result<Answer, Failure> {
+) -> Result<Answer, Error> {
     let cfg = &call.client.inner.config;
     let mut hop = Hop {
         url: Cow::Borrowed(&call.url),
@@ -119,20 +110,17 @@ pub(crate) fn run(
                 elapsed: call.elapsed(),
                 delivery: crate::Delivery::NotSent,
             };
-            return Err(fail(error, Outcome::Final, hop.count));
+            return Err(fail(error, hop.count));
         }
         // The call's own URL was parsed once already; only a redirect's needs it.
         let parsed;
         let origin = if hop.count == 0 {
             &*call.origin
         } else {
-            parsed = Origin::parse(&hop.url).map_err(|e| fail(e, Outcome::Final, hop.count))?;
+            parsed = Origin::parse(&hop.url).map_err(|e| fail(e, hop.count))?;
             &parsed
         };
         let request = prepare(call, &hop, origin, auth, retries);
-        // Every read and write of this hop on this thread (its body's too) ends by the
-        // call's deadline.
-        let _deadline = crate::steady::CallDeadline::within(remaining);
         let response = send(call, &hop, origin, request, remaining)?;
         let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();
@@ -218,9 +206,13 @@ fn prepare(
     // Credential headers only to their own origin.
     let own = client_headers.iter().map(|h| (h, client_credentials));
     for ((k, v), credentials) in own.chain(call.headers.iter().map(|h| (h, call_credentials))) {
-        if credentials || !is_sensitive_header(k) {
+        if !is_sensitive_header(k) {
             builder = header(builder, k, v);
             log(k, v);
+        } else if credentials {
+            // A credential goes out as its stand-in: the socket puts it back.
+            builder = header(builder, k, &call.client.inner.dialer.masks.header(v));
+            log(k, "***");
         }
     }
     if let (Some((name, value)), true) = (auth, client_credentials) {
@@ -244,33 +236,24 @@ fn send(
     origin: &Origin,
     builder: ureq::http::request::Builder,
     remaining: Duration,
-) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+) -> Result<ureq::http::Response<ureq::Body>, Error> {
     let cfg = &call.client.inner.config;
     let timeouts = Timeouts {
-        // The agent has the client's connect timeout; a call's own is set per request.
-        connect: (call.connect_timeout != cfg.connect_timeout).then_some(call.connect_timeout),
-        agent_connect: cfg.connect_timeout,
+        connect: call.connect_timeout,
         remaining,
         per_read: call.per_read_timeout,
     };
     let agent = &call.client.inner.agent;
-    // The proxy for this hop's URL: by its scheme and host (loopback and NO_PROXY hosts
-    // directly).
+    // The proxy for this hop's URL, to name it when the connection fails.
     let route = cfg
         .proxies
         .route_for(origin.scheme == "https", &origin.host);
-    let proxy = route.map(crate::proxy::ProxyRoute::for_ureq);
-    let invalid = |e: ureq::http::Error| {
-        fail(
-            Error::config(format!("invalid request: {e}")),
-            Outcome::Final,
-            hop.count,
-        )
-    };
+    let invalid =
+        |e: ureq::http::Error| fail(Error::config(format!("invalid request: {e}")), hop.count);
     let sent = match hop.body.map(|b| &b.content) {
         Some(Content::Bytes(bytes)) => {
             let request = builder.body(bytes.as_slice()).map_err(invalid)?;
-            wire::run(agent, request, call.mode, timeouts, proxy)
+            wire::run(agent, request, call.mode, timeouts)
         }
         Some(Content::Stream { open, length }) => {
             let reader = open().map_err(|source| {
@@ -279,7 +262,6 @@ fn send(
                         delivery: crate::Delivery::NotSent,
                         source,
                     },
-                    Outcome::Final,
                     hop.count,
                 )
             })?;
@@ -290,14 +272,14 @@ fn send(
             let request = header(builder, "content-length", &length.to_string())
                 .body(ureq::SendBody::from_owned_reader(reader))
                 .map_err(invalid)?;
-            wire::run(agent, request, call.mode, timeouts, proxy)
+            wire::run(agent, request, call.mode, timeouts)
         }
         None => {
             let request = builder.body(()).map_err(invalid)?;
-            wire::run(agent, request, call.mode, timeouts, proxy)
+            wire::run(agent, request, call.mode, timeouts)
         }
     };
-    sent.map_err(|e| exchange_failed(call, hop, origin, route, e))
+    sent.map_err(|e| exchange_failed(call, hop, route, e))
 }
 
 /// A failed exchange as the attempt's failure.
@@ -306,19 +288,18 @@ fn send(
 fn exchange_failed(
     call: &Call<'_>,
     hop: &Hop<'_>,
-    origin: &Origin,
     route: Option<&crate::proxy::ProxyRoute>,
     e: ureq::Error,
-) -> Failure {
-    let mut failed = wire::map_error(e, call.elapsed(), &origin.host);
+) -> Error {
+    let mut error = wire::map_error(e, call.elapsed());
     // Through a proxy, an I/O failure names it: the proxy may be what closed.
-    if let (Error::Io { source, .. }, Some(proxy)) = (&mut failed.error, route) {
+    if let (Error::Io { source, .. }, Some(proxy)) = (&mut error, route) {
         *source = std::io::Error::new(
             source.kind(),
             format!("{source} (through the proxy {})", proxy.address()),
         );
     }
-    fail(failed.error, failed.outcome, hop.count)
+    fail(error, hop.count)
 }
 
 /// Follows a redirect to `location`, or refuses it: not a usable URL, too many, plain
@@ -332,7 +313,7 @@ fn redirect(
     origin: &Origin,
     status: u16,
     location: &str,
-) -> Result<(), Failure> {
+) -> Result<(), Error> {
     let cfg = &call.client.inner.config;
     // The original request has reached the server from here on: whatever
     // happens next, it may have acted on it.
@@ -343,7 +324,6 @@ fn redirect(
                 location: url::strip_query(location).to_owned(),
                 reason: reason.to_owned(),
             },
-            Outcome::Final,
             hop.count + 1,
         )
     };
@@ -427,7 +407,7 @@ fn receive(
     headers: Headers,
     body: ureq::Body,
     hops: u32,
-) -> Result<Answer, Failure> {
+) -> Result<Answer, Error> {
     let cfg = &call.client.inner.config;
     // A body announced beyond the cap is refused before a byte of it is read.
     if call.mode == Mode::Buffered
@@ -436,7 +416,7 @@ fn receive(
             .is_some_and(|len| len > cfg.max_body_size)
     {
         let error = body_error(BodyError::TooLarge, call, status);
-        return Err(fail(error, Outcome::Final, hops));
+        return Err(fail(error, hops));
     }
     match call.mode {
         Mode::Buffered => match wire::read_capped(body, cfg.max_body_size) {
@@ -447,10 +427,7 @@ fn receive(
                 call.method,
                 call.redact.clone(),
             ))),
-            Err(e) => {
-                let outcome = outcome_of(&e);
-                Err(fail(body_error(e, call, status), outcome, hops))
-            }
+            Err(e) => Err(fail(body_error(e, call, status), hops)),
         },
         Mode::Streaming => Ok(Answer::Streaming(StreamingResponse::new(
             status,
@@ -470,7 +447,7 @@ fn error_status(
     headers: &Headers,
     body: ureq::Body,
     hops: u32,
-) -> Failure {
+) -> Error {
     let cfg = &call.client.inner.config;
     // An error body is read as far as it goes within the call's time; a broken one
     // still gives a typed error.
@@ -484,12 +461,7 @@ fn error_status(
     let now = crate::time::wall_time(cfg.clock.as_ref());
     let retry_after = crate::retry::retry_after_for(status, headers, now);
     let api = ApiError::build(status, headers, &bytes, &call.redact, retry_after);
-    let outcome = Outcome::Status {
-        status,
-        retry_after: api.retry_after,
-        quota: api.kind == crate::ErrorKind::QuotaExceeded,
-    };
-    fail(Error::Api(Box::new(api)), outcome, hops)
+    fail(Error::Api(Box::new(api)), hops)
 }
 
 /// Adds a header: every header of a request goes through here, so that the `http`
@@ -534,13 +506,6 @@ fn read_error_body_buffered(body: ureq::Body) -> Vec<u8> {
     let mut out = Vec::new();
     let _ = wire::read_up_to(&mut body.into_reader(), ERROR_BODY_CAP, &mut out);
     out
-}
-
-fn outcome_of(e: &BodyError) -> Outcome {
-    match e {
-        BodyError::TooLarge => Outcome::Final,
-        BodyError::Timeout | BodyError::Io(_) => Outcome::MayHaveBeenProcessed,
-    }
 }
 
 #[cold]

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::headers::Headers;
 use crate::request::RequestOptions;
 use crate::response::{LastResponse, WithResponse};
-use crate::{auth, dns, rate_limit, time, url};
+use crate::{auth, rate_limit, time, url};
 
 /// The most a connection reads from its socket at a time (ureq's default is 128 KiB).
 ///
@@ -42,14 +42,14 @@ pub(crate) struct Inner {
     pub(crate) bearer: Option<crate::auth::Secret>,
     pub(crate) bucket: Option<crate::rate_limit::TokenBucket>,
     pub(crate) tokens: crate::auth::TokenCache,
-    /// The client's one TLS configuration (its roots and its certificate), built with the
-    /// client: its calls' connections and its streams' use it.
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) tls: Arc<rustls::ClientConfig>,
+    /// How the client connects, for its calls and its streams alike: its resolver, its
+    /// proxies, its one TLS configuration (its roots and its certificate) and the masks
+    /// of its credentials.
+    pub(crate) dialer: Arc<crate::net::Dialer>,
 }
 
 impl HttpClient {
-    pub(crate) fn from_config(config: crate::setup::settings::Config) -> Result<Self> {
+    pub(crate) fn from_config(mut config: crate::setup::settings::Config) -> Result<Self> {
         let agent_config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -57,17 +57,21 @@ impl HttpClient {
             .https_only(false)
             .max_idle_connections_per_host(16)
             .input_buffer_size(INPUT_BUFFER)
-            .timeout_resolve(Some(time::bounded(config.connect_timeout)))
             .timeout_connect(Some(time::bounded(config.connect_timeout)))
-            // No proxy for the agent (not even ureq's from the environment): each call is
-            // given the one for its URL.
+            // No proxy for the agent (not even ureq's from the environment): the
+            // connector goes through the client's own, for each call's host.
             .proxy(None)
             .build();
         let tls = config.roots.rustls_config(config.identity.as_ref())?;
+        let dialer = Arc::new(crate::net::Dialer::new(config.proxies.clone(), tls));
+        // Texts blank the credentials' stand-ins as they blank the credentials.
+        config.redactor = config.redactor.clone().with_masks(dialer.masks.clone());
         let agent = ureq::Agent::with_parts(
             agent_config,
-            crate::connector::chain(config.proxies.clone(), Arc::clone(&tls)),
-            dns::CachingResolver::default(),
+            crate::connector::Connect {
+                dialer: dialer.clone(),
+            },
+            crate::connector::NoResolve,
         );
         let bucket = config
             .rate_limit
@@ -79,14 +83,17 @@ impl HttpClient {
                     .base_url
                     .as_deref()
                     .and_then(|b| url::Origin::parse(b).ok()),
+                // The key's stand-in: the key itself goes only to the socket.
                 bearer: match &config.auth {
-                    auth::Auth::Bearer(key) => Some(auth::bearer(key)),
+                    auth::Auth::Bearer(key) => Some(auth::bearer(&auth::Secret::new(
+                        dialer.masks.header(key.expose()),
+                    ))),
                     _ => None,
                 },
                 config,
                 bucket,
                 tokens: auth::TokenCache::default(),
-                tls,
+                dialer,
             }),
             defaults: RequestOptions::default(),
             last_response: None,

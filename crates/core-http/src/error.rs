@@ -42,6 +42,15 @@ pub enum Error {
         delivery: Delivery,
     },
 
+    /// TLS with the server failed (its certificate, the protocol, a server answering in
+    /// plain HTTP on a `https://` URL): the request was never sent, and a retry will not
+    /// change it. [`ErrorKind::Connection`].
+    #[error("TLS failed: {message}")]
+    Tls {
+        /// What failed, naming the host.
+        message: String,
+    },
+
     /// The proxy the client goes through ([`ClientBuilder::proxy`](crate::ClientBuilder::proxy),
     /// or `HTTPS_PROXY` and its kin) could not be reached, refused the tunnel, or did not
     /// answer in time. The request never reached the service. A proxy's 401, 403 and 407
@@ -416,7 +425,7 @@ impl Error {
             Error::Unsettled { source, .. } => source.kind(),
             Error::Api(e) => e.kind,
             Error::Timeout { .. } => ErrorKind::Timeout,
-            Error::Connect { .. } | Error::Io { .. } => ErrorKind::Connection,
+            Error::Connect { .. } | Error::Tls { .. } | Error::Io { .. } => ErrorKind::Connection,
             Error::Proxy { .. } => ErrorKind::Proxy,
             Error::Decode { .. }
             | Error::UndecodableSuccess { .. }
@@ -472,7 +481,9 @@ impl Error {
             Error::Timeout { delivery, .. }
             | Error::Connect { delivery, .. }
             | Error::Io { delivery, .. } => *delivery,
-            Error::Api(api) if matches!(api.status, 408 | 500..=599) => {
+            // An answer to a hop after a redirect is not about the original request,
+            // which reached the server.
+            Error::Api(api) if api.after_redirect || matches!(api.status, 408 | 500..=599) => {
                 Delivery::MayHaveBeenProcessed
             }
             Error::ResponseTooLarge { .. } | Error::Redirect { .. } | Error::Unsettled { .. } => {
@@ -490,6 +501,7 @@ impl Error {
             Error::NotProcessed { .. } => Delivery::MayHaveBeenProcessed,
             Error::ListCutShort { .. }
             | Error::Proxy { .. }
+            | Error::Tls { .. }
             | Error::InvalidRequest(_)
             | Error::Config(_) => Delivery::NotSent,
             #[cfg(feature = "ws")]
@@ -543,6 +555,21 @@ impl Error {
                 Some((id_name, id))
             }
             _ => None,
+        }
+    }
+
+    /// Whether trying again may mend it (the retry policy's other question, beside
+    /// [`delivery`](Self::delivery)): a time-out, a lost or refused connection, a proxy
+    /// that may open the tunnel next time, a status that says "later" (408, 429, 500,
+    /// 502, 503, 504). Never a TLS failure, a refusal of the request itself, a refused
+    /// redirect, an answer that cannot be read, or a local failure before sending.
+    pub(crate) fn transient(&self) -> bool {
+        match self {
+            Error::Timeout { .. } | Error::Connect { .. } => true,
+            Error::Io { delivery, .. } => *delivery != Delivery::NotSent,
+            Error::Proxy { status, .. } => !matches!(status, Some(401 | 403 | 405 | 407 | 501)),
+            Error::Api(api) => matches!(api.status, 408 | 429 | 500 | 502 | 503 | 504),
+            _ => false,
         }
     }
 

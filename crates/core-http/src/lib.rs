@@ -46,9 +46,11 @@
 //! # Logging
 //! Requests, answers, request ids and retry decisions are logged at `debug` through the
 //! `log` facade (target `core_http`), headers at `trace`, with credentials shown as `***`.
-//! One caveat: the underlying `ureq-proto` crate dumps the raw bytes of every request at
-//! `trace` under the target `ureq_proto::util`, credentials included. Keep that target
-//! below `trace` (with `env_logger`: `RUST_LOG=core_http=trace,ureq_proto=debug`).
+//! No log of any crate holds a credential at any level: `ureq-proto`, underneath, dumps
+//! every byte of a request and its answer at `trace`, but below the HTTP layer a
+//! credential is a stand-in of its length, swapped for it only as the bytes reach the
+//! socket, and a credential a server echoes (or a token endpoint answers) is hidden as
+//! it is read.
 //!
 //! # Features
 //! - `webhook`: Standard Webhooks signature verification (the `webhook` module).
@@ -67,8 +69,6 @@ mod client;
 pub mod config;
 mod connector;
 pub mod de;
-mod dial;
-mod dns;
 mod envelope;
 mod error;
 mod error_body;
@@ -76,7 +76,9 @@ mod headers;
 mod http_date;
 mod kind;
 mod macros;
+mod masks;
 mod method;
+mod net;
 mod observe;
 pub mod pagination;
 #[cfg(test)]
@@ -91,12 +93,9 @@ mod retry;
 pub mod scan;
 pub mod service;
 mod setup;
-mod steady;
 mod time;
 pub mod timestamp;
-mod tls;
 pub mod transport;
-mod tunnel;
 mod url;
 pub mod wait;
 #[cfg(feature = "webhook")]

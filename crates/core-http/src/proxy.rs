@@ -46,8 +46,6 @@ pub(crate) struct ProxyRoute {
     port: u16,
     user: Option<String>,
     password: Option<Secret>,
-    /// The same proxy as ureq takes it (for a call's configuration).
-    ureq: ureq::Proxy,
 }
 
 impl fmt::Debug for ProxyRoute {
@@ -202,27 +200,11 @@ fn parse(url: &str, origin: &str) -> Result<ProxyRoute> {
         }
     };
     let host = host.to_ascii_lowercase();
-    let bracketed = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.clone()
-    };
-    let mut b = ureq::Proxy::builder(ureq::ProxyProtocol::Http)
-        .host(&bracketed)
-        .port(port);
-    if let Some(user) = &user {
-        b = b.username(user);
-        if let Some(p) = &password {
-            b = b.password(p.expose());
-        }
-    }
-    let ureq = b.build().map_err(|_| invalid("its host is not valid"))?;
     Ok(ProxyRoute {
         host,
         port,
         user,
         password,
-        ureq,
     })
 }
 
@@ -248,13 +230,11 @@ fn percent_decode(s: &str) -> String {
 
 impl ProxyRoute {
     /// The proxy's host.
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn host(&self) -> &str {
         &self.host
     }
 
     /// The proxy's port.
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn port(&self) -> u16 {
         self.port
     }
@@ -288,11 +268,6 @@ impl ProxyRoute {
             out.push(auth.expose().trim_start_matches("Basic ").to_owned());
         }
         out
-    }
-
-    /// The same proxy as ureq takes it, for a call's configuration.
-    pub(crate) fn for_ureq(&self) -> &ureq::Proxy {
-        &self.ureq
     }
 }
 

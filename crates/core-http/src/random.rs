@@ -5,7 +5,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 fn random_bytes<const N: usize>() -> [u8; N] {
     let mut buf = [0u8; N];
-    if getrandom::getrandom(&mut buf).is_err() {
+    fill(&mut buf);
+    buf
+}
+
+/// Fills `buf` with random bytes.
+pub(crate) fn fill(buf: &mut [u8]) {
+    if getrandom::getrandom(buf).is_err() {
         // The OS source failed (it practically never does): fall back to a mix of the
         // clock and a counter, which is still unique per process.
         static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -22,7 +28,6 @@ fn random_bytes<const N: usize>() -> [u8; N] {
             *b = (z ^ (z >> 31)) as u8;
         }
     }
-    buf
 }
 
 /// A random number in [0, 1).

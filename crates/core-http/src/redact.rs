@@ -53,6 +53,8 @@ const MIN_SECRET_LEN: usize = 8;
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
     secrets: Arc<Vec<String>>,
+    /// The client's credentials' stand-ins (what reaches texts in their place).
+    masks: Option<Arc<crate::masks::Masks>>,
     /// A credential read anew on every connection (a stream's rotated key or refreshed
     /// token): the one in use now, when this redactor tracks one.
     current: Option<Arc<std::sync::Mutex<Option<String>>>>,
@@ -77,8 +79,15 @@ impl Redactor {
         secrets.dedup();
         Redactor {
             secrets: Arc::new(secrets),
+            masks: None,
             current: None,
         }
+    }
+
+    /// This redactor, also blanking the stand-ins of `masks`.
+    pub(crate) fn with_masks(mut self, masks: Arc<crate::masks::Masks>) -> Redactor {
+        self.masks = Some(masks);
+        self
     }
 
     /// This redactor, also blanking out the credential [`remember`](Self::remember)
@@ -101,12 +110,19 @@ impl Redactor {
 
     /// This redactor plus one more secret (a token fetched after the client was built).
     pub(crate) fn with(&self, secret: &str) -> Redactor {
-        Redactor::new(self.secrets.iter().cloned().chain([secret.to_owned()]))
+        let mut with = Redactor::new(self.secrets.iter().cloned().chain([secret.to_owned()]));
+        with.masks = self.masks.clone();
+        with.current = self.current.clone();
+        with
     }
 
     /// Whether `text` holds one of the secrets (what [`apply`](Self::apply) would blank).
     pub(crate) fn finds(&self, text: &str) -> bool {
         self.secrets.iter().any(|s| text.contains(s.as_str()))
+            || self
+                .masks
+                .as_ref()
+                .is_some_and(|m| m.conceal(text).is_some())
             || self.current.as_ref().is_some_and(|current| {
                 current
                     .lock()
@@ -115,9 +131,14 @@ impl Redactor {
             })
     }
 
-    /// `text` with every known secret replaced by `***`.
+    /// `text` with every known secret (and stand-in) replaced by `***`.
     pub(crate) fn apply(&self, text: String) -> String {
         let mut out = text;
+        if let Some(masks) = &self.masks
+            && let Some(concealed) = masks.conceal(&out)
+        {
+            out = concealed;
+        }
         if let Some(current) = &self.current
             && let Ok(slot) = current.lock()
             && let Some(secret) = slot.as_deref()

@@ -5,6 +5,7 @@ use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use crate::backoff::Backoff;
+use crate::error::{Delivery, Error, ErrorKind};
 use crate::headers::Headers;
 
 /// The longest server-requested wait the client sleeps through. A longer `Retry-After`
@@ -94,49 +95,34 @@ impl RetryPolicy {
         self
     }
 
-    /// Decides what to do after attempt number `retries_so_far + 1` ended with `outcome`.
+    /// Decides what to do after attempt number `retries_so_far + 1` failed with `error`.
     ///
-    /// `replay` says whether repeating the request is safe even if the server acted on
-    /// it. `random` is a number in [0, 1) for the jitter.
+    /// Whether the server may have acted is the error's own [`Error::delivery`], the one
+    /// classifier of that; `replay` says whether repeating the request is safe even if
+    /// it did. `random` is a number in [0, 1) for the jitter.
     pub(crate) fn decide(
         &self,
         retries_so_far: u32,
-        outcome: &Outcome,
+        error: &Error,
         replay: Replay,
         random: f64,
     ) -> RetryDecision {
-        let retryable = match *outcome {
-            Outcome::NotSent => true,
-            Outcome::MayHaveBeenProcessed => {
-                if replay == Replay::Unsafe {
-                    return RetryDecision::Stop(StopReason::MayHaveBeenProcessed);
-                }
-                true
-            }
-            Outcome::Final => false,
-            Outcome::Status { status, quota, .. } => match status {
-                429 if quota => return RetryDecision::Stop(StopReason::QuotaExhausted),
-                429 | 503 => true,
-                408 | 500 | 502 | 504 => {
-                    if replay == Replay::Unsafe {
-                        return RetryDecision::Stop(StopReason::MayHaveBeenProcessed);
-                    }
-                    true
-                }
-                _ => false,
-            },
-        };
-        if !retryable {
+        let api = error.api();
+        if api.is_some_and(|a| a.kind == ErrorKind::QuotaExceeded) {
+            return RetryDecision::Stop(StopReason::QuotaExhausted);
+        }
+        if !error.transient() {
             return RetryDecision::Stop(StopReason::NotRetryable);
+        }
+        // A 429 or 503 to the request itself says it was not processed.
+        let unprocessed = api.is_some_and(|a| matches!(a.status, 429 | 503) && !a.after_redirect);
+        if replay == Replay::Unsafe && error.delivery() != Delivery::NotSent && !unprocessed {
+            return RetryDecision::Stop(StopReason::MayHaveBeenProcessed);
         }
         if retries_so_far >= self.max_retries {
             return RetryDecision::Stop(StopReason::AttemptsExhausted);
         }
-        if let Outcome::Status {
-            retry_after: Some(wait),
-            ..
-        } = *outcome
-        {
+        if let Some(wait) = api.and_then(|a| a.retry_after) {
             if wait > self.max_retry_after {
                 return RetryDecision::Stop(StopReason::RetryAfterTooLong(wait));
             }
@@ -156,29 +142,6 @@ pub(crate) enum Replay {
     Safe,
     /// Any other POST (or PATCH): repeated only when the server cannot have acted on it.
     Unsafe,
-}
-
-/// What happened to the logical request on one attempt, as far as the retry decision is
-/// concerned. After a redirect this describes the original request, not the last hop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// The request never reached the server (connection refused, DNS, TLS, connect
-    /// timeout).
-    NotSent,
-    /// The request may have reached the server (timeout or reset after sending,
-    /// truncated answer, any failure after a redirect was followed).
-    MayHaveBeenProcessed,
-    /// A failure no retry can mend (a refused redirect, a body that cannot be sent).
-    Final,
-    /// The server answered the original request with an error status.
-    Status {
-        /// The HTTP status.
-        status: u16,
-        /// The wait the server asked for, if any.
-        retry_after: Option<Duration>,
-        /// `true` when the server said a usage quota (not a rate limit) is exhausted.
-        quota: bool,
-    },
 }
 
 /// The decision after a failed attempt.
@@ -281,79 +244,106 @@ mod tests {
         Headers::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
     }
 
+    fn status(s: u16, retry_after: Option<Duration>, code: Option<&str>) -> Error {
+        let mut body = String::from("{}");
+        if let Some(code) = code {
+            body = format!(r#"{{"error":{{"code":"{code}","message":"m"}}}}"#);
+        }
+        let api = crate::api_error::ApiError::build(
+            s,
+            &Headers::default(),
+            body.as_bytes(),
+            &crate::redact::Redactor::default(),
+            retry_after,
+        );
+        Error::Api(Box::new(api))
+    }
+
     #[test]
     fn decision_table() {
         let p = RetryPolicy::default();
-        let status = |s: u16| Outcome::Status {
-            status: s,
-            retry_after: None,
-            quota: false,
-        };
         let retry = |d: RetryDecision| matches!(d, RetryDecision::Retry { .. });
         for s in [408, 429, 500, 502, 503, 504] {
-            assert!(retry(p.decide(0, &status(s), Replay::Safe, 0.0)), "{s}");
+            assert!(
+                retry(p.decide(0, &status(s, None, None), Replay::Safe, 0.0)),
+                "{s}"
+            );
         }
         for s in [400, 401, 403, 404, 409, 422, 501] {
             assert_eq!(
-                p.decide(0, &status(s), Replay::Safe, 0.0),
+                p.decide(0, &status(s, None, None), Replay::Safe, 0.0),
                 RetryDecision::Stop(StopReason::NotRetryable),
                 "{s}"
             );
         }
         // An unsafe POST is retried only where the server cannot have acted.
         for s in [429, 503] {
-            assert!(retry(p.decide(0, &status(s), Replay::Unsafe, 0.0)), "{s}");
+            assert!(
+                retry(p.decide(0, &status(s, None, None), Replay::Unsafe, 0.0)),
+                "{s}"
+            );
         }
         for s in [408, 500, 502, 504] {
             assert_eq!(
-                p.decide(0, &status(s), Replay::Unsafe, 0.0),
+                p.decide(0, &status(s, None, None), Replay::Unsafe, 0.0),
                 RetryDecision::Stop(StopReason::MayHaveBeenProcessed),
                 "{s}"
             );
         }
-        assert!(retry(p.decide(0, &Outcome::NotSent, Replay::Unsafe, 0.0)));
+        let not_sent = Error::Connect {
+            message: "refused".into(),
+            delivery: Delivery::NotSent,
+        };
+        assert!(retry(p.decide(0, &not_sent, Replay::Unsafe, 0.0)));
+        let sent = Error::Timeout {
+            elapsed: Duration::from_secs(1),
+            delivery: Delivery::MayHaveBeenProcessed,
+        };
         assert_eq!(
-            p.decide(0, &Outcome::MayHaveBeenProcessed, Replay::Unsafe, 0.0),
+            p.decide(0, &sent, Replay::Unsafe, 0.0),
             RetryDecision::Stop(StopReason::MayHaveBeenProcessed)
         );
-        assert!(retry(p.decide(
-            0,
-            &Outcome::MayHaveBeenProcessed,
-            Replay::Safe,
-            0.0
-        )));
+        assert!(retry(p.decide(0, &sent, Replay::Safe, 0.0)));
+        let tls = Error::Tls {
+            message: "bad certificate".into(),
+        };
         assert_eq!(
-            p.decide(2, &status(503), Replay::Safe, 0.0),
+            p.decide(0, &tls, Replay::Safe, 0.0),
+            RetryDecision::Stop(StopReason::NotRetryable)
+        );
+        assert_eq!(
+            p.decide(2, &status(503, None, None), Replay::Safe, 0.0),
             RetryDecision::Stop(StopReason::AttemptsExhausted)
         );
-        let quota = Outcome::Status {
-            status: 429,
-            retry_after: None,
-            quota: true,
-        };
         assert_eq!(
-            p.decide(0, &quota, Replay::Safe, 0.0),
+            p.decide(
+                0,
+                &status(429, None, Some("quota_exceeded")),
+                Replay::Safe,
+                0.0
+            ),
             RetryDecision::Stop(StopReason::QuotaExhausted)
         );
-        let long = Outcome::Status {
-            status: 429,
-            retry_after: Some(Duration::from_secs(61)),
-            quota: false,
-        };
+        let long = status(429, Some(Duration::from_secs(61)), None);
         assert_eq!(
             p.decide(0, &long, Replay::Safe, 0.0),
             RetryDecision::Stop(StopReason::RetryAfterTooLong(Duration::from_secs(61)))
         );
-        let short = Outcome::Status {
-            status: 503,
-            retry_after: Some(Duration::from_secs(60)),
-            quota: false,
-        };
+        let short = status(503, Some(Duration::from_secs(60)), None);
         assert_eq!(
             p.decide(0, &short, Replay::Unsafe, 0.0),
             RetryDecision::Retry {
                 delay: Duration::from_secs(60)
             }
+        );
+        // After a redirect, a 503 is no longer about the original request.
+        let mut redirected = status(503, None, None);
+        if let Error::Api(api) = &mut redirected {
+            api.after_redirect = true;
+        }
+        assert_eq!(
+            p.decide(0, &redirected, Replay::Unsafe, 0.0),
+            RetryDecision::Stop(StopReason::MayHaveBeenProcessed)
         );
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::retry::Outcome;
+use crate::net::ConnectError;
 use crate::time::bounded;
 
 /// How a request's answer is read.
@@ -23,69 +23,26 @@ pub(crate) enum Mode {
 /// The timeouts of one exchange.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timeouts {
-    /// For resolving and connecting, when the call has its own; `None`: the agent's.
-    pub(crate) connect: Option<Duration>,
-    /// The agent's own connect timeout.
-    pub(crate) agent_connect: Duration,
+    /// For connecting (resolving, TCP, the tunnel, TLS).
+    pub(crate) connect: Duration,
     /// What is left of the call's budget.
     pub(crate) remaining: Duration,
     /// For each read of a streamed body.
     pub(crate) per_read: Duration,
 }
 
-/// Runs one exchange. In buffered mode the whole exchange, body included, must fit in
-/// `remaining`; in streaming mode everything up to the answer's headers must.
+/// Runs one exchange, its budget passed down as `ureq`'s timeouts: in buffered mode the
+/// whole exchange, body included, must fit in `remaining`; in streaming mode everything
+/// up to the answer's headers must, then each read of the body `per_read`.
 pub(crate) fn run<S: ureq::AsSendBody>(
     agent: &ureq::Agent,
     request: ureq::http::Request<S>,
     mode: Mode,
     t: Timeouts,
-    proxy: Option<&ureq::Proxy>,
 ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
     let remaining = bounded(t.remaining);
-    // The common case: a buffered exchange, directly to the server, with time for the
-    // agent's resolve and connect timeouts (when there is no pooled connection). The
-    // call's deadline bounds every read and write of the exchange and its body on this
-    // thread (`steady::CallDeadline`, set by the attempt): the agent's configuration as
-    // it is, with no copy of it made for this request and no timeout of ureq's own to
-    // keep track of.
-    let fits = t.agent_connect.saturating_mul(2) <= remaining;
-    if mode == Mode::Buffered && proxy.is_none() && t.connect.is_none() && fits {
-        return agent.run(request);
-    }
-    run_configured(agent, request, mode, t, proxy)
-}
-
-/// An exchange with a configuration of its own: a proxy, a connect timeout of the
-/// call's, streaming, or too little time left for the agent's connect timeout.
-#[inline(never)]
-fn run_configured<S: ureq::AsSendBody>(
-    agent: &ureq::Agent,
-    request: ureq::http::Request<S>,
-    mode: Mode,
-    t: Timeouts,
-    proxy: Option<&ureq::Proxy>,
-) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-    let remaining = bounded(t.remaining);
-    let configured = agent.configure_request(request);
-    // The proxy for this URL (its scheme, its host), tunnelled by `connector.rs`.
-    let configured = match proxy {
-        Some(proxy) => configured.proxy(Some(proxy.clone())),
-        None => configured,
-    };
-    // In buffered mode the global timeout bounds resolving and connecting too, so the
-    // agent's connect timeout needs no copy per request; a call's own one does.
-    let connect = match (mode, t.connect) {
-        (_, Some(connect)) => Some(connect),
-        (Mode::Streaming, None) => Some(t.agent_connect),
-        (Mode::Buffered, None) => None,
-    };
-    let configured = match connect {
-        Some(connect) => configured
-            .timeout_resolve(Some(bounded(connect.min(remaining))))
-            .timeout_connect(Some(bounded(connect.min(remaining)))),
-        None => configured,
-    };
+    let connect = Some(bounded(t.connect.min(remaining)));
+    let configured = agent.configure_request(request).timeout_connect(connect);
     let configured = match mode {
         Mode::Buffered => configured.timeout_global(Some(remaining)),
         Mode::Streaming => configured
@@ -245,131 +202,91 @@ impl Read for ExactLength {
     }
 }
 
-/// A failed exchange: our error, and what it means for the retry decision.
-pub(crate) struct Failed {
-    pub(crate) error: Error,
-    pub(crate) outcome: Outcome,
-}
-
-/// Maps a `ureq` error to ours. `elapsed` is the time spent on the call so far, `host`
-/// names the server in messages.
+/// Maps a `ureq` error to ours, each saying how far the request got
+/// ([`Error::delivery`]). `elapsed` is the time spent on the call so far.
 #[cold]
 #[inline(never)]
-pub(crate) fn map_error(e: ureq::Error, elapsed: Duration, host: &str) -> Failed {
+pub(crate) fn map_error(e: ureq::Error, elapsed: Duration) -> Error {
     use ureq::Timeout as T;
-    let failed = |error, outcome| Failed { error, outcome };
-    let connect = |message: String| Error::Connect {
-        message,
-        delivery: crate::Delivery::NotSent,
-    };
     match e {
-        ureq::Error::Timeout(T::Connect | T::Resolve) => failed(
-            Error::Timeout {
-                elapsed,
+        ureq::Error::Timeout(T::Connect | T::Resolve) => Error::Timeout {
+            elapsed,
+            delivery: crate::Delivery::NotSent,
+        },
+        ureq::Error::Timeout(_) => Error::Timeout {
+            elapsed,
+            delivery: crate::Delivery::MayHaveBeenProcessed,
+        },
+        ureq::Error::RequireHttpsOnly(m) | ureq::Error::BadUri(m) => Error::config(m),
+        ureq::Error::Http(err) => Error::config(err.to_string()),
+        // No connection was made: nothing reached the service.
+        ureq::Error::Other(e) if e.is::<ConnectError>() => match e.downcast::<ConnectError>() {
+            Ok(connect) => connect_failed(*connect, elapsed),
+            Err(e) => Error::Connect {
+                message: e.to_string(),
                 delivery: crate::Delivery::NotSent,
             },
-            Outcome::NotSent,
-        ),
-        ureq::Error::Timeout(_) => failed(
-            Error::Timeout {
-                elapsed,
-                delivery: crate::Delivery::MayHaveBeenProcessed,
-            },
-            Outcome::MayHaveBeenProcessed,
-        ),
-        ureq::Error::HostNotFound => failed(
-            connect(format!("could not resolve the host {host}")),
-            Outcome::NotSent,
-        ),
-        ureq::Error::ConnectionFailed => failed(
-            connect(format!("could not connect to {host}")),
-            Outcome::NotSent,
-        ),
-        // A TLS failure (certificate, protocol) happens before the request is sent and
-        // will not heal on a retry.
-        ureq::Error::Tls(m) => failed(connect(format!("TLS with {host}: {m}")), Outcome::Final),
-        ureq::Error::RequireHttpsOnly(m) | ureq::Error::BadUri(m) => {
-            failed(Error::config(m), Outcome::Final)
-        }
-        ureq::Error::Http(err) => failed(Error::config(err.to_string()), Outcome::Final),
-        // The proxy did not open the tunnel: the request never left. Credentials it
-        // wants (401, 407) or a host it forbids (403) will not change on a retry, and
-        // a proxy may lock an account after failed logins: never retried.
-        ureq::Error::Other(e) if e.is::<crate::tunnel::Refusal>() => {
-            let refusal = e
-                .downcast::<crate::tunnel::Refusal>()
-                .map(|r| *r)
-                .unwrap_or_else(|e| crate::tunnel::Refusal {
-                    status: None,
-                    message: e.to_string(),
-                    proxy: String::new(),
-                    retry: true,
-                    timed_out: false,
-                });
-            let outcome = if refusal.retry {
-                Outcome::NotSent
-            } else {
-                Outcome::Final
-            };
-            failed(
-                Error::Proxy {
-                    proxy: refusal.proxy,
-                    status: refusal.status,
-                    message: format!("{} (for {host})", refusal.message),
-                },
-                outcome,
-            )
-        }
-        ureq::Error::Io(io) => map_io(io, elapsed, host),
-        other => failed(
-            Error::Io {
-                delivery: crate::Delivery::MayHaveBeenProcessed,
-                source: io::Error::other(other.to_string()),
-            },
-            Outcome::MayHaveBeenProcessed,
-        ),
+        },
+        ureq::Error::Io(io) => map_io(io, elapsed),
+        other => Error::Io {
+            delivery: crate::Delivery::MayHaveBeenProcessed,
+            source: io::Error::other(other.to_string()),
+        },
     }
 }
 
-fn map_io(io: io::Error, elapsed: Duration, host: &str) -> Failed {
-    // A TLS failure (certificate, protocol) surfaces as an I/O error wrapping rustls's;
-    // it happens in the handshake, before the request is sent, and will not heal.
+/// A connection that was not made, as the call's failure: nothing was sent.
+fn connect_failed(e: ConnectError, elapsed: Duration) -> Error {
+    let delivery = crate::Delivery::NotSent;
+    match e {
+        ConnectError::TimedOut { .. } => Error::Timeout { elapsed, delivery },
+        // The proxy did not open the tunnel: the request never left. Its 401, 403 or
+        // 407 are never retried (a proxy may lock an account after failed logins).
+        ConnectError::Proxy(refusal) => Error::Proxy {
+            proxy: refusal.proxy,
+            status: refusal.status,
+            message: refusal.message,
+        },
+        // A certificate or the protocol: it will not heal on a retry.
+        ConnectError::Tls { .. } => Error::Tls {
+            message: e.to_string(),
+        },
+        other => Error::Connect {
+            message: other.to_string(),
+            delivery,
+        },
+    }
+}
+
+fn map_io(io: io::Error, elapsed: Duration) -> Error {
+    // A server that refuses the TLS handshake after the client finished its part (TLS
+    // 1.3: a client certificate it will not take) says so on the first read: the
+    // request was never processed, and a retry will not change the certificate.
     if let Some(tls) = io
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .filter(|e| {
+            matches!(
+                e,
+                rustls::Error::AlertReceived(_)
+                    | rustls::Error::InvalidCertificate(_)
+                    | rustls::Error::NoCertificatesPresented
+                    | rustls::Error::PeerIncompatible(_)
+            )
+        })
     {
-        return Failed {
-            error: Error::Connect {
-                message: format!("TLS with {host}: {tls}"),
-                delivery: crate::Delivery::NotSent,
-            },
-            outcome: Outcome::Final,
+        return Error::Tls {
+            message: format!("the server refused the connection: {tls}"),
         };
     }
     match io.kind() {
-        io::ErrorKind::ConnectionRefused
-        | io::ErrorKind::AddrNotAvailable
-        | io::ErrorKind::HostUnreachable
-        | io::ErrorKind::NetworkUnreachable => Failed {
-            error: Error::Connect {
-                message: format!("{host}: {io}"),
-                delivery: crate::Delivery::NotSent,
-            },
-            outcome: Outcome::NotSent,
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Error::Timeout {
+            elapsed,
+            delivery: crate::Delivery::MayHaveBeenProcessed,
         },
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Failed {
-            error: Error::Timeout {
-                elapsed,
-                delivery: crate::Delivery::MayHaveBeenProcessed,
-            },
-            outcome: Outcome::MayHaveBeenProcessed,
-        },
-        _ => Failed {
-            error: Error::Io {
-                delivery: crate::Delivery::MayHaveBeenProcessed,
-                source: io,
-            },
-            outcome: Outcome::MayHaveBeenProcessed,
+        _ => Error::Io {
+            delivery: crate::Delivery::MayHaveBeenProcessed,
+            source: io,
         },
     }
 }

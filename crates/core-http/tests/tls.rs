@@ -187,7 +187,7 @@ fn client_trusting(url: &str, ca: &Authority) -> HttpClient {
 }
 
 fn refused(err: &Error, requests: &AtomicUsize) {
-    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert!(matches!(err, Error::Tls { .. }), "{err:?}");
     assert!(!err.may_have_been_processed(), "{err:?}");
     let text = err.to_string().to_ascii_lowercase();
     assert!(
@@ -338,7 +338,7 @@ fn tls_inside_a_proxys_tunnel_checks_the_services_name() {
     assert_eq!(answer, serde_json::json!({ "got": 2 }));
     // The same server under another name: its certificate does not name that host.
     let err = through("other.service.test").get("/x").send().unwrap_err();
-    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert!(matches!(err, Error::Tls { .. }), "{err:?}");
     assert!(!err.may_have_been_processed(), "{err:?}");
     assert!(
         err.to_string().to_ascii_lowercase().contains("certificate"),

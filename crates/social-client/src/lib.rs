@@ -60,8 +60,8 @@
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin.
 //! - **Logging.** The client logs through the `log` crate (calls and retry decisions at
-//!   debug), never a key. Keep the `ureq_proto` target below `trace`: at trace it dumps the
-//!   raw bytes of every request, the `Authorization` header included.
+//!   debug), never a key. No log of any crate holds one at any level: below the
+//!   HTTP layer a credential is a stand-in, swapped for it only at the socket.
 //!
 //! The wire format and every choice made where the service's document is silent are in
 //! the workspace's `docs/social.md`.

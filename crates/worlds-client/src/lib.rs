@@ -93,9 +93,9 @@
 //!   reaches anything else with the same auth, retries and errors.
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin and the realtime channel.
-//! - **Logging.** Through the `log` crate, never a key. Keep the `ureq_proto` target below
-//!   `trace`: at trace it dumps the raw bytes of every request, the `Authorization` header
-//!   included.
+//! - **Logging.** Through the `log` crate, never a key. No log of any crate holds one at any
+//!   level: below the HTTP layer a credential is a stand-in, swapped for it only at the
+//!   socket.
 //!
 //! The document shows the paths and little else; every choice made where it is silent
 //! is in `docs/worlds.md`. Records keep the fields this version does not model in

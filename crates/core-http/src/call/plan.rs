@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 use log::debug;
 
 use super::Purpose;
-use crate::attempt::{Answer, Call, Failure};
+use crate::attempt::{Answer, Call};
 use crate::auth::{Auth, AuthHeader, Secret};
 use crate::builder::RequestBuilder;
 use crate::client::HttpClient;
 use crate::error::{Error, Result};
 use crate::method::Method;
-use crate::retry::{Outcome, Replay, RetryDecision, RetryPolicy, StopReason};
+use crate::retry::{Replay, RetryDecision, RetryPolicy, StopReason};
 use crate::time::Deadline;
 use crate::url::{self, Origin};
 use crate::wire::Mode;
@@ -227,23 +227,13 @@ impl<'a> Plan<'a> {
     pub(super) fn failed(
         &mut self,
         tries: &mut Tries,
-        failure: Failure,
+        error: Error,
         auth: Option<&AuthHeader<'a>>,
         started: Instant,
     ) -> Next {
-        let Failure {
-            error,
-            outcome,
-            hops,
-        } = failure;
-        // After a redirect the decision is made for the original request, which has
-        // reached the server: only a replay-safe request may be repeated.
-        let outcome = match outcome {
-            Outcome::Final => Outcome::Final,
-            _ if hops > 0 && self.replay == Replay::Unsafe => Outcome::MayHaveBeenProcessed,
-            other => other,
-        };
-        if let Some(used) = self.refusal_to_refresh(tries, &error, hops, auth) {
+        // After a redirect the error says the original request reached the server
+        // (its delivery), so only a replay-safe request is repeated.
+        if let Some(used) = self.refusal_to_refresh(tries, &error, auth) {
             debug!(
                 "{}: 401 with an OAuth token; refreshing it once",
                 self.shown()
@@ -255,7 +245,7 @@ impl<'a> Plan<'a> {
         }
         let decision = match self.policy.decide(
             tries.retries,
-            &outcome,
+            &error,
             self.replay,
             crate::random::unit_f64(),
         ) {
@@ -307,16 +297,18 @@ impl<'a> Plan<'a> {
         &self,
         tries: &Tries,
         error: &Error,
-        hops: u32,
         auth: Option<&AuthHeader<'a>>,
     ) -> Option<Secret> {
         let oauth = matches!(
             self.client.inner.config.auth,
             Auth::OAuth2ClientCredentials(_)
         );
+        // A 401 to the request itself (not to a hop after a redirect, when the
+        // request may have acted) unless it may be repeated anyway.
+        let to_itself = error.api().is_some_and(|a| !a.after_redirect);
         let refreshable = error.status() == Some(401)
             && !tries.refreshed_token
-            && (hops == 0 || self.replay == Replay::Safe)
+            && (to_itself || self.replay == Replay::Safe)
             && oauth;
         match auth {
             Some((_, used)) if refreshable => Some(used.clone().into_owned()),

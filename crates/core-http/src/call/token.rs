@@ -24,6 +24,8 @@ impl HttpClient {
         deadline: &Deadline,
     ) -> crate::Result<Option<AuthHeader<'_>>> {
         let config = &self.inner.config;
+        // Every credential goes out as its stand-in: the socket puts it back.
+        let masks = &self.inner.dialer.masks;
         match &config.auth {
             Auth::None => Ok(None),
             // Made once, when the client was built.
@@ -31,12 +33,13 @@ impl HttpClient {
                 Cow::Borrowed("authorization"),
                 match &self.inner.bearer {
                     Some(header) => Cow::Borrowed(header),
-                    None => Cow::Owned(bearer(key)),
+                    None => Cow::Owned(bearer(&Secret::new(masks.header(key.expose())))),
                 },
             ))),
-            Auth::Header { name, value } => {
-                Ok(Some((Cow::Borrowed(name.as_str()), Cow::Borrowed(value))))
-            }
+            Auth::Header { name, value } => Ok(Some((
+                Cow::Borrowed(name.as_str()),
+                Cow::Owned(Secret::new(masks.header(value.expose()))),
+            ))),
             Auth::BearerFrom(source) => {
                 let key = source.read();
                 if key.is_empty() {
@@ -44,7 +47,7 @@ impl HttpClient {
                 }
                 Ok(Some((
                     Cow::Borrowed("authorization"),
-                    Cow::Owned(bearer(&key)),
+                    Cow::Owned(bearer(&Secret::new(masks.header(key.expose())))),
                 )))
             }
             Auth::OAuth2ClientCredentials(oauth) => {
@@ -56,9 +59,11 @@ impl HttpClient {
                     stale.as_ref(),
                     || self.fetch_token(oauth, *deadline),
                 )?;
+                // The socket hid the token as it came (a stand-in already, kept as it
+                // is); one it could not hide is masked here.
                 Ok(Some((
                     Cow::Borrowed("authorization"),
-                    Cow::Owned(bearer(&token)),
+                    Cow::Owned(bearer(&Secret::new(masks.header(token.expose())))),
                 )))
             }
         }
@@ -73,7 +78,18 @@ impl HttpClient {
             "requesting an OAuth token from {}",
             crate::url::strip_query(&oauth.token_url)
         );
-        let form = oauth.token_form();
+        let mut form = oauth.token_form();
+        // The secret goes out as the stand-in of its form-encoded value: the socket puts
+        // it back in the body, and knows the answer holds a token to hide.
+        for (name, value) in &mut form {
+            if *name == "client_secret" {
+                *value = self
+                    .inner
+                    .dialer
+                    .masks
+                    .client_secret(&crate::url::encode(value));
+            }
+        }
         let fields: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let mut request = self
             .request(Method::Post, &oauth.token_url)

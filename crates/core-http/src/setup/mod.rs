@@ -15,12 +15,12 @@ use std::time::Duration;
 use crate::auth::{Auth, Secret};
 use crate::client::HttpClient;
 use crate::error::Result;
+use crate::net::tls::RootCertificates;
 use crate::rate_limit::RateLimit;
 use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::service::ServiceClient;
 use crate::time::{Clock, Sleeper, SystemClock, ThreadSleeper};
-use crate::tls::RootCertificates;
 use env::{apply_env_settings, checked, env_config};
 pub(crate) use settings::Config;
 

@@ -2,7 +2,7 @@
 //! allowed, and the proxy; one setting for calls and streams alike.
 
 use super::{ClientBuilder, ServiceClient};
-use crate::tls::RootCertificates;
+use crate::net::tls::RootCertificates;
 use crate::{Result, auth::Secret};
 
 impl<C: ServiceClient> ClientBuilder<C> {
@@ -112,7 +112,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn client_certificate_pem(mut self, certs_pem: &[u8], key_pem: &[u8]) -> Result<Self> {
-        self.config.identity = Some(crate::tls::Identity::from_pem(certs_pem, key_pem)?);
+        self.config.identity = Some(crate::net::tls::Identity::from_pem(certs_pem, key_pem)?);
         Ok(self)
     }
 

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::auth::Auth;
+use crate::net::tls::RootCertificates;
 use crate::rate_limit::RateLimit;
 use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::time::{Clock, Sleeper};
-use crate::tls::RootCertificates;
 
 /// The settings of a client, fixed when it is built.
 #[derive(Clone)]
@@ -31,7 +31,7 @@ pub(crate) struct Config {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) roots: RootCertificates,
     /// The client's certificate, for mutual TLS.
-    pub(crate) identity: Option<crate::tls::Identity>,
+    pub(crate) identity: Option<crate::net::tls::Identity>,
     /// Which proxy, as the builder was told; and the one it leads to (set by `build`).
     pub(crate) proxy_choice: crate::proxy::ProxyChoice,
     pub(crate) proxies: crate::proxy::Proxies,

@@ -40,10 +40,10 @@ impl crate::HttpClient {
             // The connection and its handshake fit in the connect timeout and in the
             // whole-call timeout, whichever is shorter.
             .connect_timeout(cfg.connect_timeout.min(cfg.timeout));
-        config.tls = Some(Arc::clone(&self.inner.tls));
+        // The client's connection stack: its proxy (the environment's by default), its
+        // TLS configuration and sessions, its credentials' masks; as for its calls.
+        config.dialer = Some(Arc::clone(&self.inner.dialer));
         config.redact = cfg.redactor.clone();
-        // The client's proxy (the environment's by default), for streams as for calls.
-        config.proxies = cfg.proxies.clone();
         config.observer = cfg.observer.clone();
         match &cfg.auth {
             crate::auth::Auth::Bearer(key) => {

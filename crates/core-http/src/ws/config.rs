@@ -50,13 +50,13 @@ pub struct StreamConfig {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) auth: Option<(String, AuthValue)>,
-    /// The proxy to tunnel through, if any (a client's stream config has the client's).
-    pub(crate) proxies: crate::proxy::Proxies,
+
     /// Who is told of connections, losses and reconnects (a client's observer).
     pub(crate) observer: crate::observe::Observers,
-    /// The client's TLS configuration (its roots and its certificate, the same as its
-    /// calls'); without a client, Mozilla's roots and no certificate.
-    pub(crate) tls: Option<Arc<rustls::ClientConfig>>,
+    /// How the stream connects: its client's connection stack (its resolver, proxies,
+    /// TLS configuration and credential masks, the same as its calls'); without a
+    /// client, Mozilla's roots and no proxy.
+    pub(crate) dialer: Option<Arc<crate::net::Dialer>>,
     pub(crate) connect_timeout: Duration,
     pub(crate) tick: Duration,
     pub(crate) ping_after: Duration,
@@ -93,9 +93,8 @@ impl StreamConfig {
             url: url.into(),
             headers: Vec::new(),
             auth: None,
-            proxies: crate::proxy::Proxies::default(),
             observer: crate::observe::Observers(None),
-            tls: None,
+            dialer: None,
             connect_timeout: Duration::from_secs(10),
             tick: Duration::from_millis(200),
             ping_after: Duration::from_secs(20),
@@ -115,6 +114,21 @@ impl StreamConfig {
     /// The stream's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// How the stream connects: its client's stack, else one of its own (Mozilla's
+    /// roots, no proxy, no client certificate).
+    pub(crate) fn dialer(&self) -> crate::Result<Arc<crate::net::Dialer>> {
+        match &self.dialer {
+            Some(dialer) => Ok(dialer.clone()),
+            None => {
+                let tls = crate::net::tls::RootCertificates::default().rustls_config(None)?;
+                Ok(Arc::new(crate::net::Dialer::new(
+                    crate::proxy::Proxies::default(),
+                    tls,
+                )))
+            }
+        }
     }
 
     /// Sends `name: value` on the upgrade request (for example the `User-Agent`).

@@ -1,21 +1,19 @@
-//! Making one WebSocket connection, under one deadline for all of it (name resolution,
-//! TCP, TLS, the HTTP upgrade): the upgrade request is written and its answer read here,
-//! not by tungstenite, so the auth header goes through no code that logs it; the socket
-//! is handed to tungstenite only once upgraded. Also: what a failure means (stop, retry,
-//! or retry after the cool-down), and the handle that lets the caller abandon a
-//! connection from its own thread.
+//! Making one WebSocket connection, under one deadline for all of it: the client's
+//! connection stack (resolution, TCP, a `CONNECT` tunnel through its proxy, TLS with its
+//! configuration) then the HTTP upgrade, written and read here, not by tungstenite, so
+//! the auth header goes through no code that logs it; the socket is handed to
+//! tungstenite only once upgraded. Also: what a failure means (stop, retry, or retry
+//! after the cool-down).
 
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use log::debug;
 use tungstenite::protocol::{Role, WebSocketConfig};
 
-use super::transport::{Abort, Socket, Tcp, Transport};
+use super::transport::{Live, Socket};
 use super::{StreamConfig, WsError};
-use crate::tls::RootCertificates;
+use crate::net::{Abort, ConnectError, Connection, Target};
 use crate::url::{Origin, strip_query};
 
 /// How much one read of the connection asks the socket for (tungstenite's read buffer).
@@ -65,7 +63,7 @@ fn fail(error: WsError, next: Next) -> Failure {
 }
 
 /// Where the stream's URL points.
-struct Target {
+struct Endpoint {
     tls: bool,
     host: String,
     port: u16,
@@ -75,7 +73,7 @@ struct Target {
     resource: String,
 }
 
-fn target(url: &str, shown: &str) -> Result<Target, Failure> {
+fn target(url: &str, shown: &str) -> Result<Endpoint, Failure> {
     let (tls, rest) = if let Some(rest) = url.strip_prefix("wss://") {
         (true, rest)
     } else if let Some(rest) = url.strip_prefix("ws://") {
@@ -96,7 +94,7 @@ fn target(url: &str, shown: &str) -> Result<Target, Failure> {
         r if r.starts_with('?') => format!("/{r}"),
         r => r.to_owned(),
     };
-    Ok(Target {
+    Ok(Endpoint {
         tls,
         host: origin
             .host
@@ -109,134 +107,57 @@ fn target(url: &str, shown: &str) -> Result<Target, Failure> {
     })
 }
 
-/// Connects: name resolution, TCP, TLS and the upgrade, all within the config's connect
-/// timeout from now.
-pub(crate) fn connect(config: &StreamConfig, abort: &Arc<Abort>) -> Result<Socket, Failure> {
+/// Connects: the client's connection stack, then the upgrade, all within the config's
+/// connect timeout from now.
+pub(crate) fn connect(config: &StreamConfig, abort: &Abort) -> Result<Socket, Failure> {
     let started = Instant::now();
     let deadline = started + config.connect_timeout;
     let shown = strip_query(&config.url).to_owned();
     let target = target(&config.url, &shown)?;
-    // Through the proxy for a secure or plain URL, unless the target is one it is not
-    // for (loopback from the environment, NO_PROXY).
-    let via = config.proxies.route_for(target.tls, &target.host);
-    let (host, port) = match via {
-        Some(p) => (p.host().to_owned(), p.port()),
-        None => (target.host.clone(), target.port),
-    };
-    let host = &host;
-
-    let addrs = resolve(host, port, deadline)?;
-    let tcp =
-        crate::dial::dial(&addrs, deadline, || abort.is_aborted()).map_err(|last| match last {
-            Some(e) => fail(WsError::Connect(format!("{host}: {e}")), Next::Retry),
-            None => fail(
-                WsError::Timeout(format!("connecting to {host}")),
-                Next::Retry,
-            ),
-        })?;
-    let _ = tcp.set_nodelay(true);
-    abort.register(&tcp).map_err(|e| io_failure(e, &shown))?;
-    let mut tcp = Tcp {
-        stream: tcp,
-        deadline: Some(deadline),
-        abort: abort.clone(),
-        no_wait: false,
-        polled: false,
-        armed: false,
-        read_timeout: None,
-        retimed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-    };
-    if let Some(route) = via {
-        crate::tunnel::open(&mut tcp, route, &target.host, target.port).map_err(|r| {
-            if r.timed_out {
-                fail(WsError::Timeout(r.message), Next::Retry)
-            } else {
-                fail(
-                    WsError::ProxyRefused {
-                        status: r.status,
-                        message: r.message,
-                    },
-                    if r.retry { Next::Retry } else { Next::Stop },
-                )
-            }
-        })?;
-    }
-
-    let mut transport = secure(config, &target, tcp)?;
-
+    let dialer = config
+        .dialer()
+        .map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?;
+    let mut conn = dialer
+        .connect(
+            &Target {
+                host: &target.host,
+                port: target.port,
+                tls: target.tls,
+            },
+            deadline,
+            Some(abort),
+        )
+        .map_err(|e| connect_failure(e, &shown))?;
     debug!("stream: connecting to {shown}");
-    let leftover = upgrade(&mut transport, config, &target, &shown)?;
-    transport.set_deadline(None, config.tick);
+    let leftover = upgrade(&mut conn, config, &target, &shown, deadline)?;
+    let live = Live::new(conn).map_err(|e| io_failure(e, &shown))?;
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(config.max_message_size))
         .max_frame_size(Some(config.max_message_size))
         .max_write_buffer_size(config.max_write_buffer.max(256 * 1024))
         .read_buffer_size(READ_CHUNK);
-    let socket = tungstenite::WebSocket::from_partially_read(
-        transport,
-        leftover,
-        Role::Client,
-        Some(ws_config),
-    );
+    let socket =
+        tungstenite::WebSocket::from_partially_read(live, leftover, Role::Client, Some(ws_config));
     debug!("stream: connected to {shown} in {:?}", started.elapsed());
     Ok(socket)
 }
 
-/// The connection as the stream speaks over it: TLS to the service (inside the tunnel
-/// when there is one) for `wss://`, plain otherwise.
-fn secure(config: &StreamConfig, target: &Target, tcp: Tcp) -> Result<Transport, Failure> {
-    if !target.tls {
-        return Ok(Transport::Plain(tcp));
-    }
-    let client_config = match &config.tls {
-        Some(tls) => Arc::clone(tls),
-        None => RootCertificates::default()
-            .rustls_config(None)
-            .map_err(|e| fail(WsError::Connect(e.to_string()), Next::Stop))?,
-    };
-    let server_name =
-        rustls::pki_types::ServerName::try_from(target.host.clone()).map_err(|e| {
-            fail(
-                WsError::Connect(format!("{}: {e}", target.host)),
-                Next::Stop,
-            )
-        })?;
-    let session = rustls::ClientConnection::new(client_config, server_name)
-        .map_err(|e| fail(WsError::Connect(format!("TLS: {e}")), Next::Stop))?;
-    Ok(Transport::Tls(Box::new(rustls::StreamOwned::new(
-        session, tcp,
-    ))))
-}
-
-/// The host's addresses, within the deadline (the system's resolver has no timeout of
-/// its own, so it runs on a short-lived thread that is abandoned when late).
-fn resolve(host: &str, port: u16, deadline: Instant) -> Result<Vec<SocketAddr>, Failure> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, port)]);
-    }
-    let (send, receive) = mpsc::channel();
-    let name = host.to_owned();
-    std::thread::Builder::new()
-        .name("core-http-resolve".into())
-        .spawn(move || {
-            let _ = send.send((name.as_str(), port).to_socket_addrs().map(Vec::from_iter));
-        })
-        .map_err(|e| {
-            fail(
-                WsError::Connect(format!("resolving {host}: {e}")),
-                Next::Retry,
-            )
-        })?;
-    match receive.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-        Ok(Ok(addrs)) => Ok(addrs),
-        Ok(Err(e)) => Err(fail(
-            WsError::Connect(format!("could not resolve {host}: {e}")),
-            Next::Retry,
-        )),
-        Err(_) => Err(fail(
-            WsError::Timeout(format!("resolving {host}")),
-            Next::Retry,
-        )),
+/// A connection the stack could not make, as the stream's failure.
+fn connect_failure(e: ConnectError, shown: &str) -> Failure {
+    match e {
+        ConnectError::TimedOut { .. } => fail(WsError::Timeout(e.to_string()), Next::Retry),
+        ConnectError::Proxy(r) if r.timed_out => fail(WsError::Timeout(r.message), Next::Retry),
+        ConnectError::Proxy(r) => fail(
+            WsError::ProxyRefused {
+                status: r.status,
+                message: r.message,
+            },
+            if r.retry { Next::Retry } else { Next::Stop },
+        ),
+        // A certificate or the protocol: it will not heal.
+        ConnectError::Tls { .. } => fail(WsError::Connect(format!("{e} ({shown})")), Next::Stop),
+        ConnectError::Aborted => fail(WsError::ClosedByCaller, Next::Stop),
+        other => fail(WsError::Connect(other.to_string()), Next::Retry),
     }
 }
 
@@ -248,10 +169,11 @@ fn clean(value: &str) -> bool {
 /// Sends the upgrade request and reads its answer. Returns the bytes read past the
 /// answer's head (the first frames, when the server wrote them at once).
 fn upgrade(
-    transport: &mut Transport,
+    transport: &mut Connection,
     config: &StreamConfig,
-    target: &Target,
+    target: &Endpoint,
     shown: &str,
+    deadline: Instant,
 ) -> Result<Vec<u8>, Failure> {
     let key = tungstenite::handshake::client::generate_key();
     send_upgrade(transport, config, target, &key, shown)?;
@@ -296,16 +218,16 @@ fn upgrade(
     let content_type = header("content-type");
     let length: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
     let mut body = buf.split_off(head_len);
-    read_refusal_body(transport, &mut body, length);
+    read_refusal_body(transport, &mut body, length, deadline);
     Err(refused(config, status, content_type.as_deref(), &body))
 }
 
 /// Writes the upgrade request, with the credentials read as they are now (a rotated key,
 /// a refreshed token); the request holding them is dropped at once.
 fn send_upgrade(
-    transport: &mut Transport,
+    transport: &mut Connection,
     config: &StreamConfig,
-    target: &Target,
+    target: &Endpoint,
     key: &str,
     shown: &str,
 ) -> Result<(), Failure> {
@@ -352,16 +274,17 @@ fn send_upgrade(
         request.push_str("\r\n");
     }
     request.push_str("\r\n");
-    let sent = transport
-        .write_all(request.as_bytes())
-        .and_then(|()| transport.flush());
+    // A credential's stand-in (a token) swapped for it as the bytes go out.
+    let mut bytes = request.into_bytes();
+    transport.masks.reveal(&mut bytes, true);
+    let sent = transport.write_all(&bytes).and_then(|()| transport.flush());
     // The request held the key: it is gone before anything else can see it.
-    drop(request);
+    drop(bytes);
     sent.map_err(|e| io_failure(e, shown))
 }
 
 /// The upgrade answer's head and whatever came after it in the same reads.
-fn read_head(transport: &mut Transport, shown: &str) -> Result<Vec<u8>, Failure> {
+fn read_head(transport: &mut Connection, shown: &str) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     while find_head_end(&buf).is_none() {
@@ -381,7 +304,6 @@ fn read_head(transport: &mut Transport, shown: &str) -> Result<Vec<u8>, Failure>
                 ));
             }
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(io_failure(e, shown)),
         }
     }
@@ -403,11 +325,17 @@ fn refused(config: &StreamConfig, status: u16, content_type: Option<&str>, body:
 
 /// Reads what there is of a refusal's body, for its message: up to its length (or the
 /// connection's end), [`MAX_REFUSAL_BODY`] at most, for [`REFUSAL_BODY_WAIT`] at most.
-fn read_refusal_body(transport: &mut Transport, body: &mut Vec<u8>, length: Option<usize>) {
+fn read_refusal_body(
+    transport: &mut Connection,
+    body: &mut Vec<u8>,
+    length: Option<usize>,
+    deadline: Instant,
+) {
     let want = length.unwrap_or(MAX_REFUSAL_BODY).min(MAX_REFUSAL_BODY);
     let wait = Instant::now() + REFUSAL_BODY_WAIT;
-    let tcp = transport.tcp_mut();
-    tcp.deadline = Some(tcp.deadline.map_or(wait, |d| d.min(wait)));
+    transport
+        .socket_mut()
+        .set_deadline(Some(deadline.min(wait)));
     let mut chunk = [0u8; 1024];
     while body.len() < want {
         match transport.read(&mut chunk) {

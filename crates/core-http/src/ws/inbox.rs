@@ -1,10 +1,10 @@
 //! The queue between a stream's thread and its caller: a lossless lane that keeps
 //! everything up to its capacity (then says the reader fell behind), a bounded lossy
 //! lane that drops its oldest events (counting them), both read in arrival order, and
-//! the stream's counters.
+//! the stream's counters. The connection's thread queues each read's events under one
+//! lock; the caller takes everything queued in one swap.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -33,13 +33,6 @@ pub struct StreamStats {
 
 pub(crate) type Item<E> = Result<StreamItem<E>, WsError>;
 
-/// How long (in spin-loop hints, a few microseconds) a reader finding the queue empty
-/// watches it before it sleeps.
-const SPINS: u32 = 4_000;
-
-/// How many queued items end a reader's watch at once.
-const GATHER: usize = 32;
-
 struct State<E> {
     lossless: VecDeque<(u64, Item<E>)>,
     lossy: VecDeque<(u64, Item<E>)>,
@@ -47,11 +40,11 @@ struct State<E> {
     finished: bool,
     reconnects: u64,
     dropped: u64,
+    received: u64,
+    last_message: Option<Instant>,
     connected: bool,
-    /// Readers waiting in [`Inbox::take_all`]: a push wakes one only when there is one.
-    waiting: usize,
-    /// Wake-ups without items ([`Inbox::poke`]): the socket was handed back.
-    pokes: u64,
+    /// A caller waits in [`Inbox::take`]: a push wakes it only then.
+    waiting: bool,
     /// The lossless lane filled up: its events are lost until [`Inbox::recovering`].
     behind: bool,
     fell_behind: u64,
@@ -60,16 +53,6 @@ struct State<E> {
 
 pub(crate) struct Inbox<E> {
     state: Mutex<State<E>>,
-    /// How many items are queued, readable without the lock.
-    queued: AtomicUsize,
-    /// No more items will come ([`Inbox::finish`]), readable without the lock.
-    done: AtomicBool,
-    /// Events received in all, and when the last frame arrived (nanoseconds after
-    /// `born`, 0 before the first): kept without the lock, so that the caller's direct
-    /// reads take no lock at all.
-    received: AtomicU64,
-    last_message: AtomicU64,
-    born: Instant,
     ready: Condvar,
     capacity: usize,
     lossless_capacity: usize,
@@ -85,19 +68,15 @@ impl<E> Inbox<E> {
                 finished: false,
                 reconnects: 0,
                 dropped: 0,
+                received: 0,
+                last_message: None,
                 connected: true,
-                waiting: 0,
-                pokes: 0,
+                waiting: false,
                 behind: false,
                 fell_behind: 0,
                 lost: 0,
             }),
             ready: Condvar::new(),
-            queued: AtomicUsize::new(0),
-            done: AtomicBool::new(false),
-            received: AtomicU64::new(0),
-            last_message: AtomicU64::new(0),
-            born: Instant::now(),
             capacity,
             lossless_capacity,
         }
@@ -107,53 +86,46 @@ impl<E> Inbox<E> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queues an item on a lane.
+    /// Queues one item on a lane.
     pub(crate) fn push(&self, lane: Lane, item: Item<E>) {
         let mut state = self.lock();
-        self.queue(&mut state, lane, item);
+        Self::queue(
+            &mut state,
+            self.capacity,
+            self.lossless_capacity,
+            lane,
+            item,
+        );
         self.wake(state);
     }
 
-    /// Queues the items of one frame that arrived at `at`, under one lock. Returns
+    /// Queues the items of one read, which arrived at `at`, under one lock. Returns
     /// `false` when the caller has fallen behind on the lossless lane (the connection
     /// is to be dropped).
     pub(crate) fn deliver(&self, items: &mut Vec<(Lane, Item<E>)>, at: Instant) -> bool {
-        self.arrived(at);
         let mut state = self.lock();
+        state.last_message = Some(at);
         for (lane, item) in items.drain(..) {
-            self.queue(&mut state, lane, item);
+            Self::queue(
+                &mut state,
+                self.capacity,
+                self.lossless_capacity,
+                lane,
+                item,
+            );
         }
         let behind = state.behind;
         self.wake(state);
         !behind
     }
 
-    /// Whether the caller, reading on its own thread, may take a frame's events straight
-    /// into its hands: nothing is queued before them and the stream is not closed.
-    pub(crate) fn direct(&self) -> bool {
-        !self.has_items() && !self.done.load(Ordering::Acquire)
-    }
-
-    /// Notes a frame the caller read itself, arrived at `at` (no lock; its events are
-    /// counted by [`Taken::counted`] once per read).
-    pub(crate) fn took_directly(&self, at: Instant) {
-        self.arrived(at);
-    }
-
-    /// Adds events the caller took straight into its hands.
-    pub(crate) fn count_received(&self, events: u64) {
-        if events > 0 {
-            self.received.fetch_add(events, Ordering::Relaxed);
-        }
-    }
-
-    fn arrived(&self, at: Instant) {
-        let nanos = at.saturating_duration_since(self.born).as_nanos();
-        let nanos = u64::try_from(nanos).unwrap_or(u64::MAX).max(1);
-        self.last_message.store(nanos, Ordering::Relaxed);
-    }
-
-    fn queue(&self, state: &mut State<E>, lane: Lane, item: Item<E>) {
+    fn queue(
+        state: &mut State<E>,
+        capacity: usize,
+        lossless_capacity: usize,
+        lane: Lane,
+        item: Item<E>,
+    ) {
         if state.finished {
             // Closed: nothing more reaches the caller.
             return;
@@ -162,23 +134,25 @@ impl<E> Inbox<E> {
         state.next += 1;
         let event = matches!(item, Ok(StreamItem::Event(_)));
         if event {
-            self.received.fetch_add(1, Ordering::Relaxed);
+            state.received += 1;
         }
         match lane {
             Lane::Lossless if event && state.behind => state.lost += 1,
-            Lane::Lossless if event && state.lossless.len() >= self.lossless_capacity => {
+            Lane::Lossless if event && state.lossless.len() >= lossless_capacity => {
                 // The error takes the place of the first event lost.
                 state.behind = true;
                 state.fell_behind += 1;
                 state.lost += 1;
-                let capacity = self.lossless_capacity;
-                state
-                    .lossless
-                    .push_back((seq, Err(WsError::FellBehind { capacity })));
+                state.lossless.push_back((
+                    seq,
+                    Err(WsError::FellBehind {
+                        capacity: lossless_capacity,
+                    }),
+                ));
             }
             Lane::Lossless => state.lossless.push_back((seq, item)),
             Lane::Lossy => {
-                if state.lossy.len() >= self.capacity {
+                if state.lossy.len() >= capacity {
                     state.lossy.pop_front();
                     state.dropped += 1;
                 }
@@ -187,37 +161,19 @@ impl<E> Inbox<E> {
         }
     }
 
-    /// Wakes a waiting reader, if any (a wake costs a system call; most pushes find the
-    /// reader busy and need none).
-    fn wake(&self, state: MutexGuard<'_, State<E>>) {
-        self.queued
-            .store(state.lossless.len() + state.lossy.len(), Ordering::Release);
-        let waiting = state.waiting > 0;
+    /// Wakes the caller if it waits (a wake costs a system call; a caller busy with
+    /// what it took needs none).
+    fn wake(&self, mut state: MutexGuard<'_, State<E>>) {
+        let waiting = std::mem::take(&mut state.waiting);
         drop(state);
         if waiting {
             self.ready.notify_one();
         }
     }
 
-    /// Wakes a waiting reader without an item (the socket is its to read).
-    pub(crate) fn poke(&self) {
-        let mut state = self.lock();
-        state.pokes += 1;
-        let waiting = state.waiting > 0;
-        drop(state);
-        if waiting {
-            self.ready.notify_all();
-        }
-    }
-
-    /// Whether anything is queued (without the lock).
-    pub(crate) fn has_items(&self) -> bool {
-        self.queued.load(Ordering::Acquire) > 0
-    }
-
     /// Records that a frame arrived now.
     pub(crate) fn touched(&self) {
-        self.arrived(Instant::now());
+        self.lock().last_message = Some(Instant::now());
     }
 
     pub(crate) fn set_connected(&self, connected: bool) {
@@ -245,17 +201,14 @@ impl<E> Inbox<E> {
         let mut state = self.lock();
         state.finished = true;
         state.connected = false;
-        self.done.store(true, Ordering::Release);
         drop(state);
         self.ready.notify_all();
     }
 
+    /// Whether the stream ended and nothing is left to read.
     pub(crate) fn is_finished(&self) -> bool {
-        if !self.done.load(Ordering::Acquire) {
-            return false;
-        }
         let state = self.lock();
-        state.lossless.is_empty() && state.lossy.is_empty()
+        state.finished && state.lossless.is_empty() && state.lossy.is_empty()
     }
 
     /// Lossy events dropped so far.
@@ -265,80 +218,39 @@ impl<E> Inbox<E> {
 
     pub(crate) fn stats(&self) -> StreamStats {
         let state = self.lock();
-        let last = self.last_message.load(Ordering::Relaxed);
         StreamStats {
             reconnects: state.reconnects,
             dropped: state.dropped,
-            received: self.received.load(Ordering::Relaxed),
-            last_message_age: (last > 0)
-                .then(|| (self.born + Duration::from_nanos(last)).elapsed()),
+            received: state.received,
+            last_message_age: state.last_message.map(|at| at.elapsed()),
             connected: state.connected,
             fell_behind: state.fell_behind,
             lost: state.lost,
         }
     }
 
-    /// Swaps everything queued into `out` (whose lanes must be empty) without waiting;
-    /// `false` when nothing was queued.
-    pub(crate) fn take_now(&self, out: &mut Taken<E>) -> bool {
-        if !self.has_items() {
-            return false;
-        }
-        let mut state = self.lock();
-        if state.lossless.is_empty() && state.lossy.is_empty() {
-            return false;
-        }
-        std::mem::swap(&mut state.lossless, &mut out.lossless);
-        std::mem::swap(&mut state.lossy, &mut out.lossy);
-        self.queued.store(0, Ordering::Release);
-        true
-    }
-
     /// Swaps everything queued into `out` (whose lanes must be empty), waiting until
-    /// `deadline` (`None`: as long as it takes) for something to come. Returns `false`
-    /// on time-out, or once finished and empty. The swap holds the lock for no time at
+    /// `deadline` (`None`: as long as it takes) for something to come. `false` on
+    /// time-out, or once finished and empty. The swap holds the lock for no time at
     /// all, whatever is queued, so a fast stream's thread never waits for its reader.
-    /// A [`poke`](Self::poke) ends the wait too, answering `false`.
-    pub(crate) fn take_all(&self, out: &mut Taken<E>, deadline: Option<Instant>) -> bool {
+    pub(crate) fn take(&self, out: &mut Taken<E>, deadline: Option<Instant>) -> bool {
         let mut state = self.lock();
-        let mut watched = false;
-        let pokes = state.pokes;
         loop {
             if !state.lossless.is_empty() || !state.lossy.is_empty() {
                 std::mem::swap(&mut state.lossless, &mut out.lossless);
                 std::mem::swap(&mut state.lossy, &mut out.lossy);
-                self.queued.store(0, Ordering::Release);
                 return true;
             }
-            if state.finished || state.pokes != pokes {
+            if state.finished {
                 return false;
             }
-            // A busy stream refills the queue within microseconds: watch it for a few
-            // microseconds before sleeping, so that neither side pays a wake-up (two
-            // system calls) per event; once something is queued, a little longer for
-            // more to gather.
-            if !watched {
-                watched = true;
-                drop(state);
-                let mut i = 0;
-                while i < SPINS {
-                    let queued = self.queued.load(Ordering::Acquire);
-                    if queued >= GATHER || (queued > 0 && i >= SPINS / 8) {
-                        break;
-                    }
-                    std::hint::spin_loop();
-                    i += 1;
-                }
-                state = self.lock();
-                continue;
-            }
-            state.waiting += 1;
+            state.waiting = true;
             state = match deadline {
                 None => self.ready.wait(state).unwrap_or_else(|p| p.into_inner()),
                 Some(deadline) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        state.waiting -= 1;
+                        state.waiting = false;
                         return false;
                     }
                     self.ready
@@ -347,38 +259,14 @@ impl<E> Inbox<E> {
                         .unwrap_or_else(|p| p.into_inner().0)
                 }
             };
-            state.waiting -= 1;
         }
-    }
-
-    /// The oldest item of either lane, waiting until `deadline` (`None`: as long as it
-    /// takes); `None` on time-out or once finished and empty.
-    #[cfg(test)]
-    pub(crate) fn pop(&self, deadline: Option<Instant>) -> Option<Item<E>> {
-        let mut taken = Taken::default();
-        self.take_all(&mut taken, deadline);
-        let first = taken.pop();
-        // Put back what was not wanted, in front of anything newer.
-        let mut state = self.lock();
-        for (seq, item) in taken.lossless.into_iter().rev() {
-            state.lossless.push_front((seq, item));
-        }
-        for (seq, item) in taken.lossy.into_iter().rev() {
-            state.lossy.push_front((seq, item));
-        }
-        first
     }
 }
 
-/// What a reader took: both lanes of the inbox, given out oldest first, then what it
-/// read itself (newer than anything it took from the inbox), in order.
+/// What a reader took: both lanes of the inbox, given out oldest first.
 pub(crate) struct Taken<E> {
     lossless: VecDeque<(u64, Item<E>)>,
     lossy: VecDeque<(u64, Item<E>)>,
-    direct: VecDeque<Item<E>>,
-    /// Events taken straight into the caller's hands and not yet counted in the
-    /// inbox's stats.
-    uncounted: u64,
 }
 
 impl<E> Default for Taken<E> {
@@ -386,45 +274,22 @@ impl<E> Default for Taken<E> {
         Taken {
             lossless: VecDeque::new(),
             lossy: VecDeque::new(),
-            direct: VecDeque::new(),
-            uncounted: 0,
         }
     }
 }
 
 impl<E> Taken<E> {
     pub(crate) fn is_empty(&self) -> bool {
-        self.lossless.is_empty() && self.lossy.is_empty() && self.direct.is_empty()
+        self.lossless.is_empty() && self.lossy.is_empty()
     }
 
-    /// How many items it holds.
-    pub(crate) fn len(&self) -> usize {
-        self.lossless.len() + self.lossy.len() + self.direct.len()
-    }
-
-    /// Takes an item the caller read itself (see [`Inbox::direct`]).
-    pub(crate) fn push_direct(&mut self, item: Item<E>) {
-        self.direct.push_back(item);
-    }
-
-    /// Takes an event the caller read itself, counting it.
-    pub(crate) fn push_direct_event(&mut self, item: Item<E>) {
-        self.uncounted += 1;
-        self.direct.push_back(item);
-    }
-
-    /// The events taken directly since the last call (to be added to the stats).
-    pub(crate) fn counted(&mut self) -> u64 {
-        std::mem::take(&mut self.uncounted)
-    }
-
-    /// The oldest item of either lane, then of what the caller read itself.
+    /// The oldest item of either lane.
     pub(crate) fn pop(&mut self) -> Option<Item<E>> {
         let take_lossless = match (self.lossless.front(), self.lossy.front()) {
             (Some((a, _)), Some((b, _))) => a < b,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (None, None) => return self.direct.pop_front(),
+            (None, None) => return None,
         };
         let next = if take_lossless {
             self.lossless.pop_front()
@@ -439,6 +304,17 @@ impl<E> Taken<E> {
 mod tests {
     use super::*;
 
+    fn drain(inbox: &Inbox<u32>) -> Vec<Item<u32>> {
+        let mut taken = Taken::default();
+        let mut out = Vec::new();
+        while inbox.take(&mut taken, Some(Instant::now() + Duration::from_millis(10))) {
+            while let Some(item) = taken.pop() {
+                out.push(item);
+            }
+        }
+        out
+    }
+
     #[test]
     fn lossy_events_are_dropped_oldest_first_and_counted_lossless_never() {
         let inbox: Inbox<u32> = Inbox::new(3, 100);
@@ -449,16 +325,17 @@ mod tests {
         for i in 0..5 {
             inbox.push(Lane::Lossless, Ok(StreamItem::Event(200 + i)));
         }
-        let soon = Some(Instant::now() + Duration::from_millis(10));
-        let mut got = Vec::new();
-        while let Some(Ok(StreamItem::Event(e))) = inbox.pop(soon) {
-            got.push(e);
-        }
+        let got: Vec<u32> = drain(&inbox)
+            .into_iter()
+            .filter_map(|i| match i {
+                Ok(StreamItem::Event(e)) => Some(e),
+                _ => None,
+            })
+            .collect();
         assert_eq!(got, [7, 8, 9, 100, 200, 201, 202, 203, 204]);
         let stats = inbox.stats();
         assert_eq!((stats.dropped, stats.received), (7, 16));
         inbox.finish();
-        assert!(inbox.pop(None).is_none());
         assert!(inbox.is_finished());
         inbox.push(Lane::Lossless, Ok(StreamItem::Event(1)));
         assert!(inbox.is_finished(), "nothing is queued once finished");
@@ -472,11 +349,7 @@ mod tests {
             .collect();
         assert!(!inbox.deliver(&mut frame, Instant::now()), "behind");
         assert!(!inbox.recovering(), "nothing read yet");
-        let soon = Some(Instant::now() + Duration::from_millis(10));
-        let mut got = Vec::new();
-        while let Some(item) = inbox.pop(soon) {
-            got.push(item);
-        }
+        let got = drain(&inbox);
         assert_eq!(got.len(), 5, "{got:?}");
         assert!(matches!(got[4], Err(WsError::FellBehind { capacity: 4 })));
         assert!(inbox.recovering());
@@ -491,7 +364,7 @@ mod tests {
             }),
         );
         assert!(matches!(
-            inbox.pop(soon),
+            drain(&inbox).first(),
             Some(Ok(StreamItem::Reconnected { .. }))
         ));
     }

@@ -1,7 +1,11 @@
 //! Reconnecting blocking WebSocket streams (feature `ws`), for services that push events.
 //!
-//! A [`Stream`] owns one connection through a background thread, so a slow caller never
-//! stalls the protocol: the thread answers pings and sends its own after 20 s of quiet,
+//! A [`Stream`] owns one connection through a background thread, the one reader and
+//! writer of its socket, so a slow caller never stalls the protocol and a hostile server
+//! never holds the caller past its deadline: the caller only takes decoded events from
+//! the queue, and its commands (subscribe, send, request, close) go to the thread, which
+//! a wake makes run them at once. The thread answers pings and sends its own after 20 s
+//! of quiet,
 //! declares the connection dead after 60 s without any inbound frame, reconnects with
 //! capped exponential backoff and full jitter (1 s doubling to 30 s, reset after 60 s
 //! healthy; a 90 s cool-down after an upgrade refused with 429 or 406), replays the
@@ -15,15 +19,20 @@
 //! (the subscription messages, decoding frames into its events, recognising
 //! acknowledgements) and [`Handler`]. This module knows no service.
 //!
-//! - **Connect**: one deadline, the connect timeout, over all of it: name resolution,
-//!   TCP, TLS (one rustls configuration built with the ring provider and the client's
-//!   roots, no process-wide provider), and the HTTP upgrade, on the first connection and
-//!   on every reconnect. A server that trickles its answer is cut off at the deadline.
+//! - **Connect**: one deadline, the connect timeout, over all of it: the client's
+//!   connection stack (name resolution, TCP, a `CONNECT` tunnel, TLS with its one rustls
+//!   configuration) and the HTTP upgrade, on the first connection and on every
+//!   reconnect. A server that trickles its answer is cut off at the deadline.
+//! - **One reader**: once upgraded the socket is non-blocking, and the thread waits for
+//!   it to be ready (`mio`), for a command, or for its next timer (the ping, the dead
+//!   connection, an acknowledgement, a stale channel), so an idle stream wakes only for
+//!   its timers. A frame trickled a byte at a time holds nobody: the caller's
+//!   `next_timeout` returns at its timeout whatever the socket does.
 //! - **Close**: [`Stream::close`] and drop return within the close timeout (5 s) in
-//!   every state (connecting, upgrading, in the middle of a message, blocked on a write
-//!   to a peer that does not read): a close handshake is tried for most of it, then the
-//!   socket is shut down from the caller's thread and the connection's thread is left
-//!   to end on its own.
+//!   every state (connecting, upgrading, in the middle of a message, with writes queued
+//!   for a peer that does not read): the thread makes the close handshake for most of
+//!   it, then the socket is shut down from the caller's thread and the connection's
+//!   thread is left to end on its own.
 //! - **Memory**: messages up to 16 MiB (read 16 KiB at a time), a bounded write buffer.
 //!   The lossy lane (market quotes, and messages of a type the service does not know)
 //!   keeps 10,000 events and drops the oldest, counted in [`StreamStats::dropped`]. The
@@ -40,9 +49,7 @@
 //!   the auth header reaches no logger of any crate at any level; frame payloads are
 //!   logged only at `trace`.
 
-mod baton;
 mod client;
-mod commands;
 mod config;
 mod conn;
 mod ending;
@@ -56,7 +63,6 @@ mod worker;
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -186,12 +192,6 @@ pub enum StreamItem<E> {
 /// Where the connection's thread confirms a subscription (acknowledged or refused).
 type Confirm = mpsc::Sender<std::result::Result<(), WsError>>;
 
-/// How many frames the caller reads on, without waiting, through what is already
-/// buffered when it reads the socket itself: enough to spare the lock, the clock and the
-/// hand-over for most events of a burst, few enough that the first event of a burst
-/// waits only for a few more to be decoded.
-const BATCH: usize = 32;
-
 /// A command from the caller to the connection's thread.
 enum Command<P: Protocol> {
     Subscribe(P::Subscription, Option<Confirm>),
@@ -206,17 +206,15 @@ enum Command<P: Protocol> {
 /// handshake. Dropping it closes it too.
 pub struct Stream<P: Protocol> {
     inbox: Arc<inbox::Inbox<P::Event>>,
-    /// The connection's state and who reads the socket, shared with its thread.
-    shared: Arc<worker::Shared<P>>,
-    /// Commands sent and not yet read by the connection.
-    commands_waiting: Arc<AtomicUsize>,
     /// Items taken from the inbox in one swap, not yet given to the caller.
     taken: inbox::Taken<P::Event>,
     commands: mpsc::Sender<Command<P>>,
+    /// Wakes the connection's thread for a command.
+    waker: Arc<mio::Waker>,
     thread: Option<JoinHandle<()>>,
     /// Disconnected when the connection's thread ends.
     done: mpsc::Receiver<()>,
-    abort: Arc<transport::Abort>,
+    abort: Arc<crate::net::Abort>,
     close_timeout: Duration,
 }
 
@@ -233,40 +231,41 @@ impl<P: Protocol> Stream<P> {
     /// error here), sends the protocol's current subscriptions, and starts the
     /// connection's thread.
     pub fn connect(config: StreamConfig, protocol: P) -> Result<Stream<P>> {
-        let abort = Arc::new(transport::Abort::default());
-        let conn = conn::connect(&config, &abort).map_err(crate::Error::from)?;
+        let abort = Arc::new(crate::net::Abort::default());
+        let socket = conn::connect(&config, &abort).map_err(crate::Error::from)?;
         let inbox = Arc::new(inbox::Inbox::new(
             config.lossy_capacity,
             config.lossless_capacity,
         ));
+        let cannot = |e: std::io::Error| {
+            crate::Error::config(format!("cannot start the stream's thread: {e}"))
+        };
+        let poll = mio::Poll::new().map_err(cannot)?;
+        let waker = Arc::new(mio::Waker::new(poll.registry(), worker::WAKE).map_err(cannot)?);
         let (commands, receiver) = mpsc::channel();
         let (finished, done) = mpsc::channel::<()>();
         let close_timeout = config.close_timeout;
-        let commands_waiting = Arc::new(AtomicUsize::new(0));
         let worker = worker::Worker::new(
             config,
             protocol,
             inbox.clone(),
             receiver,
-            commands_waiting.clone(),
+            (poll, waker.clone()),
             abort.clone(),
         );
-        let shared = Arc::new(worker::Shared::new(worker, inbox.clone()));
-        let on_thread = shared.clone();
         let thread = std::thread::Builder::new()
             .name("core-http-stream".into())
             .spawn(move || {
                 // Dropped when the thread ends, however it ends: what `close` waits for.
                 let _finished = finished;
-                worker::Worker::run(on_thread, conn);
+                worker.run(socket);
             })
-            .map_err(|e| crate::Error::config(format!("cannot start the stream's thread: {e}")))?;
+            .map_err(cannot)?;
         Ok(Stream {
             inbox,
-            shared,
-            commands_waiting,
             taken: inbox::Taken::default(),
             commands,
+            waker,
             thread: Some(thread),
             done,
             abort,
@@ -274,46 +273,12 @@ impl<P: Protocol> Stream<P> {
         })
     }
 
-    /// Sends a command to whichever thread holds the connection: counted first, so that
-    /// it is read before the next read of the socket, then run at once on this thread
-    /// when it can take the socket (see [`run_commands`](Self::run_commands)).
+    /// Hands a command to the connection's thread and wakes it: it runs it at once (or
+    /// on the next connection, while disconnected).
     fn command(&self, command: Command<P>) -> std::result::Result<(), ()> {
-        self.commands_waiting.fetch_add(1, Ordering::SeqCst);
-        let sent = self.commands.send(command).map_err(|_| {
-            self.commands_waiting.fetch_sub(1, Ordering::SeqCst);
-        });
-        self.run_commands();
-        sent
-    }
-
-    /// Runs the queued commands on the caller's thread when it can take the socket
-    /// (held idle, or the connection's thread only waiting for bytes), then gives the
-    /// socket to the connection's thread, which reads what answers them. Otherwise the
-    /// connection's thread runs them after its current turn (or on the next
-    /// connection): nothing waits for a thread to wake.
-    fn run_commands(&self) {
-        let shared = &*self.shared;
-        let Some(from) = shared.baton.caller_take() else {
-            return;
-        };
-        let mut guard = shared.lock();
-        let core = &mut *guard;
-        let mut ended = false;
-        if core.ended.is_none()
-            && let Some(live) = core.live.as_mut()
-            && let Some(end) = core.worker.commands_while_connected(live)
-        {
-            // The connection's thread may be waiting for bytes on it: ended, it must
-            // see so at once.
-            live.socket.get_ref().shutdown();
-            core.ended = Some(end);
-            ended = true;
-        }
-        drop(guard);
-        match from {
-            baton::TakenFrom::Waiting if !ended => shared.baton.caller_return(),
-            _ => shared.baton.caller_hand_over(),
-        }
+        self.commands.send(command).map_err(|_| ())?;
+        let _ = self.waker.wake();
+        Ok(())
     }
 
     /// Subscribes (now if connected, and again after every reconnect), without waiting.
@@ -358,154 +323,25 @@ impl<P: Protocol> Stream<P> {
     /// The next item, waiting at most `timeout`. `None` when nothing came in time, or
     /// when the stream has ended ([`is_closed`](Self::is_closed)).
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<StreamItem<P::Event>>> {
-        let now = Instant::now();
-        self.take(now.checked_add(timeout), Some(now))
+        self.next_until(Instant::now().checked_add(timeout))
     }
 
-    /// The next item, waiting until `deadline` (`None`: as long as it takes); `now`, when
-    /// the caller has just read the clock, spares reading it again.
+    /// The next item, waiting until `deadline` (`None`: as long as it takes).
     pub(crate) fn next_until(
         &mut self,
         deadline: Option<Instant>,
-        now: Option<Instant>,
     ) -> Option<Result<StreamItem<P::Event>>> {
-        self.take(deadline, now)
+        if self.taken.is_empty() && !self.inbox.take(&mut self.taken, deadline) {
+            return None;
+        }
+        self.ready()
     }
 
-    /// The next item already in the caller's hands, if any: no wait, no clock, no lock.
+    /// The next item already in the caller's hands, if any: no wait, no lock.
     pub(crate) fn ready(&mut self) -> Option<Result<StreamItem<P::Event>>> {
         self.taken
             .pop()
             .map(|item| item.map_err(crate::Error::WebSocket))
-    }
-
-    fn take(
-        &mut self,
-        deadline: Option<Instant>,
-        now: Option<Instant>,
-    ) -> Option<Result<StreamItem<P::Event>>> {
-        if self.taken.is_empty() && !self.fill(deadline, now) {
-            return None;
-        }
-        self.taken
-            .pop()
-            .map(|item| item.map_err(crate::Error::WebSocket))
-    }
-
-    /// Fills `taken`, reading the socket on this thread while it is the caller's to
-    /// read (see [`baton`]), or from what the connection's thread queued; `false` on
-    /// time-out or once the stream ended.
-    fn fill(&mut self, deadline: Option<Instant>, mut now: Option<Instant>) -> bool {
-        loop {
-            if self.inbox.take_now(&mut self.taken) {
-                return true;
-            }
-            if self.inbox.is_finished() {
-                return false;
-            }
-            let baton = &self.shared.baton;
-            if baton.caller_take().is_none() {
-                baton.want();
-                if baton.caller_take().is_none() {
-                    // The connection's thread reads: what it queues, or the socket once
-                    // it gives it back after its current turn.
-                    if self.inbox.take_all(&mut self.taken, deadline) {
-                        return true;
-                    }
-                    if deadline.is_some_and(|d| Instant::now() >= d) || self.inbox.is_finished() {
-                        return false;
-                    }
-                    now = None;
-                    continue;
-                }
-            }
-            self.read_directly(deadline, now.take());
-            if !self.taken.is_empty() || self.inbox.take_now(&mut self.taken) {
-                return true;
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return false;
-            }
-        }
-    }
-
-    /// Reads the socket on the caller's thread (which holds it) until something comes
-    /// or `deadline` passes; a connection that ends is handed to the connection's
-    /// thread, which reconnects. `now`: the clock as the caller read it, if it just did.
-    fn read_directly(&mut self, deadline: Option<Instant>, mut now: Option<Instant>) {
-        let shared = &*self.shared;
-        let taken = &mut self.taken;
-        let mut guard = shared.lock();
-        let core = &mut *guard;
-        let Some(live) = core.live.as_mut() else {
-            drop(guard);
-            shared.baton.caller_hand_over();
-            return;
-        };
-        // Frames read on without waiting after the first, and how many events the
-        // caller held after the last.
-        let (mut batch, mut before) = (0, 0);
-        // The arrival of the last frame read here, noted once for the stats.
-        let first_in = live.last_in;
-        loop {
-            // A read never outlasts the caller's time, nor the connection's next timer
-            // (and waits no less: an idle stream wakes only when something is due).
-            if batch == 0 {
-                let now = now.take().unwrap_or_else(Instant::now);
-                let due = core.worker.next_due(live);
-                let until = deadline.map_or(due, |d| d.min(due));
-                let left = until.saturating_duration_since(now);
-                if left.is_zero() && deadline.is_some_and(|d| d <= now) {
-                    break;
-                }
-                live.socket.get_mut().read_within(left);
-            }
-            let ended = core
-                .worker
-                .turn(live, &mut core.attempts, Some(&mut *taken));
-            if let Some(ended) = ended {
-                if batch > 0 {
-                    live.socket.get_mut().set_no_wait(false);
-                    core.worker.reuse_clock = false;
-                }
-                // The connection's thread may still be waiting for bytes on it.
-                live.socket.get_ref().shutdown();
-                core.ended = Some(ended);
-                drop(guard);
-                shared.inbox.touched();
-                shared.inbox.count_received(taken.counted());
-                shared.baton.caller_hand_over();
-                return;
-            }
-            let got = taken.len();
-            if got > 0 || shared.inbox.has_items() {
-                // Read on through what is already buffered, without waiting and
-                // without the clock, up to `BATCH` frames: the caller takes the next
-                // events from its hands, with no lock, no clock and no hand-over.
-                if batch == 0 {
-                    live.socket.get_mut().set_no_wait(true);
-                    core.worker.reuse_clock = true;
-                } else if got == before {
-                    break;
-                }
-                batch += 1;
-                before = got;
-                if batch >= BATCH || shared.inbox.has_items() {
-                    break;
-                }
-            }
-        }
-        if batch > 0 {
-            live.socket.get_mut().set_no_wait(false);
-            core.worker.reuse_clock = false;
-        }
-        let last_in = live.last_in;
-        drop(guard);
-        if last_in != first_in {
-            shared.inbox.took_directly(last_in);
-        }
-        shared.inbox.count_received(taken.counted());
-        shared.baton.caller_release();
     }
 
     /// `true` once the stream has ended (closed by the caller, or a fatal error) and
@@ -528,8 +364,6 @@ impl<P: Protocol> Stream<P> {
             return;
         };
         let started = Instant::now();
-        // Run here when this thread can take the socket (the close handshake, held to
-        // `GRACEFUL` of the budget), else by the connection's thread.
         let _ = self.command(Command::Close);
         // Most of the budget for the close handshake, the rest for abandoning the
         // socket.
@@ -541,6 +375,7 @@ impl<P: Protocol> Stream<P> {
             Err(mpsc::RecvTimeoutError::Disconnected) => true,
             _ => {
                 self.abort.abort();
+                let _ = self.waker.wake();
                 let left = self.close_timeout.saturating_sub(started.elapsed());
                 matches!(
                     self.done.recv_timeout(left),
@@ -564,7 +399,7 @@ impl<P: Protocol> Iterator for Stream<P> {
 
     /// Waits for the next item; `None` once the stream has ended.
     fn next(&mut self) -> Option<Self::Item> {
-        self.take(None, None)
+        self.next_until(None)
     }
 }
 

@@ -120,18 +120,12 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 }
             }
         }
-        let now = Instant::now();
-        self.next_until(Some(now.checked_add(timeout)), Some(now))
+        self.next_until(Some(Instant::now().checked_add(timeout)))
     }
 
     /// `deadline`: `None` waits as long as it takes; `Some(None)` is a timeout too far
     /// to represent, the same.
-    /// `now`: the clock as the caller read it, if it just did.
-    fn next_until(
-        &mut self,
-        deadline: Option<Option<Instant>>,
-        mut now: Option<Instant>,
-    ) -> Option<Result<H::Event>> {
+    fn next_until(&mut self, deadline: Option<Option<Instant>>) -> Option<Result<H::Event>> {
         let deadline = deadline.flatten();
         loop {
             if let Some(event) = self.out.pop_front() {
@@ -153,7 +147,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 (Some(d), Some(u)) => Some(d.min(u)),
                 (d, u) => d.or(u),
             };
-            match self.stream.next_until(until, now.take()) {
+            match self.stream.next_until(until) {
                 Some(item) => {
                     if let Some(event) = self.handler.item(item, &self.stream, &mut self.out) {
                         return Some(event);
@@ -284,6 +278,6 @@ impl<P: Protocol, H: Handler<P>> Iterator for Session<P, H> {
 
     /// Waits for the next event; `None` once the stream has ended.
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_until(None, None)
+        self.next_until(None)
     }
 }

@@ -1,28 +1,37 @@
-//! One turn on a live connection, on whichever thread reads it: the caller's commands,
-//! one read (a frame decoded and handed on, or nothing), the timers; and when the next
-//! timer is due.
+//! One turn on a live connection, on the connection's thread: every frame that has come
+//! read and decoded, their events handed to the caller under one lock; the caller's
+//! commands; what is waiting to be written flushed; the timers. And when the next timer
+//! is due, and the close handshake.
 
 use std::io;
-use std::sync::atomic::Ordering;
+use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
 use log::{debug, trace};
 use tungstenite::Message;
 
 use super::conn::Next;
-use super::ending::{Ended, closed_by_server, lost_or_fatal};
-use super::inbox::{Item, Taken};
-use super::worker::{CHECK_EVERY, Live, Worker};
-use super::{Inbound, Lane, Protocol, StreamItem, WsError};
+use super::ending::{Ended, GRACEFUL, closed_by_server, lost_or_fatal};
+use super::worker::{Connected, SOCKET, Worker};
+use super::{Command, Inbound, Lane, Protocol, StreamItem, WsError};
 use crate::observe::StreamEvent;
+
+/// The most events read in one turn before they are handed to the caller (so a flood
+/// reaches it in pieces, and the commands and timers are not kept waiting).
+const BATCH: usize = 1024;
+
+/// Whether a read or write found nothing to do now (the socket not ready).
+fn would_block(e: &tungstenite::Error) -> bool {
+    matches!(e, tungstenite::Error::Io(e) if e.kind() == io::ErrorKind::WouldBlock)
+}
 
 impl<P: Protocol> Worker<P> {
     /// When the connection's next timer is due: a ping after silence going out, a mute
     /// connection declared dead, subscriptions unacknowledged, a stale channel.
-    pub(super) fn next_due(&self, live: &Live) -> Instant {
+    pub(super) fn next_due(&self, live: &Connected) -> Instant {
         let after = |from: Instant, wait: Duration| {
             from.checked_add(wait)
-                .unwrap_or_else(|| self.now + Duration::from_secs(86_400))
+                .unwrap_or_else(|| Instant::now() + crate::time::FOREVER)
         };
         let mut due = after(live.last_out, self.config.ping_after)
             .min(after(live.last_in, self.config.dead_after));
@@ -30,121 +39,70 @@ impl<P: Protocol> Worker<P> {
             due = due.min(ack);
         }
         for (channel, wait) in &self.config.stale_after {
-            let last = self
-                .last_seen
-                .get(channel.as_str())
-                .copied()
-                .unwrap_or(live.since)
-                .max(live.since);
-            due = due.min(after(last, *wait));
+            due = due.min(after(self.last_event(channel, live), *wait));
         }
         due
     }
 
-    /// One turn on a live connection, on whichever thread reads it: the caller's
-    /// commands, one read (a frame, or a time-out that is a tick), the timers. Returns
-    /// how the connection ended, if it did.
-    ///
-    /// `direct`: the caller reads on its own thread and takes what the frame held into
-    /// its hands ([`Inbox::deliver`]). The time of the turn is kept in
-    /// [`now`](Self::now).
-    pub(super) fn turn(
-        &mut self,
-        live: &mut Live,
-        attempts: &mut u32,
-        direct: Option<&mut Taken<P::Event>>,
-    ) -> Option<Ended> {
-        // Commands first (a close must not wait for a read), when there are any.
-        if self.commands_waiting.load(Ordering::Acquire) > 0
-            && let Some(ended) = self.commands_while_connected(live)
-        {
-            return Some(ended);
-        }
-        let read = live.socket.read();
-        // One clock reading per turn, for the frame and the timers (none when the caller
-        // reads on through what was already buffered).
-        let now = if self.reuse_clock {
-            self.now
-        } else {
-            Instant::now()
-        };
-        self.now = now;
-        if let Some(ended) = self.took(live, read, now, direct) {
-            return Some(ended);
-        }
-        if live.behind {
-            return Some(self.fell_behind());
-        }
-        // The timers, the flush and the commands, every few milliseconds: a busy
-        // stream's frames do not each pay for them.
-        if now < live.next_check {
-            return None;
-        }
-        self.checks(live, attempts, now)
+    /// When `channel` last had an event (the connection's start, when none yet).
+    fn last_event(&self, channel: &str, live: &Connected) -> Instant {
+        self.last_seen
+            .get(channel)
+            .copied()
+            .unwrap_or(live.since)
+            .max(live.since)
     }
 
-    /// The reader fell behind on the lossless lane: the connection is dropped (and made
-    /// again). The rare paths of a turn are kept out of line, so that a busy stream's
-    /// read path stays small enough for the processor's instruction cache.
-    #[cold]
-    #[inline(never)]
-    fn fell_behind(&self) -> Ended {
-        self.config.observer.stream(StreamEvent::FellBehind {
-            capacity: self.config.lossless_capacity,
-        });
-        Ended::Lost("the reader fell behind".into(), Next::Retry)
-    }
-
-    /// What is checked every few milliseconds: drops to report, commands, timers.
-    #[inline(never)]
-    fn checks(&mut self, live: &mut Live, attempts: &mut u32, now: Instant) -> Option<Ended> {
-        live.next_check = now + CHECK_EVERY;
+    /// One turn. Returns how the connection ended, if it did.
+    pub(super) fn turn(&mut self, live: &mut Connected, attempts: &mut u32) -> Option<Ended> {
+        let ended = self.read(live);
+        let now = Instant::now();
+        if !self.batch.is_empty() && !self.inbox.deliver(&mut self.batch, now) {
+            self.config.observer.stream(StreamEvent::FellBehind {
+                capacity: self.config.lossless_capacity,
+            });
+            return Some(Ended::Lost("the reader fell behind".into(), Next::Retry));
+        }
+        if ended.is_some() {
+            return ended;
+        }
         self.report_drops();
-        if let Some(ended) = self.commands_while_connected(live) {
+        if let Some(ended) = self.commands(live) {
             return Some(ended);
+        }
+        match live.socket.flush() {
+            Ok(()) => {}
+            Err(e) if would_block(&e) => {}
+            Err(e) => return Some(lost_or_fatal(e)),
         }
         self.timers(live, attempts, now)
     }
 
-    /// What one read gave: a frame handed on, a control frame noted, the end of the
-    /// connection; a time-out is only a tick.
-    fn took(
-        &mut self,
-        live: &mut Live,
-        read: Result<Message, tungstenite::Error>,
-        now: Instant,
-        direct: Option<&mut Taken<P::Event>>,
-    ) -> Option<Ended> {
-        self.quiet = false;
-        match read {
-            Ok(Message::Text(text)) => self.frame(live, text.as_str(), now, direct),
-            Ok(Message::Binary(bytes)) => match std::str::from_utf8(&bytes) {
-                Ok(text) => self.frame(live, text, now, direct),
-                Err(_) => {
-                    live.last_in = now;
-                    debug!(
+    /// Reads every frame that has come (up to [`BATCH`] events), decoding each into the
+    /// batch for the caller.
+    fn read(&mut self, live: &mut Connected) -> Option<Ended> {
+        while self.batch.len() < BATCH {
+            let message = match live.socket.read() {
+                Ok(message) => message,
+                Err(e) if would_block(&e) => return None,
+                Err(e) => return Some(lost_or_fatal(e)),
+            };
+            live.last_in = Instant::now();
+            match message {
+                Message::Text(text) => self.frame(live, text.as_str()),
+                Message::Binary(bytes) => match std::str::from_utf8(&bytes) {
+                    Ok(text) => self.frame(live, text),
+                    Err(_) => debug!(
                         "stream {}: a binary frame that is not UTF-8, skipped",
                         self.shown
-                    );
+                    ),
+                },
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+                Message::Close(frame) => {
+                    let _ = live.socket.flush();
+                    return Some(closed_by_server(frame, &self.config.redact));
                 }
-            },
-            Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {
-                live.last_in = now;
-                self.inbox.touched();
             }
-            Ok(Message::Close(frame)) => {
-                let _ = live.socket.flush();
-                return Some(closed_by_server(frame, &self.config.redact));
-            }
-            Err(tungstenite::Error::Io(e))
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                self.quiet = true;
-            }
-            Err(e) => return Some(lost_or_fatal(e)),
         }
         None
     }
@@ -164,24 +122,17 @@ impl<P: Protocol> Worker<P> {
         }
     }
 
-    /// The connection's timers: a ping after silence going out, the flush, a mute
-    /// connection declared dead, subscriptions unacknowledged, stale channels, and the
-    /// backoff reset once the connection has been healthy long enough.
-    fn timers(&mut self, live: &mut Live, attempts: &mut u32, now: Instant) -> Option<Ended> {
+    /// The connection's timers: a ping after silence going out, a mute connection
+    /// declared dead, subscriptions unacknowledged, stale channels, and the backoff
+    /// reset once the connection has been healthy long enough.
+    fn timers(&mut self, live: &mut Connected, attempts: &mut u32, now: Instant) -> Option<Ended> {
         if now.duration_since(live.last_out) >= self.config.ping_after {
-            if let Err(e) = live.socket.send(Message::Ping(Vec::new().into())) {
-                return Some(lost_or_fatal(e));
+            match live.socket.send(Message::Ping(Vec::new().into())) {
+                Ok(()) => {}
+                Err(e) if would_block(&e) => {}
+                Err(e) => return Some(lost_or_fatal(e)),
             }
             live.last_out = now;
-        }
-        match live.socket.flush() {
-            Ok(()) => {}
-            Err(tungstenite::Error::Io(e))
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) => return Some(lost_or_fatal(e)),
         }
         if now.duration_since(live.last_in) >= self.config.dead_after {
             return Some(Ended::Lost(
@@ -196,13 +147,7 @@ impl<P: Protocol> Worker<P> {
             ));
         }
         for (channel, after) in &self.config.stale_after {
-            let last = self
-                .last_seen
-                .get(channel.as_str())
-                .copied()
-                .unwrap_or(live.since)
-                .max(live.since);
-            if now.duration_since(last) >= *after {
+            if now.duration_since(self.last_event(channel, live)) >= *after {
                 return Some(Ended::Lost(
                     format!("no {channel} event for {after:?}"),
                     Next::Retry,
@@ -215,38 +160,39 @@ impl<P: Protocol> Worker<P> {
         None
     }
 
-    pub(super) fn write(&self, live: &mut Live, message: String) -> Result<(), tungstenite::Error> {
+    /// Writes `message` (flushed now as far as the socket takes it, the rest by the
+    /// turns that follow).
+    pub(super) fn write(
+        &self,
+        live: &mut Connected,
+        message: String,
+    ) -> Result<(), tungstenite::Error> {
         trace!(
             "stream {} -> {}",
             self.shown,
             self.config.redact.apply(message.clone())
         );
-        live.socket.send(Message::text(message))?;
+        match live.socket.send(Message::text(message)) {
+            Ok(()) => {}
+            Err(e) if would_block(&e) => {}
+            Err(e) => return Err(e),
+        }
         live.last_out = Instant::now();
         Ok(())
     }
 
-    fn frame(
-        &mut self,
-        live: &mut Live,
-        text: &str,
-        now: Instant,
-        direct: Option<&mut Taken<P::Event>>,
-    ) {
-        live.last_in = now;
+    /// One text frame: decoded, its events put in the batch, its other items acted on.
+    fn frame(&mut self, live: &mut Connected, text: &str) {
         if log::log_enabled!(log::Level::Trace) {
-            self.trace_in(text);
+            trace!(
+                "stream {} <- {}",
+                self.shown,
+                self.config.redact.apply(text.to_owned())
+            );
         }
         let timers = !self.config.stale_after.is_empty();
         let mut decoded = std::mem::take(&mut self.decoded);
-        let mut events = std::mem::take(&mut self.events);
         self.protocol.decode(text, &mut decoded);
-        // The caller reading on its own thread with nothing queued before this frame
-        // takes its items straight into its hands: no lane, no lock, no wake.
-        let mut sink = match direct {
-            Some(out) if self.inbox.direct() => Sink::Direct(out),
-            _ => Sink::Queue(&mut events),
-        };
         for inbound in decoded.drain(..) {
             match inbound {
                 Inbound::Event {
@@ -255,86 +201,41 @@ impl<P: Protocol> Worker<P> {
                     channel,
                 } => {
                     if timers && let Some(channel) = channel {
-                        self.seen(channel, now);
+                        self.last_seen.insert(channel, live.last_in);
                     }
-                    sink.event(lane, event);
+                    self.batch.push((lane, Ok(StreamItem::Event(event))));
                 }
-                other => self.control(live, other, &mut sink),
-            }
-        }
-        match sink {
-            // The caller notes the time of its last frame once per read.
-            Sink::Direct(_) => {}
-            // One lock for the whole frame, its arrival time included.
-            Sink::Queue(events) => {
-                if !self.inbox.deliver(events, now) {
-                    live.behind = true;
-                }
+                other => self.control(live, other),
             }
         }
         self.decoded = decoded;
-        self.events = events;
-    }
-
-    /// An event of `channel` came (for its staleness timer).
-    #[inline(never)]
-    fn seen(&mut self, channel: &'static str, now: Instant) {
-        self.last_seen.insert(channel, now);
-    }
-
-    /// A frame received, in the trace log (credentials blanked).
-    #[cold]
-    #[inline(never)]
-    fn trace_in(&self, text: &str) {
-        trace!(
-            "stream {} <- {}",
-            self.shown,
-            self.config.redact.apply(text.to_owned())
-        );
     }
 
     /// A frame's item other than an event: an acknowledgement, a refusal, a message
     /// that could not be read, the answer to a request.
     #[cold]
-    #[inline(never)]
-    fn control(
-        &mut self,
-        live: &mut Live,
-        inbound: Inbound<P::Event>,
-        sink: &mut Sink<'_, P::Event>,
-    ) {
+    fn control(&mut self, live: &mut Connected, inbound: Inbound<P::Event>) {
         match inbound {
-            Inbound::Ack => {
-                live.outstanding = live.outstanding.saturating_sub(1);
-                if live.outstanding == 0 {
-                    live.ack_deadline = None;
-                    if let Some((lane, item)) = self.announce(live) {
-                        sink.push(lane, item);
-                    }
-                }
-            }
+            Inbound::Ack => self.acknowledged(live),
             Inbound::Refused(message) => {
                 let message = self.config.redact.apply(message);
-                live.outstanding = live.outstanding.saturating_sub(1);
-                // The oldest caller still waiting for its own acknowledgement gets
-                // the refusal; with nobody waiting, the stream carries it.
+                // The oldest caller still waiting for its own acknowledgement gets the
+                // refusal; with nobody waiting, the stream carries it.
                 let waiting = self.confirmations.iter().position(|(n, _)| *n > 0);
                 match waiting.and_then(|i| self.confirmations.remove(i)) {
                     Some((_, confirm)) => {
                         let _ = confirm.send(Err(WsError::Server(message)));
                     }
-                    None => sink.push(Lane::Lossless, Err(WsError::Server(message))),
+                    None => self
+                        .batch
+                        .push((Lane::Lossless, Err(WsError::Server(message)))),
                 }
-                if live.outstanding == 0 {
-                    live.ack_deadline = None;
-                    if let Some((lane, item)) = self.announce(live) {
-                        sink.push(lane, item);
-                    }
-                }
+                self.acknowledged(live);
             }
             Inbound::Invalid(message) => {
                 let message = self.config.redact.apply(message);
-                sink.push(Lane::Lossless, Err(WsError::Undecodable(message)));
+                self.batch
+                    .push((Lane::Lossless, Err(WsError::Undecodable(message))));
             }
             Inbound::Reply { id, outcome } => {
                 let outcome = outcome.map_err(|(code, message)| WsError::Rejected {
@@ -346,26 +247,108 @@ impl<P: Protocol> Worker<P> {
             Inbound::Event { .. } => {}
         }
     }
-}
 
-/// Where a frame's items go: straight into the caller's hands, or to be queued.
-enum Sink<'a, E> {
-    Direct(&'a mut Taken<E>),
-    Queue(&'a mut Vec<(Lane, Item<E>)>),
-}
-
-impl<E> Sink<'_, E> {
-    fn event(&mut self, lane: Lane, event: E) {
-        match self {
-            Sink::Direct(out) => out.push_direct_event(Ok(StreamItem::Event(event))),
-            Sink::Queue(events) => events.push((lane, Ok(StreamItem::Event(event)))),
+    /// One subscription message answered: once all are, the waiting subscriptions are
+    /// settled (and a reconnect announced).
+    fn acknowledged(&mut self, live: &mut Connected) {
+        live.outstanding = live.outstanding.saturating_sub(1);
+        if live.outstanding == 0 {
+            live.ack_deadline = None;
+            if let Some(item) = self.announce(live) {
+                self.batch.push(item);
+            }
         }
     }
 
-    fn push(&mut self, lane: Lane, item: Item<E>) {
-        match self {
-            Sink::Direct(out) => out.push_direct(item),
-            Sink::Queue(events) => events.push((lane, item)),
+    /// Runs the caller's queued commands on the live connection.
+    fn commands(&mut self, live: &mut Connected) -> Option<Ended> {
+        loop {
+            let command = match self.commands.try_recv() {
+                Ok(command) => command,
+                Err(TryRecvError::Empty) => return None,
+                Err(TryRecvError::Disconnected) => {
+                    self.close_handshake(live);
+                    return Some(Ended::Closed);
+                }
+            };
+            let result = match command {
+                Command::Subscribe(s, confirm) => self.subscribe(live, &s, confirm),
+                Command::Unsubscribe(s) => {
+                    let messages = self.protocol.unsubscribe(&s);
+                    messages.into_iter().try_for_each(|m| self.write(live, m))
+                }
+                Command::Send(message) => self.write(live, message),
+                Command::Request(request) => match self.requests.send_now(request) {
+                    Some(message) => self.write(live, message),
+                    None => Ok(()),
+                },
+                Command::Close => {
+                    self.close_handshake(live);
+                    return Some(Ended::Closed);
+                }
+            };
+            if let Err(e) = result {
+                return Some(lost_or_fatal(e));
+            }
+        }
+    }
+
+    /// Subscribes now; `confirm` is told once every message of it is acknowledged (or
+    /// by the replay's acknowledgement if the connection is lost first).
+    fn subscribe(
+        &mut self,
+        live: &mut Connected,
+        subscription: &P::Subscription,
+        confirm: Option<super::Confirm>,
+    ) -> Result<(), tungstenite::Error> {
+        let messages = self.protocol.subscribe(subscription);
+        let count = messages.len();
+        for message in messages {
+            self.write(live, message)?;
+            live.outstanding += 1;
+            live.ack_deadline
+                .get_or_insert(Instant::now() + self.config.ack_timeout);
+        }
+        if let Some(confirm) = confirm {
+            if count == 0 {
+                let _ = confirm.send(Ok(()));
+            } else {
+                self.confirmations.push_back((count, confirm));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends a close frame and waits for the server's, all within [`GRACEFUL`] of the
+    /// close timeout (a peer that does not read or answer cannot hold it).
+    fn close_handshake(&mut self, live: &mut Connected) {
+        let deadline = Instant::now() + self.config.close_timeout.mul_f64(GRACEFUL);
+        if let Err(e) = live.socket.close(None)
+            && !would_block(&e)
+        {
+            return;
+        }
+        loop {
+            let _ = live.socket.flush();
+            match live.socket.read() {
+                // The server's close (or its end): done.
+                Ok(Message::Close(_)) | Err(tungstenite::Error::ConnectionClosed) => return,
+                Ok(_) => continue,
+                Err(e) if would_block(&e) => {}
+                Err(_) => return,
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            if self.poll.poll(&mut self.events, Some(left)).is_err()
+                || !self.events.iter().any(|e| e.token() == SOCKET)
+            {
+                // Nothing from the socket in time.
+                if Instant::now() >= deadline {
+                    return;
+                }
+            }
         }
     }
 }

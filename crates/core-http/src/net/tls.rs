@@ -168,3 +168,44 @@ impl fmt::Debug for RootCertificates {
         }
     }
 }
+
+/// Why a TLS handshake failed.
+#[derive(Debug)]
+pub(crate) enum HandshakeError {
+    /// TLS itself: a certificate, the protocol, a server answering in plain HTTP.
+    Tls(String),
+    /// The connection broke or its time ran out.
+    Io(std::io::Error),
+}
+
+/// The TLS handshake with `host` (bare: no brackets) over `socket`, whose reads and
+/// writes keep the connection's deadline.
+pub(crate) fn handshake<S: std::io::Read + std::io::Write>(
+    config: &Arc<rustls::ClientConfig>,
+    host: &str,
+    mut socket: S,
+) -> std::result::Result<rustls::StreamOwned<rustls::ClientConnection, S>, HandshakeError> {
+    let tls = HandshakeError::Tls;
+    let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+        .map_err(|_| tls(format!("{host} is not a name TLS can check")))?;
+    let mut conn =
+        rustls::ClientConnection::new(Arc::clone(config), name).map_err(|e| tls(e.to_string()))?;
+    while conn.is_handshaking() {
+        if let Err(e) = conn.complete_io(&mut socket) {
+            return Err(
+                match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+                    Some(rustls::Error::InvalidMessage(
+                        rustls::InvalidMessage::InvalidContentType,
+                    )) => HandshakeError::Tls(
+                        "the server answered in plain HTTP, not TLS: use http:// for a server \
+                     without TLS (a local one, say)"
+                            .into(),
+                    ),
+                    Some(other) => tls(other.to_string()),
+                    None => HandshakeError::Io(e),
+                },
+            );
+        }
+    }
+    Ok(rustls::StreamOwned::new(conn, socket))
+}

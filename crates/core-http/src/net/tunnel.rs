@@ -152,6 +152,11 @@ fn refused(route: &ProxyRoute, proxy: &str, authority: &str, status: Option<u16>
     }
 }
 
+/// The proxy could not be reached (or resolved): `message` says how. Worth trying again.
+pub(crate) fn unreachable(proxy: &str, message: String) -> Refusal {
+    refusal(proxy, None, message, true)
+}
+
 fn refusal(proxy: &str, status: Option<u16>, message: String, retry: bool) -> Refusal {
     Refusal {
         status,

@@ -1,0 +1,352 @@
+//! One connection stack for calls and streams: the host resolved (cached, within the
+//! deadline, on lookup threads reused from one lookup to the next), the first of its
+//! addresses that answers, a `CONNECT` tunnel through the client's proxy for that host,
+//! TLS with the client's one configuration; every step held to one deadline on a
+//! socket that keeps it ([`Socket`]). What it gives is a [`Connection`]; the credentials
+//! crossing it are the [`Masks`]' to swap in and out.
+
+mod dial;
+mod resolve;
+mod socket;
+pub(crate) mod tls;
+pub(crate) mod tunnel;
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub(crate) use crate::masks::Masks;
+pub(crate) use socket::Socket;
+
+use crate::proxy::Proxies;
+use resolve::{ResolveError, Resolver};
+use tunnel::Refusal;
+
+/// Where a connection goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target<'a> {
+    /// The host as a URL writes it (an IPv6 address in brackets).
+    pub(crate) host: &'a str,
+    pub(crate) port: u16,
+    /// TLS to the host.
+    pub(crate) tls: bool,
+}
+
+impl Target<'_> {
+    /// The host without the brackets of an IPv6 address, as TLS and the resolver take it.
+    pub(crate) fn bare_host(&self) -> &str {
+        self.host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(self.host)
+    }
+}
+
+/// Why no connection was made. Nothing was sent to the service in any case.
+#[derive(Debug)]
+pub(crate) enum ConnectError {
+    /// The host's name has no address.
+    NotFound { host: String, detail: String },
+    /// No address answered: refused, unreachable (the address tried last, `host:port`).
+    Dial { address: String, source: io::Error },
+    /// The deadline passed while `stage` ("resolving", "connecting", the proxy, TLS).
+    TimedOut { stage: &'static str, target: String },
+    /// The proxy did not open the tunnel.
+    Proxy(Refusal),
+    /// TLS failed (a certificate, the protocol): trying again will not mend it.
+    Tls { host: String, message: String },
+    /// The caller abandoned it ([`Abort`]).
+    Aborted,
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::NotFound { host, detail } => {
+                write!(f, "could not resolve the host {host} ({detail})")
+            }
+            ConnectError::Dial { address, source } => write!(f, "{address}: {source}"),
+            ConnectError::TimedOut { stage, target } => {
+                write!(f, "timed out {stage} {target}")
+            }
+            ConnectError::Proxy(refusal) => write!(f, "{refusal}"),
+            ConnectError::Tls { host, message } => write!(f, "TLS with {host}: {message}"),
+            ConnectError::Aborted => f.write_str("the connection was abandoned"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// What lets a caller abandon a connection from another thread: a flag every step
+/// reads, and the socket, shut down at once under a read or write that is blocked.
+#[derive(Debug, Default)]
+pub(crate) struct Abort {
+    aborted: AtomicBool,
+    socket: Mutex<Option<TcpStream>>,
+}
+
+impl Abort {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<TcpStream>> {
+        self.socket
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Ends the connection now, whatever its thread is doing.
+    pub(crate) fn abort(&self) {
+        self.aborted.store(true, Ordering::Release);
+        if let Some(socket) = self.lock().take() {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
+    /// Keeps a handle on the current socket (refused once aborted).
+    pub(crate) fn register(&self, socket: &TcpStream) -> Result<(), ConnectError> {
+        let mut slot = self.lock();
+        if self.is_aborted() {
+            let _ = socket.shutdown(Shutdown::Both);
+            return Err(ConnectError::Aborted);
+        }
+        *slot = socket.try_clone().ok();
+        Ok(())
+    }
+}
+
+/// A connection's bytes: plain, or TLS over it.
+pub(crate) enum Io<S: Read + Write> {
+    Plain(S),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, S>>),
+}
+
+/// An open connection to a service (through its tunnel when there is one).
+pub(crate) struct Connection<S: Read + Write = Socket> {
+    pub(crate) io: Io<S>,
+    pub(crate) masks: Arc<Masks>,
+}
+
+impl<S: Read + Write> Connection<S> {
+    /// The socket under it.
+    pub(crate) fn socket(&self) -> &S {
+        match &self.io {
+            Io::Plain(s) => s,
+            Io::Tls(t) => t.get_ref(),
+        }
+    }
+
+    pub(crate) fn socket_mut(&mut self) -> &mut S {
+        match &mut self.io {
+            Io::Plain(s) => s,
+            Io::Tls(t) => t.get_mut(),
+        }
+    }
+
+    pub(crate) fn is_tls(&self) -> bool {
+        matches!(self.io, Io::Tls(_))
+    }
+
+    /// The same connection over another socket (the same bytes, the same TLS state).
+    pub(crate) fn map<T: Read + Write>(self, f: impl FnOnce(S) -> T) -> Connection<T> {
+        let io = match self.io {
+            Io::Plain(s) => Io::Plain(f(s)),
+            Io::Tls(t) => {
+                let rustls::StreamOwned { conn, sock } = *t;
+                Io::Tls(Box::new(rustls::StreamOwned::new(conn, f(sock))))
+            }
+        };
+        Connection {
+            io,
+            masks: self.masks,
+        }
+    }
+}
+
+impl<S: Read + Write> Read for Connection<S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.io {
+            Io::Plain(s) => s.read(buf),
+            Io::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl<S: Read + Write> Write for Connection<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.io {
+            Io::Plain(s) => s.write(buf),
+            Io::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.io {
+            Io::Plain(s) => s.flush(),
+            Io::Tls(t) => t.flush(),
+        }
+    }
+}
+
+/// What a client connects with: its resolver, its proxies, its TLS configuration and
+/// the masks of its credentials. One per client, for its calls and its streams.
+pub(crate) struct Dialer {
+    resolver: Resolver,
+    pub(crate) proxies: Proxies,
+    pub(crate) tls: Arc<rustls::ClientConfig>,
+    pub(crate) masks: Arc<Masks>,
+}
+
+impl std::fmt::Debug for Dialer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dialer")
+            .field("proxies", &self.proxies)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Dialer {
+    pub(crate) fn new(proxies: Proxies, tls: Arc<rustls::ClientConfig>) -> Self {
+        Dialer {
+            resolver: Resolver::default(),
+            proxies,
+            tls,
+            masks: Arc::default(),
+        }
+    }
+
+    /// Connects to `target` by `deadline`: through the proxy for it when there is one,
+    /// then TLS when it asks for it. `abort`, when given, can end it from another thread.
+    /// The socket keeps `deadline` for every read and write until it is given another.
+    pub(crate) fn connect(
+        &self,
+        target: &Target<'_>,
+        deadline: Instant,
+        abort: Option<&Abort>,
+    ) -> Result<Connection, ConnectError> {
+        let host = target.bare_host();
+        let via = self.proxies.route_for(target.tls, host);
+        let stream = self.dial(target, via, deadline, abort)?;
+        let _ = stream.set_nodelay(true);
+        if let Some(abort) = abort {
+            abort.register(&stream)?;
+        }
+        let mut socket = Socket::new(stream);
+        socket.set_deadline(Some(deadline));
+        if let Some(route) = via {
+            tunnel::open(&mut socket, route, host, target.port).map_err(ConnectError::Proxy)?;
+        }
+        let io = if target.tls {
+            let secured = tls::handshake(&self.tls, host, socket)
+                .map_err(|e| handshake_failed(e, target, abort.is_some_and(Abort::is_aborted)))?;
+            Io::Tls(Box::new(secured))
+        } else {
+            Io::Plain(socket)
+        };
+        Ok(Connection {
+            io,
+            masks: self.masks.clone(),
+        })
+    }
+
+    /// A TCP connection to the first address of the target (or of its proxy `via`)
+    /// that answers by `deadline`.
+    fn dial(
+        &self,
+        target: &Target<'_>,
+        via: Option<&crate::proxy::ProxyRoute>,
+        deadline: Instant,
+        abort: Option<&Abort>,
+    ) -> Result<TcpStream, ConnectError> {
+        let (to_host, to_port) = match via {
+            Some(p) => (p.host(), p.port()),
+            None => (target.bare_host(), target.port),
+        };
+        let shown = || format!("{}:{to_port}", bracketed(to_host));
+        let unreachable = |p: &crate::proxy::ProxyRoute, message: String, late: bool| {
+            let mut refusal = tunnel::unreachable(&p.address(), message);
+            refusal.timed_out = late;
+            ConnectError::Proxy(refusal)
+        };
+        let addrs = self
+            .resolver
+            .resolve(to_host, to_port, deadline)
+            .map_err(|e| match (e, via) {
+                (ResolveError::NotFound(detail), Some(p)) => unreachable(
+                    p,
+                    format!("could not resolve the proxy {} ({detail})", p.address()),
+                    false,
+                ),
+                (ResolveError::NotFound(detail), None) => ConnectError::NotFound {
+                    host: to_host.to_owned(),
+                    detail,
+                },
+                (ResolveError::TimedOut, _) => ConnectError::TimedOut {
+                    stage: "resolving",
+                    target: to_host.to_owned(),
+                },
+            })?;
+        let aborted = || abort.is_some_and(Abort::is_aborted);
+        dial::dial(&addrs, deadline, aborted).map_err(|last| match (last, via) {
+            _ if aborted() => ConnectError::Aborted,
+            (Some(source), None) => ConnectError::Dial {
+                address: shown(),
+                source,
+            },
+            (None, None) => ConnectError::TimedOut {
+                stage: "connecting to",
+                target: shown(),
+            },
+            (Some(e), Some(p)) => unreachable(
+                p,
+                format!("could not connect to the proxy {}: {e}", p.address()),
+                false,
+            ),
+            (None, Some(p)) => unreachable(
+                p,
+                format!("could not connect to the proxy {} in time", p.address()),
+                true,
+            ),
+        })
+    }
+}
+
+/// A TLS handshake that failed, as the connection's failure.
+fn handshake_failed(e: tls::HandshakeError, target: &Target<'_>, aborted: bool) -> ConnectError {
+    let host = target.bare_host();
+    match e {
+        tls::HandshakeError::Tls(message) => ConnectError::Tls {
+            host: host.to_owned(),
+            message,
+        },
+        tls::HandshakeError::Io(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            ) =>
+        {
+            ConnectError::TimedOut {
+                stage: "in the TLS handshake with",
+                target: host.to_owned(),
+            }
+        }
+        tls::HandshakeError::Io(_) if aborted => ConnectError::Aborted,
+        tls::HandshakeError::Io(source) => ConnectError::Dial {
+            address: format!("{}:{}", bracketed(host), target.port),
+            source,
+        },
+    }
+}
+
+/// `host` as it is written beside a port: an IPv6 address in brackets.
+fn bracketed(host: &str) -> std::borrow::Cow<'_, str> {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]").into()
+    } else {
+        host.into()
+    }
+}
