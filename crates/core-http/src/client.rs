@@ -58,6 +58,9 @@ impl HttpClient {
             .max_idle_connections_per_host(16)
             .input_buffer_size(INPUT_BUFFER)
             .timeout_connect(Some(time::bounded(config.connect_timeout)))
+            // A call's budget: a first attempt with the whole of it runs on these
+            // (`wire::run`); any other gets what is left of its own.
+            .timeout_global(Some(time::bounded(config.timeout)))
             // No proxy for the agent (not even ureq's from the environment): the
             // connector goes through the client's own, for each call's host.
             .proxy(None)

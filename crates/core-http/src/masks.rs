@@ -37,10 +37,26 @@ pub(crate) enum Place {
 struct Entry {
     real: Vec<u8>,
     standin: Vec<u8>,
+    /// Searchers for each, built once.
+    find_real: memmem::Finder<'static>,
+    find_standin: memmem::Finder<'static>,
     place: Place,
     /// The credential is an OAuth client secret: a request carrying it is a token
     /// request, whose answer holds a token to hide.
     client_secret: bool,
+}
+
+impl Entry {
+    fn new(real: Vec<u8>, standin: Vec<u8>, place: Place, client_secret: bool) -> Self {
+        Entry {
+            find_real: memmem::Finder::new(&real).into_owned(),
+            find_standin: memmem::Finder::new(&standin).into_owned(),
+            real,
+            standin,
+            place,
+            client_secret,
+        }
+    }
 }
 
 /// The credentials of one client and their stand-ins.
@@ -102,12 +118,12 @@ impl Masks {
         }
         let made = standin(real.len());
         let shown = String::from_utf8_lossy(&made).into_owned();
-        entries.push(Entry {
-            real: real.as_bytes().to_vec(),
-            standin: made,
+        entries.push(Entry::new(
+            real.as_bytes().to_vec(),
+            made,
             place,
             client_secret,
-        });
+        ));
         if entries.len() > REMEMBERED {
             entries.remove(0);
         }
@@ -119,12 +135,7 @@ impl Masks {
     fn hide(&self, real: &[u8]) -> Vec<u8> {
         let made = standin(real.len());
         let mut entries = self.lock();
-        entries.push(Entry {
-            real: real.to_vec(),
-            standin: made.clone(),
-            place: Place::Head,
-            client_secret: false,
-        });
+        entries.push(Entry::new(real.to_vec(), made.clone(), Place::Head, false));
         if entries.len() > REMEMBERED {
             entries.remove(0);
         }
@@ -142,7 +153,7 @@ impl Masks {
                 continue;
             }
             let mut from = 0;
-            while let Some(at) = memmem::find(&bytes[from..], &entry.standin) {
+            while let Some(at) = entry.find_standin.find(&bytes[from..]) {
                 let at = from + at;
                 bytes[at..at + entry.real.len()].copy_from_slice(&entry.real);
                 client_secret |= entry.client_secret;
@@ -162,6 +173,13 @@ impl Masks {
         }
     }
 
+    /// Whether `text` holds a stand-in.
+    pub(crate) fn finds(&self, text: &str) -> bool {
+        self.lock()
+            .iter()
+            .any(|e| e.find_standin.find(text.as_bytes()).is_some())
+    }
+
     /// `text` with every stand-in shown as `***`, when it holds one.
     pub(crate) fn conceal(&self, text: &str) -> Option<String> {
         let entries = self.lock();
@@ -171,7 +189,7 @@ impl Masks {
                 continue;
             };
             let current = out.as_deref().unwrap_or(text);
-            if current.contains(standin) {
+            if entry.find_standin.find(current.as_bytes()).is_some() {
                 out = Some(current.replace(standin, "***"));
             }
         }
@@ -190,7 +208,7 @@ impl Masks {
 fn blank_one(entry: &Entry, bytes: &mut [u8], before: &[u8]) {
     let real = &entry.real;
     let mut from = 0;
-    while let Some(at) = memmem::find(&bytes[from..], real) {
+    while let Some(at) = entry.find_real.find(&bytes[from..]) {
         let at = from + at;
         bytes[at..at + real.len()].copy_from_slice(&entry.standin);
         from = at + real.len();

@@ -119,10 +119,7 @@ impl Redactor {
     /// Whether `text` holds one of the secrets (what [`apply`](Self::apply) would blank).
     pub(crate) fn finds(&self, text: &str) -> bool {
         self.secrets.iter().any(|s| text.contains(s.as_str()))
-            || self
-                .masks
-                .as_ref()
-                .is_some_and(|m| m.conceal(text).is_some())
+            || self.masks.as_ref().is_some_and(|m| m.finds(text))
             || self.current.as_ref().is_some_and(|current| {
                 current
                     .lock()

@@ -96,6 +96,7 @@ impl Abort {
     }
 
     /// Ends the connection now, whatever its thread is doing.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn abort(&self) {
         self.aborted.store(true, Ordering::Release);
         if let Some(socket) = self.lock().take() {
@@ -152,6 +153,7 @@ impl<S: Read + Write> Connection<S> {
     }
 
     /// The same connection over another socket (the same bytes, the same TLS state).
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn map<T: Read + Write>(self, f: impl FnOnce(S) -> T) -> Connection<T> {
         let io = match self.io {
             Io::Plain(s) => Io::Plain(f(s)),

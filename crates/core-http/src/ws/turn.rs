@@ -20,6 +20,14 @@ use crate::observe::StreamEvent;
 /// reaches it in pieces, and the commands and timers are not kept waiting).
 const BATCH: usize = 1024;
 
+/// What a turn did.
+pub(super) struct Turned {
+    /// How the connection ended, if it did.
+    pub(super) ended: Option<Ended>,
+    /// Everything that had come was read: the next turn waits for the socket.
+    pub(super) drained: bool,
+}
+
 /// Whether a read or write found nothing to do now (the socket not ready).
 fn would_block(e: &tungstenite::Error) -> bool {
     matches!(e, tungstenite::Error::Io(e) if e.kind() == io::ErrorKind::WouldBlock)
@@ -53,9 +61,22 @@ impl<P: Protocol> Worker<P> {
             .max(live.since)
     }
 
-    /// One turn. Returns how the connection ended, if it did.
-    pub(super) fn turn(&mut self, live: &mut Connected, attempts: &mut u32) -> Option<Ended> {
-        let ended = self.read(live);
+    /// One turn: what it did ([`Turned`]).
+    pub(super) fn turn(&mut self, live: &mut Connected, attempts: &mut u32) -> Turned {
+        let (ended, drained) = self.read(live);
+        Turned {
+            ended: self.after_read(live, attempts, ended),
+            drained,
+        }
+    }
+
+    /// The rest of a turn, once what has come is read.
+    fn after_read(
+        &mut self,
+        live: &mut Connected,
+        attempts: &mut u32,
+        ended: Option<Ended>,
+    ) -> Option<Ended> {
         let now = Instant::now();
         if !self.batch.is_empty() && !self.inbox.deliver(&mut self.batch, now) {
             self.config.observer.stream(StreamEvent::FellBehind {
@@ -79,13 +100,14 @@ impl<P: Protocol> Worker<P> {
     }
 
     /// Reads every frame that has come (up to [`BATCH`] events), decoding each into the
-    /// batch for the caller.
-    fn read(&mut self, live: &mut Connected) -> Option<Ended> {
+    /// batch for the caller; `true` with it when everything that has come was read (the
+    /// socket is waited for only then: it says when more comes, not what is left).
+    fn read(&mut self, live: &mut Connected) -> (Option<Ended>, bool) {
         while self.batch.len() < BATCH {
             let message = match live.socket.read() {
                 Ok(message) => message,
-                Err(e) if would_block(&e) => return None,
-                Err(e) => return Some(lost_or_fatal(e)),
+                Err(e) if would_block(&e) => return (None, true),
+                Err(e) => return (Some(lost_or_fatal(e)), true),
             };
             live.last_in = Instant::now();
             match message {
@@ -100,11 +122,11 @@ impl<P: Protocol> Worker<P> {
                 Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
                 Message::Close(frame) => {
                     let _ = live.socket.flush();
-                    return Some(closed_by_server(frame, &self.config.redact));
+                    return (Some(closed_by_server(frame, &self.config.redact)), true);
                 }
             }
         }
-        None
+        (None, false)
     }
 
     /// Tells the observer of lossy-lane drops since the last report.

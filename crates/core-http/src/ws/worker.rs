@@ -150,12 +150,18 @@ impl<P: Protocol> Worker<P> {
             return Ended::Lost(format!("cannot wait for the socket: {e}"), Next::Retry);
         }
         let ended = loop {
-            if let Some(ended) = self.turn(&mut live, attempts) {
+            let turned = self.turn(&mut live, attempts);
+            if let Some(ended) = turned.ended {
                 break ended;
             }
-            let wait = self
-                .next_due(&live)
-                .saturating_duration_since(Instant::now());
+            // Frames left to read: the next turn at once (the socket says when more
+            // comes, not what is left).
+            let wait = match turned.drained {
+                true => self
+                    .next_due(&live)
+                    .saturating_duration_since(Instant::now()),
+                false => Duration::ZERO,
+            };
             match self.poll.poll(&mut self.events, Some(wait)) {
                 Ok(()) => {}
                 // A handled signal is not a lost connection.
