@@ -6,8 +6,6 @@ use core_http::{
     config::{Auth, OAuth2Config, RateLimit},
 };
 
-use crate::documents::Documents;
-
 /// A client of the e-signature service. Cheap to clone; clones share the connection
 /// pool, the OAuth token and the rate limiter.
 ///
@@ -61,19 +59,6 @@ impl Client {
                 client_secret,
             )))
             .build()
-    }
-
-    /// Documents: send, get, download.
-    ///
-    /// ```no_run
-    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
-    /// let document = client.documents().get("doc_1")?;
-    /// println!("{} is {}", document.name, document.status);
-    /// # Ok::<(), esign_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn documents(&self) -> Documents<'_> {
-        Documents::new(self)
     }
 }
 

@@ -181,3 +181,19 @@ fn read_document(http: &core_http::HttpClient, path: &str, id: &DocumentId) -> R
     core_http::service::check_answered("document", id.as_str(), document.id.as_str())?;
     Ok(document)
 }
+
+/// Reached from the client.
+impl Client {
+    /// Documents: send, get, download.
+    ///
+    /// ```no_run
+    /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
+    /// let document = client.documents().get("doc_1")?;
+    /// println!("{} is {}", document.name, document.status);
+    /// # Ok::<(), esign_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn documents(&self) -> Documents<'_> {
+        Documents::new(self)
+    }
+}

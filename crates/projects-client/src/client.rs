@@ -2,8 +2,6 @@
 
 use core_http::config::RateLimit;
 
-use crate::projects::Projects;
-
 /// A client of the developer project service. Cheap to clone; clones share the
 /// connection pool and the rate limiter.
 ///
@@ -17,21 +15,6 @@ pub struct Client {
 }
 
 core_http::service_client!(Client, env_prefix = "PROJECTS", plan = Plan);
-
-impl Client {
-    /// Projects: list, iterate, create, delete.
-    ///
-    /// ```no_run
-    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
-    /// let page = client.projects().list(&projects_client::projects::ListProjects::new().limit(10))?;
-    /// println!("{} projects on the first page", page.data.len());
-    /// # Ok::<(), projects_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn projects(&self) -> Projects<'_> {
-        Projects::new(self)
-    }
-}
 
 core_http::service_plans! {
     /// The service's plans and their documented rate limits. Passing one to

@@ -298,3 +298,19 @@ impl<'a> Projects<'a> {
         self.client.http().delete(&path).send_delete()
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// Projects: list, iterate, create, delete.
+    ///
+    /// ```no_run
+    /// # let client = projects_client::Client::new("https://api.example.com", "sk")?;
+    /// let page = client.projects().list(&projects_client::projects::ListProjects::new().limit(10))?;
+    /// println!("{} projects on the first page", page.data.len());
+    /// # Ok::<(), projects_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn projects(&self) -> Projects<'_> {
+        Projects::new(self)
+    }
+}

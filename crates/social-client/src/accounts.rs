@@ -1,57 +1,9 @@
 //! Connected social media accounts: list and disconnect.
 
-use core_http::Result;
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
-
 use crate::client::Client;
-use crate::posts::Platform;
+use core_http::Result;
 
-core_http::string_id! {
-    /// The id of a connected account.
-    pub struct AccountId in accounts;
-}
-
-core_http::string_enum! {
-    /// Whether an account is linked.
-    pub enum AccountStatus in accounts {
-        /// Linked and usable.
-        Connected = "connected",
-        /// Unlinked.
-        Disconnected = "disconnected",
-    }
-}
-
-/// A connected social media account. The document shows only its id; the other fields
-/// are what the service is expected to send, and anything else is kept in `extra`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Account {
-    /// Its id.
-    pub id: AccountId,
-    /// The platform it is on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub platform: Option<Platform>,
-    /// The handle on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub username: Option<String>,
-    /// The name shown on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub display_name: Option<String>,
-    /// Whether it is linked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<AccountStatus>,
-    /// When it was linked.
-    #[serde(
-        default,
-        with = "core_http::timestamp::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub connected_at: Option<OffsetDateTime>,
-    /// Every other field, as received.
-    #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
-}
+pub use crate::models::{Account, AccountId, AccountStatus};
 
 /// The accounts resource: `client.accounts()`.
 #[derive(Debug, Clone, Copy)]
@@ -99,5 +51,21 @@ impl<'a> Accounts<'a> {
     pub fn disconnect(&self, id: impl Into<AccountId>) -> Result<()> {
         let path = format!("/v1/accounts/{}", id.into().segment()?);
         self.client.http().delete(&path).send_delete()
+    }
+}
+
+/// Reached from the client.
+impl Client {
+    /// Connected social media accounts.
+    ///
+    /// ```no_run
+    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// let connected = client.accounts().list()?.len();
+    /// println!("{connected} accounts connected");
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn accounts(&self) -> Accounts<'_> {
+        Accounts::new(self)
     }
 }

@@ -2,11 +2,6 @@
 
 use core_http::config::RateLimit;
 
-use crate::accounts::Accounts;
-use crate::analytics::Analytics;
-use crate::posts::Posts;
-use crate::schedule::Schedule;
-
 /// A client of the social publishing service. Cheap to clone; clones share the
 /// connection pool and the rate limiter.
 ///
@@ -21,61 +16,6 @@ pub struct Client {
 }
 
 core_http::service_client!(Client, env_prefix = "SOCIAL", plan = Plan);
-
-impl Client {
-    /// Posts: create, list, iterate.
-    ///
-    /// ```
-    /// let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// let posts = client.posts();
-    /// # let _ = posts;
-    /// # Ok::<(), social_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn posts(&self) -> Posts<'_> {
-        Posts::new(self)
-    }
-
-    /// The publication schedule.
-    ///
-    /// ```no_run
-    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// for entry in client.schedule().list()? {
-    ///     println!("{} at {}", entry.post_id, entry.scheduled_at);
-    /// }
-    /// # Ok::<(), social_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn schedule(&self) -> Schedule<'_> {
-        Schedule::new(self)
-    }
-
-    /// Engagement analytics.
-    ///
-    /// ```no_run
-    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// let stats = client.analytics().overview()?;
-    /// println!("{:?} followers", stats.followers);
-    /// # Ok::<(), social_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn analytics(&self) -> Analytics<'_> {
-        Analytics::new(self)
-    }
-
-    /// Connected social media accounts.
-    ///
-    /// ```no_run
-    /// # let client = social_client::Client::new("https://api.example.com", "sk")?;
-    /// let connected = client.accounts().list()?.len();
-    /// println!("{connected} accounts connected");
-    /// # Ok::<(), social_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn accounts(&self) -> Accounts<'_> {
-        Accounts::new(self)
-    }
-}
 
 core_http::service_plans! {
     /// The service's plans and their documented rate limits. Passing one to

@@ -71,6 +71,7 @@
 pub mod accounts;
 pub mod analytics;
 mod client;
+mod models;
 pub mod posts;
 pub mod schedule;
 #[cfg(feature = "webhooks")]

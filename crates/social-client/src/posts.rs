@@ -1,179 +1,12 @@
 //! Posts: create (now or scheduled, one post per platform), list a page, iterate all.
 
+use crate::client::Client;
 use core_http::{
     Error, Result,
     pagination::{OffsetPages, OffsetPaginator},
 };
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 
-use crate::accounts::AccountId;
-use crate::client::Client;
-
-core_http::string_id! {
-    /// The id of a post.
-    pub struct PostId in posts;
-}
-
-core_http::string_enum! {
-    /// A social network a post can go to. Unknown identifiers are kept as sent, so a
-    /// platform added by the service still works.
-    pub enum Platform in posts {
-        /// X (formerly Twitter; `twitter` is read as this too).
-        X = "x" | "twitter",
-        /// LinkedIn.
-        LinkedIn = "linkedin",
-        /// Facebook.
-        Facebook = "facebook",
-        /// Instagram.
-        Instagram = "instagram",
-        /// Threads.
-        Threads = "threads",
-        /// Bluesky.
-        Bluesky = "bluesky",
-        /// Mastodon.
-        Mastodon = "mastodon",
-    }
-}
-
-core_http::string_enum! {
-    /// Where a post stands.
-    pub enum PostStatus in posts {
-        /// Saved, not scheduled.
-        Draft = "draft",
-        /// Waiting for its `scheduled_at`.
-        Scheduled = "scheduled",
-        /// Being sent to the platform.
-        Publishing = "publishing",
-        /// Live on the platform.
-        Published = "published",
-        /// The platform refused it, or its account was disconnected.
-        Failed = "failed",
-    }
-}
-
-/// A post on one platform.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Post {
-    /// Its id.
-    pub id: PostId,
-    /// The text.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
-    pub content: String,
-    /// The platform (the document gives it on listed posts).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub platform: Option<Platform>,
-    /// Where it stands (an empty `Unknown` when the server gave none).
-    #[serde(default)]
-    pub status: PostStatus,
-    /// When it was created.
-    #[serde(
-        default,
-        with = "core_http::timestamp::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub created_at: Option<OffsetDateTime>,
-    /// When it is (or was) scheduled to go out.
-    #[serde(
-        default,
-        with = "core_http::timestamp::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub scheduled_at: Option<OffsetDateTime>,
-    /// When it went live.
-    #[serde(
-        default,
-        with = "core_http::timestamp::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub published_at: Option<OffsetDateTime>,
-    /// The account it was posted with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub account_id: Option<AccountId>,
-}
-
-/// A post to create: its text, the platforms, and optionally when to publish.
-///
-/// ```
-/// use social_client::posts::{NewPost, Platform};
-/// let post = NewPost::new("Hello", [Platform::X, Platform::LinkedIn]);
-/// assert_eq!(post.platforms.len(), 2);
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct NewPost {
-    /// The text; must not be empty.
-    pub content: String,
-    /// Where to post; at least one. The service creates one post per platform.
-    pub platforms: Vec<Platform>,
-    /// When to publish (sent in UTC with a `Z`); `None` publishes now.
-    #[serde(
-        with = "core_http::timestamp::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub scheduled_at: Option<OffsetDateTime>,
-}
-
-impl NewPost {
-    /// A post to publish now on `platforms`.
-    ///
-    /// ```
-    /// use social_client::posts::{NewPost, Platform};
-    /// let post = NewPost::new("Hello", [Platform::X]);
-    /// assert!(post.scheduled_at.is_none());
-    /// ```
-    #[inline]
-    pub fn new(content: impl Into<String>, platforms: impl IntoIterator<Item = Platform>) -> Self {
-        NewPost {
-            content: content.into(),
-            platforms: platforms.into_iter().collect(),
-            scheduled_at: None,
-        }
-    }
-
-    /// Publishes at `at` instead of now (the service refuses a time in the past).
-    ///
-    /// ```
-    /// use social_client::posts::{NewPost, Platform};
-    /// use social_client::time::{Duration, OffsetDateTime};
-    /// let tomorrow = OffsetDateTime::now_utc() + Duration::days(1);
-    /// let post = NewPost::new("Tomorrow", [Platform::X]).scheduled_at(tomorrow);
-    /// assert_eq!(post.scheduled_at, Some(tomorrow));
-    /// ```
-    #[inline]
-    pub fn scheduled_at(mut self, at: OffsetDateTime) -> Self {
-        self.scheduled_at = Some(at);
-        self
-    }
-
-    #[inline]
-    fn validate(&self) -> Result<()> {
-        if self.content.trim().is_empty() {
-            return Err(Error::InvalidRequest(
-                "a post needs non-empty content".into(),
-            ));
-        }
-        if self.platforms.is_empty() {
-            return Err(Error::InvalidRequest(
-                "a post needs at least one platform".into(),
-            ));
-        }
-        if self.platforms.iter().any(|p| p.as_str().trim().is_empty()) {
-            return Err(Error::InvalidRequest(
-                "a platform identifier is empty".into(),
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Which page of posts to list (`limit` 1 to 100, the service's default 20; `offset`):
-/// `ListPosts::new().limit(50).offset(100)`.
-pub type ListPosts = core_http::pagination::PageParams;
-
-/// The largest page the service serves.
-pub const MAX_PAGE_SIZE: u32 = 100;
+pub use crate::models::{ListPosts, MAX_PAGE_SIZE, NewPost, Platform, Post, PostId, PostStatus};
 
 /// The posts resource: `client.posts()`.
 #[derive(Debug, Clone, Copy)]
@@ -368,4 +201,20 @@ fn find_post(http: &core_http::HttpClient, id: &PostId) -> Result<Option<Post>> 
         }
     }
     Ok(None)
+}
+
+/// Reached from the client.
+impl Client {
+    /// Posts: create, list, iterate.
+    ///
+    /// ```
+    /// let client = social_client::Client::new("https://api.example.com", "sk")?;
+    /// let posts = client.posts();
+    /// # let _ = posts;
+    /// # Ok::<(), social_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn posts(&self) -> Posts<'_> {
+        Posts::new(self)
+    }
 }

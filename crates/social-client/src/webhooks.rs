@@ -13,9 +13,9 @@
 
 pub use core_http::webhook::{Envelope, WebhookError, WebhookEvent, WebhookHeaders};
 
-use crate::accounts::Account;
-use crate::analytics::AnalyticsOverview;
-use crate::posts::Post;
+use crate::models::Account;
+use crate::models::AnalyticsOverview;
+use crate::models::Post;
 
 core_http::webhook_events! {
     /// An event delivered by webhook.

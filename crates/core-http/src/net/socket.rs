@@ -53,6 +53,7 @@ impl Socket {
     }
 
     /// The stream, to hand over (a stream's connection goes non-blocking).
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn into_stream(self) -> TcpStream {
         self.stream
     }
