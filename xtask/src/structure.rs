@@ -1,5 +1,5 @@
-//! `cargo xtask structure` (and a step of `test`): core-http's modules import each other
-//! in no circle, and none of its functions is longer than [`MAX_FN_LINES`]; every
+//! `cargo xtask structure` (and a step of `test`): no crate's modules import each other
+//! in a circle, none of core-http's functions is longer than [`MAX_FN_LINES`]; every
 //! function of a service crate (and of the code core-http's `macros.rs` writes into one:
 //! `service_client!`, `string_id!`, `string_enum!`, `service_plans!`) is `#[inline]`,
 //! so that a program compiles only the endpoints it calls and the models they read (see
@@ -25,12 +25,15 @@ pub(crate) fn check() -> Result<(), String> {
     let src = root().join("crates/core-http/src");
     let files = rust_files(&src)?;
     let mut problems = Vec::new();
-    let circles = circles(&src, &files)?;
-    for circle in &circles {
-        problems.push(format!(
-            "core-http's modules import each other in a circle: {}",
-            circle.join(" -> ")
-        ));
+    let crates = crate_dirs()?;
+    for krate in &crates {
+        let krate_src = root().join("crates").join(krate).join("src");
+        for circle in circles(&krate_src, &rust_files(&krate_src)?)? {
+            problems.push(format!(
+                "{krate}'s modules import each other in a circle: {}",
+                circle.join(" -> ")
+            ));
+        }
     }
     for (path, text) in &files {
         for (name, line, len) in long_functions(&strip_tests(text)) {
@@ -65,8 +68,9 @@ pub(crate) fn check() -> Result<(), String> {
     }
     if problems.is_empty() {
         println!(
-            "ok: core-http: {} files, no import circle, no function over {MAX_FN_LINES} lines; \
-             {} files of the service crates, every function #[inline]",
+            "ok: {} crates, no import circle; core-http: {} files, no function over \
+             {MAX_FN_LINES} lines; {} files of the service crates, every function #[inline]",
+            crates.len(),
             files.len(),
             inline_files.len()
         );
@@ -74,6 +78,20 @@ pub(crate) fn check() -> Result<(), String> {
     } else {
         Err(problems.join("\n"))
     }
+}
+
+/// The workspace's crates, by folder name under `crates/`.
+fn crate_dirs() -> Result<Vec<String>, String> {
+    let dir = root().join("crates");
+    let mut out = Vec::new();
+    for entry in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        if entry.path().join("src").is_dir() {
+            out.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 pub(crate) fn rust_files(dir: &Path) -> Result<Vec<(PathBuf, String)>, String> {

@@ -37,6 +37,7 @@
 mod answer;
 mod clock;
 mod control;
+mod delivery;
 mod faults;
 mod http;
 mod ids;
@@ -46,6 +47,7 @@ mod registry;
 mod server;
 mod service;
 mod services;
+mod sessions;
 mod signing;
 mod state;
 mod streams;
@@ -150,7 +152,7 @@ impl SandboxBuilder {
         };
         let (worker_tx, worker_rx) = std::sync::mpsc::channel();
         let shared = Arc::new(Shared::new(settings, worker_tx, services::tick));
-        webhooks::spawn_worker(worker_rx, Arc::downgrade(&shared))?;
+        delivery::spawn_worker(worker_rx, Arc::downgrade(&shared))?;
 
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

@@ -8,10 +8,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::clock::rfc3339;
 use crate::service::Service;
-use crate::state::World;
-use crate::webhooks::{Delivery, DeliveryStatus, EventRecord, Job};
+use crate::webhooks::Job;
 
 /// How many stream events a session may lag behind before it is closed.
 pub(crate) const STREAM_BACKLOG: usize = 65_536;
@@ -48,44 +46,9 @@ impl Outbox {
     pub(crate) fn sender(&self) -> broadcast::Sender<Arc<StreamEvent>> {
         self.streams.clone()
     }
-}
 
-impl World {
-    /// Emits a webhook event: logs it and queues a delivery to every receiver that
-    /// wants it.
-    pub(crate) fn emit(&mut self, event_type: &str, data: Value) {
-        let event = EventRecord {
-            id: self.ids.next("msg"),
-            event_type: event_type.to_owned(),
-            timestamp: rfc3339(self.now()),
-            data,
-        };
-        let body = event.body();
-        for receiver in self.receivers.iter().filter(|r| r.wants(event_type)) {
-            self.deliveries.push(Delivery {
-                receiver_id: receiver.id.clone(),
-                message_id: event.id.clone(),
-                event_type: event.event_type.clone(),
-                attempts: 0,
-                status: DeliveryStatus::Pending,
-                last_status: None,
-                last_error: None,
-            });
-            self.outbox.jobs.push(Job {
-                delivery: self.deliveries.len() - 1,
-                generation: self.generation,
-                url: receiver.url.clone(),
-                secret: receiver.secret.clone(),
-                message_id: event.id.clone(),
-                body: body.clone(),
-                attempt: 0,
-            });
-        }
-        self.events.push(event);
-    }
-
-    /// Publishes a stream event to the sessions that want it (none listening is fine).
-    pub(crate) fn publish(&mut self, event: StreamEvent) {
-        let _ = self.outbox.streams.send(Arc::new(event));
+    /// Sends a stream event to the sessions listening (none listening is fine).
+    pub(crate) fn send(&self, event: StreamEvent) {
+        let _ = self.streams.send(Arc::new(event));
     }
 }

@@ -6,10 +6,11 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use serde_json::Value;
 use time::OffsetDateTime;
 use tokio::sync::broadcast;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, rfc3339};
 use crate::faults::Faults;
 use crate::ids::Ids;
 use crate::outbox::{Outbox, STREAM_BACKLOG, StreamEvent};
@@ -216,5 +217,45 @@ impl World {
             .entry((key.to_owned(), service))
             .or_insert_with(|| Bucket::new(limit, now));
         Some(bucket.admit(now))
+    }
+}
+
+impl World {
+    /// Emits a webhook event: logs it and queues a delivery to every receiver that
+    /// wants it.
+    pub(crate) fn emit(&mut self, event_type: &str, data: Value) {
+        let event = EventRecord {
+            id: self.ids.next("msg"),
+            event_type: event_type.to_owned(),
+            timestamp: rfc3339(self.now()),
+            data,
+        };
+        let body = event.body();
+        for receiver in self.receivers.iter().filter(|r| r.wants(event_type)) {
+            self.deliveries.push(Delivery {
+                receiver_id: receiver.id.clone(),
+                message_id: event.id.clone(),
+                event_type: event.event_type.clone(),
+                attempts: 0,
+                status: DeliveryStatus::Pending,
+                last_status: None,
+                last_error: None,
+            });
+            self.outbox.jobs.push(Job {
+                delivery: self.deliveries.len() - 1,
+                generation: self.generation,
+                url: receiver.url.clone(),
+                secret: receiver.secret.clone(),
+                message_id: event.id.clone(),
+                body: body.clone(),
+                attempt: 0,
+            });
+        }
+        self.events.push(event);
+    }
+
+    /// Publishes a stream event to the sessions that want it (none listening is fine).
+    pub(crate) fn publish(&mut self, event: StreamEvent) {
+        self.outbox.send(event);
     }
 }

@@ -119,3 +119,19 @@ impl<'a> AccountHandle<'a> {
         query.send(self.client)
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// The account: balances, buying power, positions, status.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let account = client.account().get()?;
+    /// println!("buying power {:?}", account.buying_power);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn account(&self) -> AccountHandle<'_> {
+        AccountHandle::new(self)
+    }
+}

@@ -559,3 +559,21 @@ impl PortfolioQuery {
             .send_json()
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// Account activities: fills and cash movements, paged and filtered.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// for activity in client.activities().iter().take(10) {
+    ///     let a = activity?;
+    ///     println!("{} {} {:?}", a.id, a.activity_type, a.net_amount);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn activities(&self) -> Activities<'_> {
+        Activities::new(self)
+    }
+}

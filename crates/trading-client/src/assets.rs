@@ -243,3 +243,19 @@ impl<'a> Assets<'a> {
         Ok(list.assets)
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// Assets: tradable, fractionable, shortable, tick size, smallest quantity.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let asset = client.assets().get("BRK.A")?;
+    /// println!("whole shares only: {}", !asset.fractionable);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn assets(&self) -> Assets<'_> {
+        Assets::new(self)
+    }
+}

@@ -135,6 +135,21 @@ impl<'a> ClockHandle<'a> {
     }
 }
 
+/// Reached from the client.
+impl Client {
+    /// The market's clock (open now? next open and close) and calendar.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// println!("open: {}", client.clock().get()?.is_open);
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn clock(&self) -> ClockHandle<'_> {
+        ClockHandle::new(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -239,3 +239,20 @@ impl<'a> History<'a> {
         })
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// Historical bars, up to twenty years back, fetched lazily page by page.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::{history::ListBars, markets::Timeframe};
+    /// let page = client.history().list(&ListBars::new("AAPL", Timeframe::Day))?;
+    /// println!("{} daily bars", page.data.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn history(&self) -> History<'_> {
+        History::new(self)
+    }
+}

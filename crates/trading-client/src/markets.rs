@@ -355,3 +355,20 @@ impl<'a> Markets<'a> {
         Ok(answer.trades)
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// Market data: quotes, bars, order books, trades.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// for quote in client.markets().quotes(&["AAPL", "MSFT"])? {
+    ///     println!("{} {}", quote.symbol, quote.price);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn markets(&self) -> Markets<'_> {
+        Markets::new(self)
+    }
+}

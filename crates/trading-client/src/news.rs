@@ -287,3 +287,21 @@ impl<'a> News<'a> {
         })
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// News and earnings.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::news::ListNews;
+    /// for item in client.news().iter_from(&ListNews::new(&["AAPL"])).take(5) {
+    ///     println!("{}", item?.headline);
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn news(&self) -> News<'_> {
+        News::new(self)
+    }
+}

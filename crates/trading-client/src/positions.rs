@@ -214,3 +214,19 @@ impl<'a> Positions<'a> {
             .bulk("orders")
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// Positions: list, get one, close one (all or part), close all.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let closing = client.positions().close_all()?;
+    /// println!("{} positions closing, {} not", closing.done.len(), closing.failed.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn positions(&self) -> Positions<'_> {
+        Positions::new(self)
+    }
+}

@@ -14,35 +14,6 @@ pub struct Client {
 
 core_http::service_client!(Client, env_prefix = "VISION");
 
-impl Client {
-    /// The four analyses: detect, classify, OCR, faces.
-    ///
-    /// ```no_run
-    /// # let client = vision_client::Client::new("https://api.example.com", "sk")?;
-    /// use vision_client::analyses::DetectRequest;
-    /// let found = client.analyses().detect(&DetectRequest::new("https://img.example/a.jpg"))?;
-    /// println!("{} objects", found.objects.len());
-    /// # Ok::<(), vision_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn analyses(&self) -> crate::analyses::Analyses<'_> {
-        crate::analyses::Analyses::new(self)
-    }
-
-    /// The service's health and the account's usage.
-    ///
-    /// ```no_run
-    /// # let client = vision_client::Client::new("https://api.example.com", "sk")?;
-    /// let usage = client.status().get()?.usage;
-    /// println!("{} of {} calls used", usage.calls_used, usage.calls_limit);
-    /// # Ok::<(), vision_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn status(&self) -> crate::status::StatusHandle<'_> {
-        crate::status::StatusHandle::new(self)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

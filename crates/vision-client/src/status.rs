@@ -178,6 +178,22 @@ impl<'de> Deserialize<'de> for UsagePeriod {
     }
 }
 
+/// Reached from the client.
+impl Client {
+    /// The service's health and the account's usage.
+    ///
+    /// ```no_run
+    /// # let client = vision_client::Client::new("https://api.example.com", "sk")?;
+    /// let usage = client.status().get()?.usage;
+    /// println!("{} of {} calls used", usage.calls_used, usage.calls_limit);
+    /// # Ok::<(), vision_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn status(&self) -> StatusHandle<'_> {
+        StatusHandle::new(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 
 use crate::client::Client;
-use crate::worlds::WorldId;
+use crate::models::WorldId;
 
 core_http::string_id! {
     /// An asset's id.
@@ -496,6 +496,23 @@ fn with_revision(response: core_http::transport::Response) -> Result<Asset> {
         asset.revision = response.headers().get("etag").and_then(revision_of);
     }
     Ok(asset)
+}
+
+/// Reached from the client.
+impl Client {
+    /// The assets: update their properties.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::serde_json::{Map, json};
+    /// let properties = Map::from_iter([("lit".to_owned(), json!(true))]);
+    /// client.assets().replace("lamp_1", &properties)?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn assets(&self) -> Assets<'_> {
+        Assets::new(self)
+    }
 }
 
 #[cfg(test)]

@@ -5,10 +5,6 @@ use std::sync::Arc;
 
 use core_http::Result;
 
-use crate::assets::Assets;
-use crate::stream::WorldsStream;
-use crate::worlds::Worlds;
-
 /// A client of the virtual worlds service. Cheap to clone; clones share the connection
 /// pool.
 ///
@@ -84,78 +80,6 @@ impl Client {
                 None => client,
             },
         )
-    }
-
-    /// The worlds: list, iterate, create, get, and their users.
-    ///
-    /// ```no_run
-    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// for world in client.worlds().iter().take(10) {
-    ///     println!("{}", world?.name);
-    /// }
-    /// # Ok::<(), worlds_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn worlds(&self) -> Worlds<'_> {
-        Worlds::new(self)
-    }
-
-    /// The assets: update their properties.
-    ///
-    /// ```no_run
-    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use worlds_client::serde_json::{Map, json};
-    /// let properties = Map::from_iter([("lit".to_owned(), json!(true))]);
-    /// client.assets().replace("lamp_1", &properties)?;
-    /// # Ok::<(), worlds_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn assets(&self) -> Assets<'_> {
-        Assets::new(self)
-    }
-
-    /// Opens the realtime channel (`/ws/v1/realtime`). Join worlds on it to receive
-    /// their events.
-    ///
-    /// ```no_run
-    /// use worlds_client::stream::Event;
-    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// let mut realtime = client.stream()?;
-    /// realtime.join("world_1")?;
-    /// for event in realtime.by_ref().take(10) {
-    ///     match event? {
-    ///         Event::UserJoined { user, .. } => println!("{} joined", user.id),
-    ///         Event::Resynced { world_id, recovery, .. } => println!("{world_id}: {recovery:?}"),
-    ///         other => println!("{other:?}"),
-    ///     }
-    /// }
-    /// # Ok::<(), worlds_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn stream(&self) -> Result<WorldsStream> {
-        WorldsStream::open(self, |config| config)
-    }
-
-    /// As [`stream`](Self::stream), with the channel's settings adjusted first (its
-    /// reconnect policy, ping and silence timers).
-    ///
-    /// ```no_run
-    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
-    /// use std::time::Duration;
-    /// let mut realtime = client.stream_with(|config| {
-    ///     config
-    ///         .ping_after(Duration::from_secs(10))
-    ///         .dead_after(Duration::from_secs(30))
-    /// })?;
-    /// realtime.join("world_1")?;
-    /// # Ok::<(), worlds_client::Error>(())
-    /// ```
-    #[inline]
-    pub fn stream_with(
-        &self,
-        configure: impl FnOnce(crate::stream::StreamConfig) -> crate::stream::StreamConfig,
-    ) -> Result<WorldsStream> {
-        WorldsStream::open(self, configure)
     }
 }
 

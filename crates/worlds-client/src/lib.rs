@@ -106,9 +106,9 @@
 
 pub mod assets;
 mod client;
+mod models;
 mod position;
 pub mod stream;
-mod world_changes;
 pub mod worlds;
 
 pub use client::Client;

@@ -5,183 +5,14 @@ use std::marker::PhantomData;
 
 use core_http::pagination::{TokenPage, TokenPages, TokenPaginator};
 
-pub use crate::world_changes::UpdateWorld;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value};
-use time::OffsetDateTime;
 
 use crate::client::Client;
+use crate::models::check_objects;
+pub use crate::models::{Presence, User, UserId, World, WorldId, WorldObject};
 
 /// The largest page of worlds the service gives.
 pub const MAX_PAGE_SIZE: u32 = 100;
-
-core_http::string_id! {
-    /// A world's id.
-    pub struct WorldId in worlds;
-}
-
-core_http::string_id! {
-    /// A user's id.
-    pub struct UserId in worlds;
-}
-
-core_http::string_enum! {
-    /// Whether a user is there right now.
-    pub enum Presence in worlds {
-        /// Connected.
-        Online = "online",
-        /// Connected but idle.
-        Away = "away",
-        /// Not connected.
-        Offline = "offline",
-    }
-}
-
-/// A world. The document shows only the fields a world is created with (`name`,
-/// `theme`); the id is needed for anything, everything else is optional, and fields this
-/// version does not model are kept in `extra`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct World {
-    /// Its id.
-    pub id: WorldId,
-    /// Its name.
-    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
-    pub name: String,
-    /// Its theme.
-    #[serde(default, deserialize_with = "core_http::de::text_or_empty")]
-    pub theme: String,
-    /// Its description, when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The objects placed in it.
-    #[serde(default, deserialize_with = "core_http::de::or_default")]
-    pub objects: Vec<WorldObject>,
-    /// How many users are in it, when the service says.
-    #[serde(
-        default,
-        deserialize_with = "core_http::de::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub user_count: Option<u64>,
-    /// When it was created.
-    #[serde(
-        default,
-        with = "core_http::timestamp::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub created_at: Option<OffsetDateTime>,
-    /// When it last changed.
-    #[serde(
-        default,
-        with = "core_http::timestamp::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub updated_at: Option<OffsetDateTime>,
-    /// Its revision, which moves with every change of its own fields (for
-    /// [`Worlds::update_if`]); from the body, or else the `ETag`.
-    #[serde(
-        default,
-        deserialize_with = "core_http::de::opt_u64",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub revision: Option<u64>,
-    /// Every other field, as received.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// An object in a world: its `type`, its `position` (x, y, z) and an optional
-/// `destination` (where a portal leads: a world id, a URL or a position, kept as the
-/// JSON the service uses).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct WorldObject {
-    /// What it is (`portal`, `fountain`, ...).
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "core_http::de::or_default"
-    )]
-    pub kind: String,
-    /// Where it is: x, y, z. `None` when the service sent no readable position.
-    #[serde(
-        default,
-        deserialize_with = "crate::position::read",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub position: Option<[f64; 3]>,
-    /// Where it leads, if anywhere.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub destination: Option<Value>,
-    /// Every other field, as received.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl WorldObject {
-    /// An object of `kind` at `position` (x, y, z).
-    ///
-    /// ```
-    /// let fountain = worlds_client::worlds::WorldObject::new("fountain", [0.0, 0.0, 4.5]);
-    /// assert_eq!(fountain.position, Some([0.0, 0.0, 4.5]));
-    /// ```
-    #[inline]
-    pub fn new(kind: impl Into<String>, position: [f64; 3]) -> Self {
-        WorldObject {
-            kind: kind.into(),
-            position: Some(position),
-            destination: None,
-            extra: Map::new(),
-        }
-    }
-
-    /// Where it leads: a world id, a URL, or any JSON the service understands.
-    ///
-    /// ```
-    /// use worlds_client::worlds::WorldObject;
-    /// let portal = WorldObject::new("portal", [1.0, 0.0, 2.0]).destination("world_harbour");
-    /// assert_eq!(portal.destination, Some("world_harbour".into()));
-    /// ```
-    #[inline]
-    pub fn destination(mut self, destination: impl Into<Value>) -> Self {
-        self.destination = Some(destination.into());
-        self
-    }
-}
-
-/// A user in a world. Only the id is needed; the rest is kept as sent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct User {
-    /// Their id.
-    pub id: UserId,
-    /// The name shown for them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub display_name: Option<String>,
-    /// Whether they are there right now.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub presence: Option<Presence>,
-    /// When they joined the world.
-    #[serde(
-        default,
-        with = "core_http::timestamp::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub joined_at: Option<OffsetDateTime>,
-    /// What their session set with
-    /// [`WorldsStream::set_presence`](crate::stream::WorldsStream::set_presence) (a position, a
-    /// status...), when it did.
-    #[serde(
-        default,
-        deserialize_with = "core_http::de::or_default",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub state: Option<Map<String, Value>>,
-    /// Every other field, as received.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
 
 /// A world to create: a name, a theme, an optional description and objects.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -253,25 +84,6 @@ impl NewWorld {
         }
         check_objects(&self.objects)
     }
-}
-
-/// Each object with a type and a position of three finite numbers.
-#[inline]
-pub(crate) fn check_objects(objects: &[WorldObject]) -> Result<()> {
-    for (i, o) in objects.iter().enumerate() {
-        if o.kind.trim().is_empty() {
-            return Err(Error::InvalidRequest(format!("object {i} has no type")));
-        }
-        match o.position {
-            Some(p) if p.iter().all(|n| n.is_finite()) => {}
-            _ => {
-                return Err(Error::InvalidRequest(format!(
-                    "object {i} needs a position of three finite numbers"
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Which page of worlds: [`Worlds::list`].
@@ -565,5 +377,218 @@ impl<'a> Worlds<'a> {
             users.extend(page?.data);
         }
         Ok(users)
+    }
+}
+
+/// What to change in a world: only the fields set are sent, the others stay as they
+/// are. Objects, when set, replace the world's list as a whole.
+///
+/// ```
+/// use worlds_client::worlds::{UpdateWorld, WorldObject};
+/// let change = UpdateWorld::new()
+///     .name("Harbour at night")
+///     .objects(vec![WorldObject::new("lighthouse", [12.0, 0.0, -3.5])]);
+/// assert_eq!(change.name.as_deref(), Some("Harbour at night"));
+/// assert!(change.theme.is_none());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct UpdateWorld {
+    /// A new name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A new theme.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+    /// A new description (`Some(None)` removes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<Option<String>>,
+    /// The world's objects, all of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objects: Option<Vec<WorldObject>>,
+}
+
+impl UpdateWorld {
+    /// No change yet.
+    ///
+    /// ```
+    /// assert!(worlds_client::worlds::UpdateWorld::new().name.is_none());
+    /// ```
+    #[inline]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A new name (not blank, at most 100 characters).
+    ///
+    /// ```
+    /// let change = worlds_client::worlds::UpdateWorld::new().name("Harbour");
+    /// assert_eq!(change.name.as_deref(), Some("Harbour"));
+    /// ```
+    #[inline]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// A new theme (not blank).
+    ///
+    /// ```
+    /// let change = worlds_client::worlds::UpdateWorld::new().theme("winter");
+    /// assert_eq!(change.theme.as_deref(), Some("winter"));
+    /// ```
+    #[inline]
+    pub fn theme(mut self, theme: impl Into<String>) -> Self {
+        self.theme = Some(theme.into());
+        self
+    }
+
+    /// A new description, or none (`None` removes it).
+    ///
+    /// ```
+    /// let change = worlds_client::worlds::UpdateWorld::new().description(None::<String>);
+    /// assert_eq!(change.description, Some(None));
+    /// ```
+    #[inline]
+    pub fn description(mut self, description: Option<impl Into<String>>) -> Self {
+        self.description = Some(description.map(Into::into));
+        self
+    }
+
+    /// The world's objects, replacing its list.
+    ///
+    /// ```
+    /// use worlds_client::worlds::{UpdateWorld, WorldObject};
+    /// let change = UpdateWorld::new().objects(vec![WorldObject::new("bench", [1.0, 0.0, 2.0])]);
+    /// assert_eq!(change.objects.map(|o| o.len()), Some(1));
+    /// ```
+    #[inline]
+    pub fn objects(mut self, objects: Vec<WorldObject>) -> Self {
+        self.objects = Some(objects);
+        self
+    }
+
+    #[inline]
+    fn validate(&self) -> Result<()> {
+        if self.name.is_none()
+            && self.theme.is_none()
+            && self.description.is_none()
+            && self.objects.is_none()
+        {
+            return Err(Error::InvalidRequest("the change changes nothing".into()));
+        }
+        if self.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(Error::InvalidRequest("a world's name is not blank".into()));
+        }
+        if self.theme.as_ref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(Error::InvalidRequest("a world's theme is not blank".into()));
+        }
+        check_objects(self.objects.as_deref().unwrap_or_default())
+    }
+}
+
+impl Worlds<'_> {
+    /// Changes the fields `change` sets, leaving the others. `PATCH /api/v1/worlds/{id}`;
+    /// retried like a `PUT` (the same change twice leaves the same world). The world's
+    /// sessions get a `WorldUpdated` event.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::worlds::UpdateWorld;
+    /// let world = client.worlds().update("world_1", &UpdateWorld::new().theme("winter"))?;
+    /// println!("{} is now {} (revision {:?})", world.name, world.theme, world.revision);
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn update(&self, id: impl Into<WorldId>, change: &UpdateWorld) -> Result<World> {
+        self.patch(id.into(), change, None)
+    }
+
+    /// As [`update`](Self::update), only if the world is still at `revision`
+    /// (`If-Match`); otherwise a [`Conflict`](core_http::ErrorKind::Conflict) error
+    /// whose [`current_revision`](crate::assets::current_revision) says where it is now. Not
+    /// repeated once the server may have acted on it.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use worlds_client::worlds::{UpdateWorld, WorldObject};
+    /// let world = client.worlds().get("world_1")?;
+    /// let mut objects = world.objects.clone();
+    /// objects.push(WorldObject::new("lamp", [0.0, 0.0, 1.0]));
+    /// let change = UpdateWorld::new().objects(objects);
+    /// client.worlds().update_if("world_1", &change, world.revision.unwrap_or(0))?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn update_if(
+        &self,
+        id: impl Into<WorldId>,
+        change: &UpdateWorld,
+        revision: u64,
+    ) -> Result<World> {
+        self.patch(id.into(), change, Some(revision))
+    }
+
+    /// Deletes a world and its assets; its sessions get a `WorldDeleted` event first.
+    /// `DELETE /api/v1/worlds/{id}`. Retried like any `DELETE`; a retry answered 404
+    /// after an earlier attempt may have gone through is success (the world is gone),
+    /// while a 404 to the first attempt is `NotFound`
+    /// ([`RequestBuilder::send_delete`](core_http::transport::RequestBuilder::send_delete)).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// client.worlds().delete("world_1")?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn delete(&self, id: impl Into<WorldId>) -> Result<()> {
+        let path = format!("/api/v1/worlds/{}", id.into().segment()?);
+        self.client.http().delete(&path).send_delete()
+    }
+
+    #[inline]
+    fn patch(&self, id: WorldId, change: &UpdateWorld, revision: Option<u64>) -> Result<World> {
+        change.validate()?;
+        let path = format!("/api/v1/worlds/{}", id.segment()?);
+        let bytes = serde_json::to_vec(change).map_err(|e| {
+            Error::InvalidRequest(format!("the change could not be serialized: {e}"))
+        })?;
+        let mut request = self
+            .client
+            .http()
+            .patch(&path)
+            .bytes("application/merge-patch+json", bytes)
+            .replay_safe(true);
+        if let Some(revision) = revision {
+            request = request
+                .header("if-match", format!("\"{revision}\""))
+                .replay_safe(false);
+        }
+        let response = request.send()?;
+        let mut world: World = response.json_data()?;
+        if world.revision.is_none() {
+            world.revision = response
+                .headers()
+                .get("etag")
+                .and_then(crate::assets::revision_of);
+        }
+        Ok(world)
+    }
+}
+
+/// Reached from the client.
+impl Client {
+    /// The worlds: list, iterate, create, get, and their users.
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// for world in client.worlds().iter().take(10) {
+    ///     println!("{}", world?.name);
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn worlds(&self) -> Worlds<'_> {
+        Worlds::new(self)
     }
 }

@@ -18,9 +18,9 @@ use serde::Deserialize;
 use crate::client::Client;
 pub(crate) use check::closed as check_closed;
 pub use list::{Direction, ListOrders, StatusFilter};
-pub use model::*;
+pub use model::{Execution, Order, OrderClass, OrderId, OrderKind, OrderStatus, Side, TimeInForce};
 pub use replace::ReplaceOrder;
-pub use request::*;
+pub use request::{Amount, Entry, Exit, OrderRequest, OrderType, StopLoss, Trail};
 
 /// The most of a call's timeout [`Orders::place`] keeps for looking an order up.
 const LOOKUP_RESERVE: Duration = Duration::from_secs(5);
@@ -512,5 +512,21 @@ pub(crate) fn fill_seen(order: &Order) -> core_http::wait::Seen {
         OrderStatus::Filled => Seen::reached(&order.status),
         status if status.is_terminal() => Seen::ended(status),
         status => Seen::pending(status),
+    }
+}
+
+/// Reached from the client.
+impl Client {
+    /// Orders: place (never twice), get, look up by client order id, list, cancel.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let open = client.orders().list(&trading_client::orders::ListOrders::new())?;
+    /// println!("{} open orders on the first page", open.data.len());
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn orders(&self) -> Orders<'_> {
+        Orders::new(self)
     }
 }

@@ -5,7 +5,7 @@ use core_http::{Error, Result};
 use rust_decimal::Decimal;
 
 use super::MAX_CLIENT_ORDER_ID;
-use super::model::*;
+use super::model::{OrderClass, Side, TimeInForce};
 use crate::money::JsonObject;
 
 /// How much to trade.

@@ -539,3 +539,49 @@ impl Iterator for TradingStream {
         self.session.next()
     }
 }
+
+/// Reached from the client.
+impl Client {
+    /// Opens the stream (quotes, fills and orders, account changes): connected before
+    /// this returns, then kept connected. Streaming is included in the Pro plan: a
+    /// client told it is on Free refuses here, and a server that refuses says which
+    /// environment refused.
+    ///
+    /// ```no_run
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// use trading_client::stream::Event;
+    /// let mut stream = client.stream()?;
+    /// stream.subscribe_orders()?;
+    /// for event in stream.by_ref() {
+    ///     if let Event::Fill(fill) = event? {
+    ///         println!("filled {} of {}", fill.qty, fill.symbol);
+    ///     }
+    /// }
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn stream(&self) -> Result<TradingStream> {
+        TradingStream::open(self, |config| config)
+    }
+
+    /// As [`stream`](Self::stream), with the stream's settings adjusted first (its
+    /// reconnect policy, ping and silence timers, quote queue, staleness timers).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// # let client = trading_client::Client::new("https://paper.example.com", "pk")?;
+    /// let stream = client.stream_with(|config| {
+    ///     config
+    ///         .lossy_capacity(1_000)
+    ///         .stale_after("quotes", Duration::from_secs(30))
+    /// })?;
+    /// # Ok::<(), trading_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn stream_with(
+        &self,
+        configure: impl FnOnce(StreamConfig) -> StreamConfig,
+    ) -> Result<TradingStream> {
+        TradingStream::open(self, configure)
+    }
+}

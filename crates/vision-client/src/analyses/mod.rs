@@ -10,14 +10,17 @@ mod classify;
 mod detect;
 mod faces;
 mod ocr;
+
 #[cfg(test)]
 mod tests;
 
 pub use crate::bbox::BBox;
-pub use classify::*;
-pub use detect::*;
-pub use faces::*;
-pub use ocr::*;
+pub use classify::{Classification, ClassifyRequest, DEFAULT_TAXONOMY, DEFAULT_TOP_N, Prediction};
+pub use detect::{
+    DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_MAX_OBJECTS, DetectRequest, DetectedObject, Detection,
+};
+pub use faces::{Emotion, Face, FaceAttributes, FaceMatch, Faces, FacesRequest, Gender};
+pub use ocr::{OcrRequest, OcrResult, OutputFormat, TextBlock};
 
 #[inline]
 fn check_image_url(url: &str) -> Result<()> {
@@ -138,5 +141,22 @@ impl<'a> Analyses<'a> {
             .replay_safe(true)
             .send()?
             .json_data()
+    }
+}
+
+/// Reached from the client.
+impl Client {
+    /// The four analyses: detect, classify, OCR, faces.
+    ///
+    /// ```no_run
+    /// # let client = vision_client::Client::new("https://api.example.com", "sk")?;
+    /// use vision_client::analyses::DetectRequest;
+    /// let found = client.analyses().detect(&DetectRequest::new("https://img.example/a.jpg"))?;
+    /// println!("{} objects", found.objects.len());
+    /// # Ok::<(), vision_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn analyses(&self) -> Analyses<'_> {
+        Analyses::new(self)
     }
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::assets::Asset;
-use crate::worlds::{User, UserId, World, WorldId, WorldObject};
+use crate::models::{User, UserId, World, WorldId, WorldObject};
 
 /// What the realtime channel delivers.
 ///

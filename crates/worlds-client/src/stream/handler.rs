@@ -9,19 +9,8 @@ use log::debug;
 
 use super::Event;
 use super::protocol::{Checkpoint, Snapshot, Wire, WorldsProtocol};
-use super::recovery::Known;
-use crate::worlds::WorldId;
-
-/// Where a joined world stands.
-#[derive(Debug)]
-pub(super) enum Phase {
-    /// Joined as it is now: events wait for the join's snapshot.
-    Joining,
-    /// Joined from a checkpoint: the events after it come first, then the snapshot.
-    FromCheckpoint,
-    /// Up to date.
-    Joined,
-}
+use super::recovery::{Known, Phase};
+use crate::models::WorldId;
 
 /// A joined world.
 #[derive(Debug)]

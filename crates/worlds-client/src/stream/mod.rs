@@ -45,7 +45,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::client::Client;
-use crate::worlds::WorldId;
+use crate::models::WorldId;
 pub use core_http::ws::{ReconnectPolicy, StreamConfig, StreamStats, WsError};
 pub use events::{Event, Recovery};
 use handler::{Tracked, Worlds};
@@ -422,7 +422,7 @@ impl WorldsStream {
     /// println!("{} reconnects, {} events", stats.reconnects, stats.received);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    pub fn stats(&self) -> crate::stream::StreamStats {
+    pub fn stats(&self) -> StreamStats {
         self.session.stats()
     }
 
@@ -446,5 +446,52 @@ impl Iterator for WorldsStream {
     /// Waits for the next event; `None` once the channel has ended.
     fn next(&mut self) -> Option<Self::Item> {
         self.session.next()
+    }
+}
+
+/// Reached from the client.
+impl Client {
+    /// Opens the realtime channel (`/ws/v1/realtime`). Join worlds on it to receive
+    /// their events.
+    ///
+    /// ```no_run
+    /// use worlds_client::stream::Event;
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// let mut realtime = client.stream()?;
+    /// realtime.join("world_1")?;
+    /// for event in realtime.by_ref().take(10) {
+    ///     match event? {
+    ///         Event::UserJoined { user, .. } => println!("{} joined", user.id),
+    ///         Event::Resynced { world_id, recovery, .. } => println!("{world_id}: {recovery:?}"),
+    ///         other => println!("{other:?}"),
+    ///     }
+    /// }
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn stream(&self) -> Result<WorldsStream> {
+        WorldsStream::open(self, |config| config)
+    }
+
+    /// As [`stream`](Self::stream), with the channel's settings adjusted first (its
+    /// reconnect policy, ping and silence timers).
+    ///
+    /// ```no_run
+    /// # let client = worlds_client::Client::new("https://worlds.example.com", "key")?;
+    /// use std::time::Duration;
+    /// let mut realtime = client.stream_with(|config| {
+    ///     config
+    ///         .ping_after(Duration::from_secs(10))
+    ///         .dead_after(Duration::from_secs(30))
+    /// })?;
+    /// realtime.join("world_1")?;
+    /// # Ok::<(), worlds_client::Error>(())
+    /// ```
+    #[inline]
+    pub fn stream_with(
+        &self,
+        configure: impl FnOnce(StreamConfig) -> StreamConfig,
+    ) -> Result<WorldsStream> {
+        WorldsStream::open(self, configure)
     }
 }

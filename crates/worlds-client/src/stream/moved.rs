@@ -14,7 +14,7 @@ use core_http::scan::Scanner;
 use serde_json::{Map, Value};
 
 use super::Event;
-use crate::worlds::{UserId, WorldId, WorldObject};
+use crate::models::{UserId, WorldId, WorldObject};
 
 /// The move, or `None` to leave the frame to `serde`.
 pub(super) fn read(frame: &str) -> Option<Event> {

@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 
 use super::Event;
 use crate::assets::Asset;
-use crate::worlds::{User, UserId, World, WorldId, WorldObject};
+use crate::models::{User, UserId, World, WorldId, WorldObject};
 
 /// The last sequence number delivered of a world: moved by the handler as it delivers,
 /// read by the protocol to rejoin from it after a reconnect.

@@ -6,11 +6,21 @@ use std::collections::{BTreeMap, VecDeque};
 
 use core_http::Result;
 
-use super::handler::Phase;
 use super::protocol::Snapshot;
 use super::{Event, Recovery};
 use crate::assets::{Asset, AssetId};
-use crate::worlds::{User, UserId, World};
+use crate::models::{User, UserId, World};
+
+/// Where a joined world stands.
+#[derive(Debug)]
+pub(super) enum Phase {
+    /// Joined as it is now: events wait for the join's snapshot.
+    Joining,
+    /// Joined from a checkpoint: the events after it come first, then the snapshot.
+    FromCheckpoint,
+    /// Up to date.
+    Joined,
+}
 
 /// What the client has seen of a joined world: its users, the world itself (objects
 /// too) and its assets, as of the last event delivered.

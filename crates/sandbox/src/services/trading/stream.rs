@@ -21,8 +21,8 @@ use rust_decimal::Decimal;
 use super::TradingState;
 use super::market::{self, valid_symbol};
 use crate::outbox::StreamEvent;
+use crate::sessions::{Outgoing, SessionHandler};
 use crate::state::Shared;
-use crate::streams::{Outgoing, SessionHandler};
 
 const CHANNELS: &[&str] = &["quotes", "trades", "bars", "orders", "account"];
 /// The channels that take symbols.

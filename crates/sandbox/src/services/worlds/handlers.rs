@@ -181,7 +181,7 @@ async fn realtime(
         .max_message_size(1024 * 1024)
         .on_upgrade(move |socket| {
             let session = super::stream::Session::new(key.clone());
-            crate::streams::run_session(shared, Service::Worlds, key, socket, session)
+            crate::sessions::run_session(shared, Service::Worlds, key, socket, session)
         })
         .into_response()
 }

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::{WorldRecord, event, join, leave, move_object, snapshot, with_tenant};
 use crate::outbox::StreamEvent;
+use crate::sessions::{Outgoing, SessionHandler};
 use crate::state::Shared;
-use crate::streams::{Outgoing, SessionHandler};
 
 #[derive(Debug)]
 pub(super) struct Session {

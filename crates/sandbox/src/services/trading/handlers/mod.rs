@@ -516,7 +516,7 @@ async fn stream(
     upgrade
         .max_message_size(1024 * 1024)
         .on_upgrade(move |socket| {
-            crate::streams::run_session(
+            crate::sessions::run_session(
                 shared,
                 Service::Trading,
                 key,
