@@ -98,15 +98,13 @@ pub struct ApiError {
     pub body: String,
     /// The answer's headers (credential headers show `***` in `Debug`).
     pub headers: Headers,
-    /// `true` when this answer came to a repeat of the request, after an earlier attempt
-    /// that may have reached the server and been acted on (a timeout, a reset, a 5xx).
-    /// A `404` then may mean the earlier attempt did the work: see
+    /// `true` when something before this answer may have reached the server and been
+    /// acted on: an earlier attempt (a timeout, a reset, a 5xx) or the original request,
+    /// when this answers a hop after a redirect. The answer then says nothing of whether
+    /// the request was carried out ([`Error::delivery`](crate::Error::delivery) is
+    /// `MayHaveBeenProcessed`), and a `404` may mean the earlier attempt did the work: see
     /// [`RequestBuilder::send_delete`](crate::builder::RequestBuilder::send_delete).
     pub after_possible_delivery: bool,
-    /// This answer came to a hop after a redirect: the original request reached the
-    /// server (it answered with the redirect), so the answer says nothing of whether it
-    /// acted.
-    pub(crate) after_redirect: bool,
 }
 
 impl ApiError {
@@ -132,7 +130,6 @@ impl ApiError {
             body: redact.apply(excerpt(body, BODY_EXCERPT_BYTES)),
             headers: headers.clone(),
             after_possible_delivery: false,
-            after_redirect: false,
         }
     }
 }

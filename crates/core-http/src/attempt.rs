@@ -76,14 +76,9 @@ struct Hop<'c> {
 #[inline(never)]
 fn fail(error: Error, hops: u32) -> Error {
     if hops == 0 {
-        return error;
-    }
-    match error {
-        Error::Api(mut api) => {
-            api.after_redirect = true;
-            Error::Api(api)
-        }
-        other => other.after_delivery(),
+        error
+    } else {
+        error.after_delivery()
     }
 }
 

@@ -481,9 +481,11 @@ impl Error {
             Error::Timeout { delivery, .. }
             | Error::Connect { delivery, .. }
             | Error::Io { delivery, .. } => *delivery,
-            // An answer to a hop after a redirect is not about the original request,
-            // which reached the server.
-            Error::Api(api) if api.after_redirect || matches!(api.status, 408 | 500..=599) => {
+            // An answer to a repeat, or to a hop after a redirect, is not about what
+            // reached the server before it.
+            Error::Api(api)
+                if api.after_possible_delivery || matches!(api.status, 408 | 500..=599) =>
+            {
                 Delivery::MayHaveBeenProcessed
             }
             Error::ResponseTooLarge { .. } | Error::Redirect { .. } | Error::Unsettled { .. } => {
@@ -577,11 +579,16 @@ impl Error {
         Error::Config(msg.into())
     }
 
-    /// This error as it reads when the original request reached the server before it
-    /// happened (on a redirect hop).
+    /// This error as it reads when something before it may have reached the server and
+    /// been acted on (the original request, on a redirect hop; an earlier attempt): the
+    /// one place a failure learns that, so [`delivery`](Self::delivery) says it.
     pub(crate) fn after_delivery(self) -> Self {
         let delivery = Delivery::MayHaveBeenProcessed;
         match self {
+            Error::Api(mut api) => {
+                api.after_possible_delivery = true;
+                Error::Api(api)
+            }
             Error::Timeout { elapsed, .. } => Error::Timeout { elapsed, delivery },
             Error::Connect { message, .. } => Error::Connect { message, delivery },
             Error::Io { source, .. } => Error::Io { delivery, source },

@@ -115,7 +115,8 @@ impl RetryPolicy {
             return RetryDecision::Stop(StopReason::NotRetryable);
         }
         // A 429 or 503 to the request itself says it was not processed.
-        let unprocessed = api.is_some_and(|a| matches!(a.status, 429 | 503) && !a.after_redirect);
+        let unprocessed =
+            api.is_some_and(|a| matches!(a.status, 429 | 503) && !a.after_possible_delivery);
         if replay == Replay::Unsafe && error.delivery() != Delivery::NotSent && !unprocessed {
             return RetryDecision::Stop(StopReason::MayHaveBeenProcessed);
         }
@@ -339,7 +340,7 @@ mod tests {
         // After a redirect, a 503 is no longer about the original request.
         let mut redirected = status(503, None, None);
         if let Error::Api(api) = &mut redirected {
-            api.after_redirect = true;
+            api.after_possible_delivery = true;
         }
         assert_eq!(
             p.decide(0, &redirected, Replay::Unsafe, 0.0),

@@ -93,6 +93,56 @@ fn a_post_answered_by_303_to_a_refused_connection_reaches_the_server_once() {
     );
 }
 
+/// A keyed POST whose first attempt reached the server unanswered, and whose retry
+/// found the port closed: the last failure says "not sent", the call does not.
+#[test]
+fn a_retry_refused_after_an_unanswered_attempt_still_says_the_post_may_have_arrived() {
+    use std::io::Read as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&seen).contains(r#"{"qty":1}"#) {
+            let n = conn.read(&mut buf).unwrap();
+            assert!(n > 0, "the request ended early");
+            seen.extend_from_slice(&buf[..n]);
+        }
+        // The port closes before the connection does: the retry is refused.
+        drop(listener);
+        drop(conn);
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    let sleeper = RecordingSleeper::new();
+    let err = HttpClient::builder()
+        .base_url(&url)
+        .api_key(KEY)
+        .idempotency_keys(true)
+        .sleeper(sleeper.clone())
+        .build()
+        .unwrap()
+        .post("/v1/orders")
+        .idempotency_key("order-7")
+        .json(&json!({"qty": 1}))
+        .send()
+        .unwrap_err();
+    let seen = server.join().unwrap();
+    assert!(seen.starts_with("POST /v1/orders"), "{seen}");
+    assert!(!sleeper.slept().is_empty(), "retried");
+    assert!(
+        err.may_have_been_processed(),
+        "the first attempt reached the server: {err:?}"
+    );
+    match &err {
+        Error::Unsettled { id, source, .. } => {
+            assert_eq!(id, "order-7");
+            assert!(matches!(**source, Error::Connect { .. }), "{source:?}");
+        }
+        other => panic!("expected Unsettled, got {other:?}"),
+    }
+}
+
 #[test]
 fn an_oauth_401_after_a_redirect_does_not_replay_the_post() {
     let api = Hostile::scripted(vec![

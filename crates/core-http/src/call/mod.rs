@@ -118,7 +118,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
     loop {
         let auth = match plan.auth(&mut tries) {
             Ok(auth) => auth,
-            Err(error) => return Err(plan.unsettled(error)),
+            Err(error) => return Err(plan.stopped(&tries, error)),
         };
         let started = plan.now();
         match attempt::run(&plan.call, auth.as_ref(), tries.retries) {
@@ -128,7 +128,7 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
             }
             Err(failure) => match plan.failed(&mut tries, failure, auth.as_ref(), started) {
                 Next::Again => {}
-                Next::Stop(error) => return Err(plan.unsettled(error)),
+                Next::Stop(error) => return Err(plan.stopped(&tries, error)),
             },
         }
     }

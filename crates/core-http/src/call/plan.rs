@@ -47,6 +47,13 @@ pub(super) struct Tries {
     maybe_acted: bool,
 }
 
+impl Tries {
+    /// `error` ended an attempt that is now an earlier one.
+    fn earlier(&mut self, error: &Error) {
+        self.maybe_acted |= error.delivery() == crate::Delivery::MayHaveBeenProcessed;
+    }
+}
+
 /// What to do after a failed attempt.
 pub(super) enum Next {
     /// Try again (after any wait, already made).
@@ -176,9 +183,6 @@ impl<'a> Plan<'a> {
         {
             Ok(auth) => auth,
             // Once an attempt has been made, the request has reached the server.
-            Err(e) if tries.retries > 0 || tries.refreshed_token => {
-                return Err(e.after_delivery());
-            }
             Err(e) => return Err(e),
         };
         let changes = matches!(
@@ -240,6 +244,7 @@ impl<'a> Plan<'a> {
             );
             tries.refreshed_token = true;
             tries.stale = Some(used);
+            tries.earlier(&error);
             self.report_failure(tries, started, &error, Some(Duration::ZERO));
             return Next::Again;
         }
@@ -263,15 +268,22 @@ impl<'a> Plan<'a> {
             RetryDecision::Retry { delay } => self.retry_after(tries, delay, error),
             RetryDecision::Stop(reason) => {
                 debug!("{}: {error}; not retried ({reason})", self.shown());
-                Next::Stop(mark_after_delivery(error, tries.maybe_acted))
+                Next::Stop(error)
             }
         }
     }
 
-    /// A failure that leaves unknown whether an action keyed by an idempotency key the
-    /// service honours was carried out names the key to repeat it with
-    /// ([`Error::Unsettled`]).
-    pub(super) fn unsettled(&self, error: Error) -> Error {
+    /// The call's last error, as it reads after all its attempts: after an earlier
+    /// attempt that may have acted it says so, whatever it is (a refused connection to a
+    /// retry is not "not sent"); and when that leaves unknown whether an action keyed by
+    /// an idempotency key the service honours was carried out, it names the key to
+    /// repeat it with ([`Error::Unsettled`]).
+    pub(super) fn stopped(&self, tries: &Tries, error: Error) -> Error {
+        let error = if tries.maybe_acted {
+            error.after_delivery()
+        } else {
+            error
+        };
         match &self.call.idempotency_key {
             Some(key)
                 if self.key_honoured
@@ -305,7 +317,7 @@ impl<'a> Plan<'a> {
         );
         // A 401 to the request itself (not to a hop after a redirect, when the
         // request may have acted) unless it may be repeated anyway.
-        let to_itself = error.api().is_some_and(|a| !a.after_redirect);
+        let to_itself = error.api().is_some_and(|a| !a.after_possible_delivery);
         let refreshable = error.status() == Some(401)
             && !tries.refreshed_token
             && (to_itself || self.replay == Replay::Safe)
@@ -329,7 +341,7 @@ impl<'a> Plan<'a> {
         );
         self.client.inner.config.sleeper.sleep(delay);
         tries.retries += 1;
-        tries.maybe_acted |= error.delivery() == crate::Delivery::MayHaveBeenProcessed;
+        tries.earlier(&error);
         if self.for_user && wait_for_rate_limit(self.client, Some(&self.call.deadline)).is_err() {
             debug!("the rate limit's wait would outlast the call's timeout");
             return Next::Stop(error);
@@ -381,20 +393,6 @@ impl<'a> Plan<'a> {
     /// The call as log lines show it: method and URL without its query.
     fn shown(&self) -> String {
         format!("{} {}", self.call.method, url::strip_query(&self.call.url))
-    }
-}
-
-/// A stopped call's error: an API error that answered a repeat after an earlier attempt
-/// may have acted says so (`ApiError::after_possible_delivery`).
-#[cold]
-#[inline(never)]
-fn mark_after_delivery(error: Error, maybe_acted: bool) -> Error {
-    match error {
-        Error::Api(mut api) if maybe_acted => {
-            api.after_possible_delivery = true;
-            Error::Api(api)
-        }
-        other => other,
     }
 }
 
