@@ -177,14 +177,9 @@ impl<'a> Plan<'a> {
         if !self.authenticated {
             return Ok(None);
         }
-        let auth = match self
+        let auth = self
             .client
-            .auth_header(tries.stale.take().as_ref(), &self.call.deadline)
-        {
-            Ok(auth) => auth,
-            // Once an attempt has been made, the request has reached the server.
-            Err(e) => return Err(e),
-        };
+            .auth_header(tries.stale.take().as_ref(), &self.call.deadline)?;
         let changes = matches!(
             self.client.inner.config.auth,
             Auth::OAuth2ClientCredentials(_) | Auth::BearerFrom(_)
