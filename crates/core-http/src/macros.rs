@@ -553,3 +553,52 @@ macro_rules! service_plans {
         }
     };
 }
+
+/// Declares a list's parameters as a page-token list's
+/// ([`TokenParams`](crate::pagination::TokenParams)): the struct's
+/// `page_token: Option<String>` field is the page to start from, so
+/// [`TokenPaginator::over`](crate::pagination::TokenPaginator::over) and
+/// [`TokenPages::over`](crate::pagination::TokenPages::over) can move it from page to page.
+///
+/// ```
+/// #[derive(Clone, Default)]
+/// struct ListThings {
+///     kind: Option<String>,
+///     page_token: Option<String>,
+/// }
+/// core_http::token_params!(ListThings);
+///
+/// use core_http::pagination::{TokenPage, TokenPaginator};
+/// let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+/// let seen = asked.clone();
+/// let start = ListThings { kind: Some("red".into()), page_token: Some("b".into()) };
+/// let things: Vec<u32> = TokenPaginator::over(&start, move |p: &ListThings| {
+///     seen.lock().unwrap().push((p.kind.clone(), p.page_token.clone()));
+///     Ok(match p.page_token.as_deref() {
+///         Some("b") => TokenPage::new(vec![2, 3], Some("c".into())),
+///         _ => TokenPage::new(vec![4], None),
+///     })
+/// })
+/// .collect::<Result<_, _>>()?;
+/// assert_eq!(things, [2, 3, 4]);
+/// // Every page asked with the same filter, and the token the page before gave.
+/// let red = Some("red".to_owned());
+/// assert_eq!(*asked.lock().unwrap(), [(red.clone(), Some("b".into())), (red, Some("c".into()))]);
+/// # Ok::<(), core_http::Error>(())
+/// ```
+#[macro_export]
+macro_rules! token_params {
+    ($name:ty) => {
+        impl $crate::pagination::TokenParams for $name {
+            #[inline]
+            fn token(&self) -> ::std::option::Option<&str> {
+                self.page_token.as_deref()
+            }
+
+            #[inline]
+            fn set_token(&mut self, token: ::std::option::Option<&str>) {
+                self.page_token = token.map(::std::borrow::ToOwned::to_owned);
+            }
+        }
+    };
+}

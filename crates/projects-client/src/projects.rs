@@ -220,12 +220,7 @@ impl<'a> Projects<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListProjects) -> OffsetPaginator<Project> {
         let client = self.client.clone();
-        let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        OffsetPaginator::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
-            client
-                .projects()
-                .list(&ListProjects::new().limit(limit).offset(offset))
-        })
+        OffsetPaginator::over(params, MAX_PAGE_SIZE, move |p| client.projects().list(p))
     }
 
     /// Page by page from `params` (offset default 0, limit default 100), with each
@@ -242,12 +237,7 @@ impl<'a> Projects<'a> {
     #[inline]
     pub fn pages(&self, params: &ListProjects) -> OffsetPages<Project> {
         let client = self.client.clone();
-        let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        OffsetPages::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
-            client
-                .projects()
-                .list(&ListProjects::new().limit(limit).offset(offset))
-        })
+        OffsetPages::over(params, MAX_PAGE_SIZE, move |p| client.projects().list(p))
     }
 
     /// Creates a project. `POST /v1/projects`; the answer is the new project, `active`.

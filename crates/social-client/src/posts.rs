@@ -143,12 +143,7 @@ impl<'a> Posts<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListPosts) -> OffsetPaginator<Post> {
         let client = self.client.clone();
-        let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        OffsetPaginator::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
-            client
-                .posts()
-                .list(&ListPosts::new().limit(limit).offset(offset))
-        })
+        OffsetPaginator::over(params, MAX_PAGE_SIZE, move |p| client.posts().list(p))
     }
 
     /// Page by page from `params` (offset default 0, limit default 100), with each
@@ -165,12 +160,7 @@ impl<'a> Posts<'a> {
     #[inline]
     pub fn pages(&self, params: &ListPosts) -> OffsetPages<Post> {
         let client = self.client.clone();
-        let size = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        OffsetPages::boxed(params.offset.unwrap_or(0), size, move |offset, limit| {
-            client
-                .posts()
-                .list(&ListPosts::new().limit(limit).offset(offset))
-        })
+        OffsetPages::over(params, MAX_PAGE_SIZE, move |p| client.posts().list(p))
     }
 }
 

@@ -113,6 +113,8 @@ pub struct ListActivities {
     pub page_token: Option<String>,
 }
 
+core_http::token_params!(ListActivities);
+
 impl ListActivities {
     /// Every activity, newest first.
     ///
@@ -473,12 +475,7 @@ impl<'a> Activities<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListActivities) -> TokenPaginator<Activity> {
         let client = self.client.clone();
-        let base = params.clone();
-        TokenPaginator::boxed(params.page_token.clone(), move |token| {
-            let mut params = base.clone();
-            params.page_token = token.map(str::to_owned);
-            client.activities().list(&params)
-        })
+        TokenPaginator::over(params, move |p| client.activities().list(p))
     }
 
     /// The activities `params` selects, page by page.
@@ -494,12 +491,7 @@ impl<'a> Activities<'a> {
     #[inline]
     pub fn pages(&self, params: &ListActivities) -> TokenPages<Activity> {
         let client = self.client.clone();
-        let base = params.clone();
-        TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
-            let mut params = base.clone();
-            params.page_token = token.map(str::to_owned);
-            client.activities().list(&params)
-        })
+        TokenPages::over(params, move |p| client.activities().list(p))
     }
 }
 

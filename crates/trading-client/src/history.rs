@@ -54,6 +54,8 @@ pub struct ListBars {
     pub page_token: Option<String>,
 }
 
+core_http::token_params!(ListBars);
+
 impl ListBars {
     /// `symbol`'s bars of `timeframe`.
     ///
@@ -210,12 +212,7 @@ impl<'a> History<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListBars) -> TokenPaginator<Bar> {
         let client = self.client.clone();
-        let base = params.clone();
-        TokenPaginator::boxed(params.page_token.clone(), move |token| {
-            let mut params = base.clone();
-            params.page_token = token.map(str::to_owned);
-            client.history().list(&params)
-        })
+        TokenPaginator::over(params, move |p| client.history().list(p))
     }
 
     /// The bars `params` selects, page by page.
@@ -231,12 +228,7 @@ impl<'a> History<'a> {
     #[inline]
     pub fn pages(&self, params: &ListBars) -> TokenPages<Bar> {
         let client = self.client.clone();
-        let base = params.clone();
-        TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
-            let mut params = base.clone();
-            params.page_token = token.map(str::to_owned);
-            client.history().list(&params)
-        })
+        TokenPages::over(params, move |p| client.history().list(p))
     }
 }
 

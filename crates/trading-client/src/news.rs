@@ -121,6 +121,8 @@ pub struct ListNews {
     pub page_token: Option<String>,
 }
 
+core_http::token_params!(ListNews);
+
 impl ListNews {
     /// News about `symbols`, newest first.
     ///
@@ -258,12 +260,7 @@ impl<'a> News<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListNews) -> TokenPaginator<NewsItem> {
         let client = self.client.clone();
-        let base = params.clone();
-        TokenPaginator::boxed(params.page_token.clone(), move |token| {
-            let mut params = base.clone();
-            params.page_token = token.map(str::to_owned);
-            client.news().list(&params)
-        })
+        TokenPaginator::over(params, move |p| client.news().list(p))
     }
 
     /// The items `params` selects, page by page.
@@ -279,12 +276,7 @@ impl<'a> News<'a> {
     #[inline]
     pub fn pages(&self, params: &ListNews) -> TokenPages<NewsItem> {
         let client = self.client.clone();
-        let base = params.clone();
-        TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
-            let mut params = base.clone();
-            params.page_token = token.map(str::to_owned);
-            client.news().list(&params)
-        })
+        TokenPages::over(params, move |p| client.news().list(p))
     }
 }
 

@@ -1,5 +1,6 @@
 //! Assets and their properties: `client.assets()`.
 
+use core_http::pagination::{TokenPages, TokenPaginator};
 use core_http::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -84,6 +85,9 @@ struct Body<'a> {
     properties: &'a Map<String, Value>,
 }
 
+/// The largest page of assets the service gives.
+pub const MAX_PAGE_SIZE: u32 = 100;
+
 /// Which of a world's assets to list: a page size and where to start.
 ///
 /// ```
@@ -98,6 +102,8 @@ pub struct ListAssets {
     /// The page a `next_page_token` names.
     pub page_token: Option<String>,
 }
+
+core_http::token_params!(ListAssets);
 
 impl ListAssets {
     /// The first page, the service's page size.
@@ -201,7 +207,7 @@ impl<'a> Assets<'a> {
         world: impl Into<WorldId>,
         params: &ListAssets,
     ) -> Result<core_http::pagination::TokenPage<Asset>> {
-        core_http::service::check_page_size(params.limit, 100)?;
+        core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         let path = format!("/api/v1/worlds/{}/assets", world.into().segment()?);
         let page: AssetList = self
             .client
@@ -226,7 +232,7 @@ impl<'a> Assets<'a> {
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     #[inline]
-    pub fn iter(&self, world: impl Into<WorldId>) -> core_http::pagination::TokenPaginator<Asset> {
+    pub fn iter(&self, world: impl Into<WorldId>) -> TokenPaginator<Asset> {
         self.iter_from(world, &ListAssets::new())
     }
 
@@ -246,15 +252,10 @@ impl<'a> Assets<'a> {
         &self,
         world: impl Into<WorldId>,
         params: &ListAssets,
-    ) -> core_http::pagination::TokenPaginator<Asset> {
-        let client = self.client.clone();
-        let world = world.into();
-        let limit = params.limit.unwrap_or(100);
-        core_http::pagination::TokenPaginator::boxed(params.page_token.clone(), move |token| {
-            let mut params = ListAssets::new().limit(limit);
-            params.page_token = token.map(str::to_owned);
-            client.assets().list(world.clone(), &params)
-        })
+    ) -> TokenPaginator<Asset> {
+        let (client, world) = (self.client.clone(), world.into());
+        let params = params.clone().limit(params.limit.unwrap_or(MAX_PAGE_SIZE));
+        TokenPaginator::over(&params, move |p| client.assets().list(world.clone(), p))
     }
 
     /// A world's assets page by page from `params` (the first page, or the one its token
@@ -269,23 +270,9 @@ impl<'a> Assets<'a> {
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
     #[inline]
-    pub fn pages(
-        &self,
-        world: impl Into<WorldId>,
-        params: &ListAssets,
-    ) -> core_http::pagination::TokenPages<Asset> {
-        let client = self.client.clone();
-        let world = world.into();
-        let limit = params.limit;
-        core_http::pagination::TokenPages::boxed(
-            params.page_token.clone(),
-            move |token: Option<&str>| {
-                let mut params = ListAssets::new();
-                params.limit = limit;
-                params.page_token = token.map(str::to_owned);
-                client.assets().list(world.clone(), &params)
-            },
-        )
+    pub fn pages(&self, world: impl Into<WorldId>, params: &ListAssets) -> TokenPages<Asset> {
+        let (client, world) = (self.client.clone(), world.into());
+        TokenPages::over(params, move |p| client.assets().list(world.clone(), p))
     }
 
     /// Creates an asset in a world, at revision 1. `POST /api/v1/worlds/{id}/assets`.

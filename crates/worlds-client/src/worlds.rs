@@ -96,6 +96,8 @@ pub struct ListWorlds {
     pub page_token: Option<String>,
 }
 
+core_http::token_params!(ListWorlds);
+
 impl ListWorlds {
     /// The first page, the service's page size.
     ///
@@ -279,13 +281,8 @@ impl<'a> Worlds<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListWorlds) -> TokenPaginator<World> {
         let client = self.client.clone();
-        let limit = params.limit.unwrap_or(MAX_PAGE_SIZE);
-        let fetch = move |token: Option<&str>| {
-            let mut params = ListWorlds::new().limit(limit);
-            params.page_token = token.map(str::to_owned);
-            client.worlds().list(&params)
-        };
-        TokenPaginator::boxed(params.page_token.clone(), fetch)
+        let params = params.clone().limit(params.limit.unwrap_or(MAX_PAGE_SIZE));
+        TokenPaginator::over(&params, move |p| client.worlds().list(p))
     }
 
     /// Page by page from `params` (the first page, or the one its token names).
@@ -300,13 +297,7 @@ impl<'a> Worlds<'a> {
     #[inline]
     pub fn pages(&self, params: &ListWorlds) -> TokenPages<World> {
         let client = self.client.clone();
-        let limit = params.limit;
-        TokenPages::boxed(params.page_token.clone(), move |token: Option<&str>| {
-            let mut params = ListWorlds::new();
-            params.limit = limit;
-            params.page_token = token.map(str::to_owned);
-            client.worlds().list(&params)
-        })
+        TokenPages::over(params, move |p| client.worlds().list(p))
     }
 
     /// Creates a world. `POST /api/v1/worlds`. Not retried once the server may have

@@ -81,7 +81,7 @@ impl SeenKeys {
 }
 
 pub use offset::{OffsetFetch, OffsetPages, OffsetPaginator};
-pub use token::{TokenFetch, TokenPage, TokenPages, TokenPaginator};
+pub use token::{TokenFetch, TokenPage, TokenPages, TokenPaginator, TokenParams};
 
 /// One page of a `{"data": [...], "meta": {"total", "limit", "offset"}}` list, the
 /// offset/limit convention the services share. A missing `meta` decodes as `None`; a

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::{DEFAULT_MAX_PAGES, Page, SeenKeys};
+use super::{DEFAULT_MAX_PAGES, Page, PageParams, SeenKeys};
 use crate::error::{CutShort, Error, Result};
 
 /// The page fetcher of the iterators list methods return, boxed so that their types can
@@ -142,14 +142,22 @@ where
 }
 
 impl<T: Serialize> OffsetPaginator<T> {
-    /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
-    /// `OffsetPaginator<T>`, which a list method can name in its signature.
-    pub fn boxed(
-        offset: u64,
-        page_size: u32,
-        fetch: impl FnMut(u64, u32) -> Result<Page<T>> + Send + 'static,
+    /// Every item of the list `fetch` reads a page of, from `params.offset` (0 when
+    /// unset), `params.limit` a page (`max`, the service's largest, when unset): a list
+    /// method's whole iterator, `OffsetPaginator::over(params, MAX, move |p|
+    /// client.posts().list(p))`.
+    pub fn over(
+        params: &PageParams,
+        max: u32,
+        mut fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
     ) -> Self {
-        Self::starting_at(offset, page_size, Box::new(fetch))
+        let fetch: OffsetFetch<T> =
+            Box::new(move |offset, limit| fetch(&PageParams::new().limit(limit).offset(offset)));
+        Self::starting_at(
+            params.offset.unwrap_or(0),
+            params.limit.unwrap_or(max),
+            fetch,
+        )
     }
 }
 
@@ -225,14 +233,19 @@ where
 }
 
 impl<T: Serialize> OffsetPages<T> {
-    /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
-    /// `OffsetPages<T>`, which a list method can name in its signature.
-    pub fn boxed(
-        offset: u64,
-        page_size: u32,
-        fetch: impl FnMut(u64, u32) -> Result<Page<T>> + Send + 'static,
+    /// The pages of the list `fetch` reads, as [`OffsetPaginator::over`] reads them.
+    pub fn over(
+        params: &PageParams,
+        max: u32,
+        mut fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
     ) -> Self {
-        Self::starting_at(offset, page_size, Box::new(fetch))
+        let fetch: OffsetFetch<T> =
+            Box::new(move |offset, limit| fetch(&PageParams::new().limit(limit).offset(offset)));
+        Self::starting_at(
+            params.offset.unwrap_or(0),
+            params.limit.unwrap_or(max),
+            fetch,
+        )
     }
 }
 

@@ -131,13 +131,17 @@ where
 }
 
 impl<T> TokenPages<T> {
-    /// As [`starting_at`](Self::starting_at), with `fetch` boxed: the iterator's type is
-    /// `TokenPages<T>`, which a list method can name in its signature.
-    pub fn boxed(
-        token: Option<String>,
-        fetch: impl FnMut(Option<&str>) -> Result<TokenPage<T>> + Send + 'static,
+    /// The pages of the list `fetch` reads, as [`TokenPaginator::over`] reads them.
+    pub fn over<P: TokenParams>(
+        params: &P,
+        mut fetch: impl FnMut(&P) -> Result<TokenPage<T>> + Send + 'static,
     ) -> Self {
-        Self::starting_at(token, Box::new(fetch))
+        let mut asked = params.clone();
+        let fetch: TokenFetch<T> = Box::new(move |token| {
+            asked.set_token(token);
+            fetch(&asked)
+        });
+        Self::starting_at(params.token().map(str::to_owned), fetch)
     }
 }
 
@@ -257,7 +261,7 @@ where
     ///
     /// ```
     /// use core_http::pagination::{TokenPage, TokenPaginator};
-    /// let pages = TokenPaginator::boxed(None, |token| {
+    /// let pages = TokenPaginator::new(|token: Option<&str>| {
     ///     Ok(match token {
     ///         None => TokenPage::new(vec![1, 2], Some("p2".into())),
     ///         Some(_) => TokenPage::new(vec![3], None),
@@ -279,19 +283,33 @@ where
 }
 
 impl<T> TokenPaginator<T> {
-    /// As [`new`](Self::new) (`token` `None`) or [`starting_at`](Self::starting_at), with
-    /// `fetch` boxed: the iterator's type is `TokenPaginator<T>`, which a list method can
-    /// name in its signature.
-    pub fn boxed(
-        token: Option<String>,
-        fetch: impl FnMut(Option<&str>) -> Result<TokenPage<T>> + Send + 'static,
+    /// Every item of the list `fetch` reads a page of: each page asked for with
+    /// `params` and the token the page before gave (the first with `params`' own token,
+    /// if any). A list method's whole iterator: `TokenPaginator::over(params, move |p|
+    /// client.orders().list(p))`.
+    pub fn over<P: TokenParams>(
+        params: &P,
+        mut fetch: impl FnMut(&P) -> Result<TokenPage<T>> + Send + 'static,
     ) -> Self {
-        let fetch: TokenFetch<T> = Box::new(fetch);
-        match token {
+        let mut asked = params.clone();
+        let fetch: TokenFetch<T> = Box::new(move |token| {
+            asked.set_token(token);
+            fetch(&asked)
+        });
+        match params.token() {
             Some(token) => Self::starting_at(token, fetch),
             None => Self::new(fetch),
         }
     }
+}
+
+/// A page-token list's parameters, as [`TokenPaginator::over`] and [`TokenPages::over`]
+/// move them from page to page; written by [`token_params!`](crate::token_params).
+pub trait TokenParams: Clone + Send + 'static {
+    /// The token of the page to start from; `None`: the first page.
+    fn token(&self) -> Option<&str>;
+    /// Points these parameters at the page `token` names.
+    fn set_token(&mut self, token: Option<&str>);
 }
 
 impl<T, F> Iterator for TokenPaginator<T, F>

@@ -126,6 +126,8 @@ pub struct ListOrders {
     pub page_token: Option<String>,
 }
 
+core_http::token_params!(ListOrders);
+
 impl ListOrders {
     /// Open orders, the service's default page.
     ///

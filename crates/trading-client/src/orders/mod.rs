@@ -11,6 +11,7 @@ mod tests;
 
 use std::time::{Duration, Instant};
 
+use core_http::pagination::{TokenPages, TokenPaginator};
 use core_http::{Error, Result};
 use log::debug;
 use serde::Deserialize;
@@ -341,7 +342,7 @@ impl<'a> Orders<'a> {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     #[inline]
-    pub fn iter(&self) -> core_http::pagination::TokenPaginator<Order> {
+    pub fn iter(&self) -> TokenPaginator<Order> {
         self.iter_from(&ListOrders::new())
     }
 
@@ -357,14 +358,9 @@ impl<'a> Orders<'a> {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     #[inline]
-    pub fn iter_from(&self, params: &ListOrders) -> core_http::pagination::TokenPaginator<Order> {
+    pub fn iter_from(&self, params: &ListOrders) -> TokenPaginator<Order> {
         let client = self.client.clone();
-        let base = params.clone();
-        core_http::pagination::TokenPaginator::boxed(params.page_token.clone(), move |token| {
-            let mut params = base.clone();
-            params.page_token = token.map(str::to_owned);
-            client.orders().list(&params)
-        })
+        TokenPaginator::over(params, move |p| client.orders().list(p))
     }
 
     /// The orders `params` selects, page by page.
@@ -378,17 +374,9 @@ impl<'a> Orders<'a> {
     /// # Ok::<(), trading_client::Error>(())
     /// ```
     #[inline]
-    pub fn pages(&self, params: &ListOrders) -> core_http::pagination::TokenPages<Order> {
+    pub fn pages(&self, params: &ListOrders) -> TokenPages<Order> {
         let client = self.client.clone();
-        let base = params.clone();
-        core_http::pagination::TokenPages::boxed(
-            params.page_token.clone(),
-            move |token: Option<&str>| {
-                let mut params = base.clone();
-                params.page_token = token.map(str::to_owned);
-                client.orders().list(&params)
-            },
-        )
+        TokenPages::over(params, move |p| client.orders().list(p))
     }
 
     /// Cancels an open order (and its working legs); answers the order as it stands.
