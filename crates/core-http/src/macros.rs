@@ -39,14 +39,12 @@ macro_rules! string_id {
 
         impl $name {
             /// Wraps an id.
-            #[doc = concat!("\n```\nlet id = ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), "::new(\"id_1\");\nassert_eq!(id.to_string(), \"id_1\");\n```")]
             #[inline]
             pub fn new(id: impl Into<String>) -> Self {
                 $name(id.into())
             }
 
             /// The id as a string.
-            #[doc = concat!("\n```\nlet id = ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), "::from(\"id_1\");\nassert_eq!(id.as_str(), \"id_1\");\n```")]
             #[inline]
             pub fn as_str(&self) -> &str {
                 &self.0

@@ -12,17 +12,17 @@ use std::time::Duration;
 #[non_exhaustive]
 pub struct RequestOptions {
     /// The whole-call timeout (all attempts and waits), instead of the client's.
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// The connect timeout, instead of the client's.
-    pub connect_timeout: Option<Duration>,
+    pub(crate) connect_timeout: Option<Duration>,
     /// The number of retries, instead of the client's.
-    pub max_retries: Option<u32>,
+    pub(crate) max_retries: Option<u32>,
     /// The `Idempotency-Key` to send on a POST (the same on every attempt). It makes a
     /// POST safe to retry only on a service that de-duplicates by it (see
     /// [`RequestOptions::idempotency_key`]).
-    pub idempotency_key: Option<String>,
+    pub(crate) idempotency_key: Option<String>,
     /// Extra headers for the call.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl RequestOptions {

@@ -83,22 +83,16 @@ impl DocumentSource {
 #[non_exhaustive]
 pub struct NewSigner {
     /// Their name.
-    pub name: String,
+    pub(crate) name: String,
     /// Their email address.
-    pub email: String,
+    pub(crate) email: String,
     /// Their place in the signing order (1 first). Defaults to none (not sent).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub order: Option<u32>,
+    pub(crate) order: Option<u32>,
 }
 
 impl NewSigner {
     /// A signer with no particular place in the order.
-    ///
-    /// ```
-    /// use esign_client::documents::NewSigner;
-    /// let signer = NewSigner::new("Ada Lovelace", "ada@example.com");
-    /// assert_eq!(signer.order, None);
-    /// ```
     #[inline]
     pub fn new(name: impl Into<String>, email: impl Into<String>) -> Self {
         NewSigner {
@@ -109,14 +103,6 @@ impl NewSigner {
     }
 
     /// Sets the signer's place in the order (1 first).
-    ///
-    /// ```
-    /// use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
-    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
-    ///     .signer(NewSigner::new("Ada", "ada@example.com").order(1))
-    ///     .signer(NewSigner::new("Grace", "grace@example.com").order(2));
-    /// assert_eq!(document.signers[1].order, Some(2));
-    /// ```
     #[inline]
     pub fn order(mut self, order: u32) -> Self {
         self.order = Some(order);
@@ -133,39 +119,32 @@ impl NewSigner {
 ///     .signer(NewSigner::new("Ada Lovelace", "ada@example.com").order(1))
 ///     .signer(NewSigner::new("Charles Babbage", "charles@example.com").order(2))
 ///     .subject("Please sign");
-/// assert_eq!(send.signers.len(), 2);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct SendDocument {
     /// The document.
-    pub source: DocumentSource,
+    pub(crate) source: DocumentSource,
     /// Its name. Defaults to the file name.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Who signs; at least one.
-    pub signers: Vec<NewSigner>,
+    pub(crate) signers: Vec<NewSigner>,
     /// The email subject. Defaults to none (not sent).
-    pub subject: Option<String>,
+    pub(crate) subject: Option<String>,
     /// The email message. Defaults to none (not sent).
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
     /// Your own key/value data, kept with the document. Defaults to none (not sent).
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) metadata: Option<Map<String, Value>>,
     /// The largest document accepted before sending. Defaults to
     /// [`DEFAULT_MAX_DOCUMENT_SIZE`] (25 MiB).
-    pub max_size: u64,
+    pub(crate) max_size: u64,
     /// The `Idempotency-Key` to send. Defaults to none: a fresh key is made for each
     /// [`send`](crate::documents::Documents::send) call, and every retry of that call reuses it.
-    pub idempotency_key: Option<String>,
+    pub(crate) idempotency_key: Option<String>,
 }
 
 impl SendDocument {
     /// A document from `source`, with no signers yet.
-    ///
-    /// ```
-    /// use esign_client::documents::{DocumentSource, SendDocument};
-    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"));
-    /// assert!(document.signers.is_empty());
-    /// ```
     #[inline]
     pub fn new(source: DocumentSource) -> Self {
         SendDocument {
@@ -181,12 +160,6 @@ impl SendDocument {
     }
 
     /// Sets the document's name.
-    ///
-    /// ```
-    /// use esign_client::documents::{DocumentSource, SendDocument};
-    /// let document = SendDocument::new(DocumentSource::path("nda.pdf")).name("NDA, Acme 2026");
-    /// assert_eq!(document.name.as_deref(), Some("NDA, Acme 2026"));
-    /// ```
     #[inline]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
@@ -194,13 +167,6 @@ impl SendDocument {
     }
 
     /// Adds a signer.
-    ///
-    /// ```
-    /// use esign_client::documents::{DocumentSource, NewSigner, SendDocument};
-    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
-    ///     .signer(NewSigner::new("Ada", "ada@example.com"));
-    /// assert_eq!(document.signers.len(), 1);
-    /// ```
     #[inline]
     pub fn signer(mut self, signer: NewSigner) -> Self {
         self.signers.push(signer);
@@ -208,12 +174,6 @@ impl SendDocument {
     }
 
     /// Sets the email subject.
-    ///
-    /// ```
-    /// use esign_client::documents::{DocumentSource, SendDocument};
-    /// let document = SendDocument::new(DocumentSource::path("nda.pdf")).subject("Please sign the NDA");
-    /// assert!(document.subject.is_some());
-    /// ```
     #[inline]
     pub fn subject(mut self, subject: impl Into<String>) -> Self {
         self.subject = Some(subject.into());
@@ -221,13 +181,6 @@ impl SendDocument {
     }
 
     /// Sets the email message.
-    ///
-    /// ```
-    /// use esign_client::documents::{DocumentSource, SendDocument};
-    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
-    ///     .message("Hi Ada, here is the NDA we discussed.");
-    /// assert!(document.message.is_some());
-    /// ```
     #[inline]
     pub fn message(mut self, message: impl Into<String>) -> Self {
         self.message = Some(message.into());
@@ -235,14 +188,6 @@ impl SendDocument {
     }
 
     /// Sets one metadata entry.
-    ///
-    /// ```
-    /// use esign_client::documents::{DocumentSource, SendDocument};
-    /// let document = SendDocument::new(DocumentSource::path("nda.pdf"))
-    ///     .metadata("deal", "acme-2026")
-    ///     .metadata("amount", 1200);
-    /// assert_eq!(document.metadata.map(|m| m.len()), Some(2));
-    /// ```
     #[inline]
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.metadata
@@ -252,12 +197,6 @@ impl SendDocument {
     }
 
     /// Sets the largest document accepted.
-    ///
-    /// ```
-    /// use esign_client::documents::{DocumentSource, SendDocument};
-    /// let document = SendDocument::new(DocumentSource::path("scan.pdf")).max_size(100 * 1024 * 1024);
-    /// assert_eq!(document.max_size, 100 * 1024 * 1024);
-    /// ```
     #[inline]
     pub fn max_size(mut self, bytes: u64) -> Self {
         self.max_size = bytes;

@@ -73,28 +73,22 @@ pub struct Project {
 /// let new = NewProject::new("billing")
 ///     .description("Invoices and payments")
 ///     .environment(Environment::Production);
-/// assert_eq!(new.name, "billing");
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct NewProject {
     /// The name; required, not blank.
-    pub name: String,
+    pub(crate) name: String,
     /// A description. Defaults to none (not sent).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// The environment. Defaults to none (not sent: the service chooses).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub environment: Option<Environment>,
+    pub(crate) environment: Option<Environment>,
 }
 
 impl NewProject {
     /// A project called `name`.
-    ///
-    /// ```
-    /// let new = projects_client::projects::NewProject::new("billing");
-    /// assert!(new.description.is_none() && new.environment.is_none());
-    /// ```
     #[inline]
     pub fn new(name: impl Into<String>) -> Self {
         NewProject {
@@ -105,11 +99,6 @@ impl NewProject {
     }
 
     /// Sets the description.
-    ///
-    /// ```
-    /// let new = projects_client::projects::NewProject::new("billing").description("Invoices and payments");
-    /// assert_eq!(new.description.as_deref(), Some("Invoices and payments"));
-    /// ```
     #[inline]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
@@ -117,12 +106,6 @@ impl NewProject {
     }
 
     /// Sets the environment.
-    ///
-    /// ```
-    /// use projects_client::projects::{Environment, NewProject};
-    /// let new = NewProject::new("billing").environment(Environment::Staging);
-    /// assert_eq!(new.environment, Some(Environment::Staging));
-    /// ```
     #[inline]
     pub fn environment(mut self, environment: Environment) -> Self {
         self.environment = Some(environment);

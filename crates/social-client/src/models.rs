@@ -95,31 +95,24 @@ pub struct Post {
 /// ```
 /// use social_client::posts::{NewPost, Platform};
 /// let post = NewPost::new("Hello", [Platform::X, Platform::LinkedIn]);
-/// assert_eq!(post.platforms.len(), 2);
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct NewPost {
     /// The text; must not be empty.
-    pub content: String,
+    pub(crate) content: String,
     /// Where to post; at least one. The service creates one post per platform.
-    pub platforms: Vec<Platform>,
+    pub(crate) platforms: Vec<Platform>,
     /// When to publish (sent in UTC with a `Z`); `None` publishes now.
     #[serde(
         with = "core_http::timestamp::option",
         skip_serializing_if = "Option::is_none"
     )]
-    pub scheduled_at: Option<OffsetDateTime>,
+    pub(crate) scheduled_at: Option<OffsetDateTime>,
 }
 
 impl NewPost {
     /// A post to publish now on `platforms`.
-    ///
-    /// ```
-    /// use social_client::posts::{NewPost, Platform};
-    /// let post = NewPost::new("Hello", [Platform::X]);
-    /// assert!(post.scheduled_at.is_none());
-    /// ```
     #[inline]
     pub fn new(content: impl Into<String>, platforms: impl IntoIterator<Item = Platform>) -> Self {
         NewPost {
@@ -130,14 +123,6 @@ impl NewPost {
     }
 
     /// Publishes at `at` instead of now (the service refuses a time in the past).
-    ///
-    /// ```
-    /// use social_client::posts::{NewPost, Platform};
-    /// use social_client::time::{Duration, OffsetDateTime};
-    /// let tomorrow = OffsetDateTime::now_utc() + Duration::days(1);
-    /// let post = NewPost::new("Tomorrow", [Platform::X]).scheduled_at(tomorrow);
-    /// assert_eq!(post.scheduled_at, Some(tomorrow));
-    /// ```
     #[inline]
     pub fn scheduled_at(mut self, at: OffsetDateTime) -> Self {
         self.scheduled_at = Some(at);

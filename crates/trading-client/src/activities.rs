@@ -93,47 +93,35 @@ pub struct Activity {
 ///     .after(timestamp::parse("2026-11-01T00:00:00Z")?)
 ///     .direction(Direction::Asc)
 ///     .limit(100);
-/// assert_eq!(params.types, [ActivityType::Fill]);
 /// # Ok::<(), trading_client::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ListActivities {
     /// Only these types (none: every type).
-    pub types: Vec<ActivityType>,
+    pub(crate) types: Vec<ActivityType>,
     /// Only activities after this instant.
-    pub after: Option<OffsetDateTime>,
+    pub(crate) after: Option<OffsetDateTime>,
     /// Only activities at or before this instant.
-    pub until: Option<OffsetDateTime>,
+    pub(crate) until: Option<OffsetDateTime>,
     /// Newest first (the default) or oldest first.
-    pub direction: Option<Direction>,
+    pub(crate) direction: Option<Direction>,
     /// At most this many a page (1 to 100; the service's default is 50).
-    pub limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
     /// The page a `next_page_token` names.
-    pub page_token: Option<String>,
+    pub(crate) page_token: Option<String>,
 }
 
 core_http::token_params!(ListActivities);
 
 impl ListActivities {
     /// Every activity, newest first.
-    ///
-    /// ```
-    /// let params = trading_client::activities::ListActivities::new();
-    /// assert!(params.types.is_empty() && params.page_token.is_none());
-    /// ```
     #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Only activities of these types.
-    ///
-    /// ```
-    /// use trading_client::activities::{ActivityType, ListActivities};
-    /// let cash = ListActivities::new().types(&[ActivityType::Deposit, ActivityType::Withdrawal]);
-    /// assert_eq!(cash.types.len(), 2);
-    /// ```
     #[inline]
     pub fn types(mut self, types: &[ActivityType]) -> Self {
         self.types = types.to_vec();
@@ -141,13 +129,6 @@ impl ListActivities {
     }
 
     /// Only activities after `t`.
-    ///
-    /// ```
-    /// use trading_client::timestamp;
-    /// let params = trading_client::activities::ListActivities::new().after(timestamp::parse("2026-11-02T00:00:00Z")?);
-    /// assert!(params.after.is_some());
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
     #[inline]
     pub fn after(mut self, t: OffsetDateTime) -> Self {
         self.after = Some(t);
@@ -155,13 +136,6 @@ impl ListActivities {
     }
 
     /// Only activities at or before `t`.
-    ///
-    /// ```
-    /// use trading_client::timestamp;
-    /// let params = trading_client::activities::ListActivities::new().until(timestamp::parse("2026-11-07T00:00:00Z")?);
-    /// assert!(params.until.is_some());
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
     #[inline]
     pub fn until(mut self, t: OffsetDateTime) -> Self {
         self.until = Some(t);
@@ -169,11 +143,6 @@ impl ListActivities {
     }
 
     /// Newest first (the default) or oldest first.
-    ///
-    /// ```
-    /// use trading_client::{orders::Direction, activities::ListActivities};
-    /// assert_eq!(ListActivities::new().direction(Direction::Asc).direction, Some(Direction::Asc));
-    /// ```
     #[inline]
     pub fn direction(mut self, direction: Direction) -> Self {
         self.direction = Some(direction);
@@ -181,10 +150,6 @@ impl ListActivities {
     }
 
     /// At most `n` a page (1 to 100).
-    ///
-    /// ```
-    /// assert_eq!(trading_client::activities::ListActivities::new().limit(100).limit, Some(100));
-    /// ```
     #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
@@ -192,11 +157,6 @@ impl ListActivities {
     }
 
     /// The page `token` names.
-    ///
-    /// ```
-    /// let params = trading_client::activities::ListActivities::new().page_token("1767625200000000000:exec_1");
-    /// assert!(params.page_token.is_some());
-    /// ```
     #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
@@ -501,21 +461,15 @@ impl<'a> Activities<'a> {
 #[non_exhaustive]
 pub struct PortfolioQuery {
     /// The span.
-    pub period: Option<Period>,
+    pub(crate) period: Option<Period>,
     /// The step between points.
-    pub timeframe: Option<Step>,
+    pub(crate) timeframe: Option<Step>,
     /// The last point (default now).
-    pub end: Option<OffsetDateTime>,
+    pub(crate) end: Option<OffsetDateTime>,
 }
 
 impl PortfolioQuery {
     /// `period` in steps of `timeframe`, ending now.
-    ///
-    /// ```
-    /// use trading_client::activities::{Period, PortfolioQuery, Step};
-    /// let week = PortfolioQuery::new(Period::Week, Step::Hour);
-    /// assert_eq!(week.period, Some(Period::Week));
-    /// ```
     #[inline]
     pub fn new(period: Period, timeframe: Step) -> Self {
         PortfolioQuery {
@@ -526,14 +480,6 @@ impl PortfolioQuery {
     }
 
     /// Ending at `t` rather than now.
-    ///
-    /// ```
-    /// use trading_client::activities::{Period, PortfolioQuery, Step};
-    /// use trading_client::timestamp;
-    /// let friday = PortfolioQuery::new(Period::Day, Step::FiveMinutes).end(timestamp::parse("2026-11-20T21:00:00Z")?);
-    /// assert!(friday.end.is_some());
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
     #[inline]
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);

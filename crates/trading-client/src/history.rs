@@ -34,35 +34,29 @@ struct BarList {
 ///     .start(timestamp::parse("2016-01-01T00:00:00Z")?)
 ///     .end(timestamp::parse("2026-01-01T00:00:00Z")?)
 ///     .limit(10_000);
-/// assert_eq!(decade.symbol, "AAPL");
 /// # Ok::<(), trading_client::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ListBars {
     /// The symbol.
-    pub symbol: String,
+    pub(crate) symbol: String,
     /// The bars' timeframe.
-    pub timeframe: Timeframe,
+    pub(crate) timeframe: Timeframe,
     /// From this instant (included). Defaults to a day before the end.
-    pub start: Option<OffsetDateTime>,
+    pub(crate) start: Option<OffsetDateTime>,
     /// Up to this instant (excluded). Defaults to now.
-    pub end: Option<OffsetDateTime>,
+    pub(crate) end: Option<OffsetDateTime>,
     /// Bars a page (1 to 10,000). Defaults to the service's (1,000).
-    pub limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
     /// The page a `next_page_token` names.
-    pub page_token: Option<String>,
+    pub(crate) page_token: Option<String>,
 }
 
 core_http::token_params!(ListBars);
 
 impl ListBars {
     /// `symbol`'s bars of `timeframe`.
-    ///
-    /// ```
-    /// use trading_client::{history::ListBars, markets::Timeframe};
-    /// assert!(ListBars::new("AAPL", Timeframe::Day).start.is_none());
-    /// ```
     #[inline]
     pub fn new(symbol: impl Into<String>, timeframe: Timeframe) -> Self {
         ListBars {
@@ -76,12 +70,6 @@ impl ListBars {
     }
 
     /// From `t` (included).
-    ///
-    /// ```
-    /// use trading_client::{history::ListBars, markets::Timeframe, timestamp};
-    /// assert!(ListBars::new("AAPL", Timeframe::Day).start(timestamp::parse("2026-01-01T00:00:00Z")?).start.is_some());
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
     #[inline]
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
@@ -89,12 +77,6 @@ impl ListBars {
     }
 
     /// Up to `t` (excluded).
-    ///
-    /// ```
-    /// use trading_client::{history::ListBars, markets::Timeframe, timestamp};
-    /// assert!(ListBars::new("AAPL", Timeframe::Day).end(timestamp::parse("2026-01-01T00:00:00Z")?).end.is_some());
-    /// # Ok::<(), trading_client::Error>(())
-    /// ```
     #[inline]
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
@@ -102,11 +84,6 @@ impl ListBars {
     }
 
     /// At most `n` bars a page (1 to 10,000).
-    ///
-    /// ```
-    /// use trading_client::{history::ListBars, markets::Timeframe};
-    /// assert_eq!(ListBars::new("AAPL", Timeframe::Minute).limit(10_000).limit, Some(10_000));
-    /// ```
     #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
@@ -115,11 +92,6 @@ impl ListBars {
 
     /// The page `token` names (a `next_page_token`, or a `resume_token()` saved by an
     /// earlier iteration).
-    ///
-    /// ```
-    /// use trading_client::{history::ListBars, markets::Timeframe};
-    /// assert!(ListBars::new("AAPL", Timeframe::Day).page_token("t1").page_token.is_some());
-    /// ```
     #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());

@@ -92,35 +92,26 @@ pub const MAX_PAGE_SIZE: u32 = 100;
 ///
 /// ```
 /// let params = worlds_client::assets::ListAssets::new().limit(100);
-/// assert_eq!(params.limit, Some(100));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ListAssets {
     /// At most this many a page (1 to 100; the service's default is 20).
-    pub limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
     /// The page a `next_page_token` names.
-    pub page_token: Option<String>,
+    pub(crate) page_token: Option<String>,
 }
 
 core_http::token_params!(ListAssets);
 
 impl ListAssets {
     /// The first page, the service's page size.
-    ///
-    /// ```
-    /// assert!(worlds_client::assets::ListAssets::new().page_token.is_none());
-    /// ```
     #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// At most `n` a page (1 to 100).
-    ///
-    /// ```
-    /// assert_eq!(worlds_client::assets::ListAssets::new().limit(5).limit, Some(5));
-    /// ```
     #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
@@ -128,10 +119,6 @@ impl ListAssets {
     }
 
     /// The page `token` names.
-    ///
-    /// ```
-    /// assert!(worlds_client::assets::ListAssets::new().page_token("a20").page_token.is_some());
-    /// ```
     #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());

@@ -19,24 +19,19 @@ pub const MAX_PAGE_SIZE: u32 = 100;
 #[non_exhaustive]
 pub struct NewWorld {
     /// Its name (1 to 100 characters in the sandbox).
-    pub name: String,
+    pub(crate) name: String,
     /// Its theme.
-    pub theme: String,
+    pub(crate) theme: String,
     /// Its description.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// The objects to place in it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub objects: Vec<WorldObject>,
+    pub(crate) objects: Vec<WorldObject>,
 }
 
 impl NewWorld {
     /// A world with a name and a theme.
-    ///
-    /// ```
-    /// let world = worlds_client::worlds::NewWorld::new("Harbour", "seaside");
-    /// assert!(world.objects.is_empty());
-    /// ```
     #[inline]
     pub fn new(name: impl Into<String>, theme: impl Into<String>) -> Self {
         NewWorld {
@@ -48,11 +43,6 @@ impl NewWorld {
     }
 
     /// Sets the description.
-    ///
-    /// ```
-    /// let world = worlds_client::worlds::NewWorld::new("Harbour", "seaside").description("Boats and a lighthouse");
-    /// assert_eq!(world.description.as_deref(), Some("Boats and a lighthouse"));
-    /// ```
     #[inline]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
@@ -60,14 +50,6 @@ impl NewWorld {
     }
 
     /// Adds an object.
-    ///
-    /// ```
-    /// use worlds_client::worlds::{NewWorld, WorldObject};
-    /// let world = NewWorld::new("Harbour", "seaside")
-    ///     .object(WorldObject::new("lighthouse", [12.0, 0.0, -3.5]))
-    ///     .object(WorldObject::new("boat", [2.0, 0.0, 1.0]));
-    /// assert_eq!(world.objects.len(), 2);
-    /// ```
     #[inline]
     pub fn object(mut self, object: WorldObject) -> Self {
         self.objects.push(object);
@@ -91,9 +73,9 @@ impl NewWorld {
 #[non_exhaustive]
 pub struct ListWorlds {
     /// Worlds per page (1 to 100). Defaults to the service's (20 in the sandbox).
-    pub limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
     /// The page a previous answer named.
-    pub page_token: Option<String>,
+    pub(crate) page_token: Option<String>,
 }
 
 core_http::token_params!(ListWorlds);
@@ -113,11 +95,6 @@ impl ListWorlds {
     }
 
     /// Sets the page size (1 to 100).
-    ///
-    /// ```
-    /// let params = worlds_client::worlds::ListWorlds::new().limit(100);
-    /// assert_eq!(params.limit, Some(100));
-    /// ```
     #[inline]
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
@@ -379,43 +356,37 @@ impl<'a> Worlds<'a> {
 /// let change = UpdateWorld::new()
 ///     .name("Harbour at night")
 ///     .objects(vec![WorldObject::new("lighthouse", [12.0, 0.0, -3.5])]);
-/// assert_eq!(change.name.as_deref(), Some("Harbour at night"));
-/// assert!(change.theme.is_none());
+/// // What is sent: the name and the objects, nothing of the theme or description.
+/// let sent = worlds_client::serde_json::to_value(&change)?;
+/// let keys: Vec<&String> = sent.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+/// assert_eq!(keys, ["name", "objects"]);
+/// # Ok::<(), worlds_client::serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct UpdateWorld {
     /// A new name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// A new theme.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub theme: Option<String>,
+    pub(crate) theme: Option<String>,
     /// A new description (`Some(None)` removes it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<Option<String>>,
+    pub(crate) description: Option<Option<String>>,
     /// The world's objects, all of them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub objects: Option<Vec<WorldObject>>,
+    pub(crate) objects: Option<Vec<WorldObject>>,
 }
 
 impl UpdateWorld {
     /// No change yet.
-    ///
-    /// ```
-    /// assert!(worlds_client::worlds::UpdateWorld::new().name.is_none());
-    /// ```
     #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// A new name (not blank, at most 100 characters).
-    ///
-    /// ```
-    /// let change = worlds_client::worlds::UpdateWorld::new().name("Harbour");
-    /// assert_eq!(change.name.as_deref(), Some("Harbour"));
-    /// ```
     #[inline]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
@@ -423,11 +394,6 @@ impl UpdateWorld {
     }
 
     /// A new theme (not blank).
-    ///
-    /// ```
-    /// let change = worlds_client::worlds::UpdateWorld::new().theme("winter");
-    /// assert_eq!(change.theme.as_deref(), Some("winter"));
-    /// ```
     #[inline]
     pub fn theme(mut self, theme: impl Into<String>) -> Self {
         self.theme = Some(theme.into());
@@ -435,11 +401,6 @@ impl UpdateWorld {
     }
 
     /// A new description, or none (`None` removes it).
-    ///
-    /// ```
-    /// let change = worlds_client::worlds::UpdateWorld::new().description(None::<String>);
-    /// assert_eq!(change.description, Some(None));
-    /// ```
     #[inline]
     pub fn description(mut self, description: Option<impl Into<String>>) -> Self {
         self.description = Some(description.map(Into::into));
@@ -447,12 +408,6 @@ impl UpdateWorld {
     }
 
     /// The world's objects, replacing its list.
-    ///
-    /// ```
-    /// use worlds_client::worlds::{UpdateWorld, WorldObject};
-    /// let change = UpdateWorld::new().objects(vec![WorldObject::new("bench", [1.0, 0.0, 2.0])]);
-    /// assert_eq!(change.objects.map(|o| o.len()), Some(1));
-    /// ```
     #[inline]
     pub fn objects(mut self, objects: Vec<WorldObject>) -> Self {
         self.objects = Some(objects);

@@ -221,15 +221,14 @@ impl<T> Page<T> {
 ///
 /// ```
 /// let params = core_http::pagination::PageParams::new().limit(50).offset(100);
-/// assert_eq!((params.limit, params.offset), (Some(50), Some(100)));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PageParams {
     /// Page size; the service's default when `None`.
-    pub limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
     /// How many items to skip; 0 when `None`.
-    pub offset: Option<u64>,
+    pub(crate) offset: Option<u64>,
 }
 
 impl PageParams {

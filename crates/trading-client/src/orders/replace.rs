@@ -16,40 +16,28 @@ use crate::money::JsonObject;
 #[non_exhaustive]
 pub struct ReplaceOrder {
     /// The new quantity.
-    pub qty: Option<Decimal>,
+    pub(crate) qty: Option<Decimal>,
     /// The new limit price.
-    pub limit_price: Option<Decimal>,
+    pub(crate) limit_price: Option<Decimal>,
     /// The new stop price.
-    pub stop_price: Option<Decimal>,
+    pub(crate) stop_price: Option<Decimal>,
     /// The new trail (a trailing stop).
-    pub trail: Option<Trail>,
+    pub(crate) trail: Option<Trail>,
     /// The new time in force.
-    pub time_in_force: Option<TimeInForce>,
+    pub(crate) time_in_force: Option<TimeInForce>,
     /// The replacement's `client_order_id` (defaults to one the client makes, the same
     /// on every attempt).
-    pub client_order_id: Option<String>,
+    pub(crate) client_order_id: Option<String>,
 }
 
 impl ReplaceOrder {
     /// No change yet.
-    ///
-    /// ```
-    /// use trading_client::{Decimal, orders::ReplaceOrder};
-    /// let change = ReplaceOrder::new().qty(Decimal::from(3)).limit_price("187.50".parse()?);
-    /// assert_eq!(change.qty, Some(Decimal::from(3)));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// A new quantity.
-    ///
-    /// ```
-    /// let change = trading_client::orders::ReplaceOrder::new().qty(trading_client::Decimal::from(3));
-    /// assert!(change.qty.is_some());
-    /// ```
     #[inline]
     pub fn qty(mut self, qty: Decimal) -> Self {
         self.qty = Some(qty);
@@ -57,11 +45,6 @@ impl ReplaceOrder {
     }
 
     /// A new limit price.
-    ///
-    /// ```
-    /// let change = trading_client::orders::ReplaceOrder::new().limit_price(trading_client::Decimal::from(187));
-    /// assert!(change.limit_price.is_some());
-    /// ```
     #[inline]
     pub fn limit_price(mut self, price: Decimal) -> Self {
         self.limit_price = Some(price);
@@ -69,11 +52,6 @@ impl ReplaceOrder {
     }
 
     /// A new stop price.
-    ///
-    /// ```
-    /// let change = trading_client::orders::ReplaceOrder::new().stop_price(trading_client::Decimal::from(180));
-    /// assert!(change.stop_price.is_some());
-    /// ```
     #[inline]
     pub fn stop_price(mut self, price: Decimal) -> Self {
         self.stop_price = Some(price);
@@ -81,12 +59,6 @@ impl ReplaceOrder {
     }
 
     /// A new trail.
-    ///
-    /// ```
-    /// use trading_client::{Decimal, orders::{ReplaceOrder, Trail}};
-    /// let change = ReplaceOrder::new().trail(Trail::Percent(Decimal::from(2)));
-    /// assert!(change.trail.is_some());
-    /// ```
     #[inline]
     pub fn trail(mut self, trail: Trail) -> Self {
         self.trail = Some(trail);
@@ -94,12 +66,6 @@ impl ReplaceOrder {
     }
 
     /// A new time in force.
-    ///
-    /// ```
-    /// use trading_client::orders::{ReplaceOrder, TimeInForce};
-    /// let change = ReplaceOrder::new().time_in_force(TimeInForce::Gtc);
-    /// assert!(change.time_in_force.is_some());
-    /// ```
     #[inline]
     pub fn time_in_force(mut self, tif: TimeInForce) -> Self {
         self.time_in_force = Some(tif);
@@ -107,11 +73,6 @@ impl ReplaceOrder {
     }
 
     /// The replacement's own `client_order_id` (1 to 48 characters).
-    ///
-    /// ```
-    /// let change = trading_client::orders::ReplaceOrder::new().client_order_id("my-order-1-v2");
-    /// assert!(change.client_order_id.is_some());
-    /// ```
     #[inline]
     pub fn client_order_id(mut self, id: impl Into<String>) -> Self {
         self.client_order_id = Some(id.into());

@@ -151,23 +151,23 @@ enum Legs {
 #[non_exhaustive]
 pub struct OrderRequest {
     /// The symbol.
-    pub symbol: String,
+    pub(crate) symbol: String,
     /// Buy or sell.
-    pub side: Side,
+    pub(crate) side: Side,
     /// How much.
-    pub amount: Amount,
+    pub(crate) amount: Amount,
     /// The type, with its prices.
-    pub order_type: OrderType,
+    pub(crate) order_type: OrderType,
     /// How long it works. Defaults to [`TimeInForce::Day`].
-    pub time_in_force: TimeInForce,
+    pub(crate) time_in_force: TimeInForce,
     /// Your id for the order (at most 48 characters). Defaults to none: the client makes
     /// a UUID. Either way the same id goes with every attempt, and the service never
     /// places two orders with one id.
-    pub client_order_id: Option<String>,
+    pub(crate) client_order_id: Option<String>,
     /// May fill before the open and after the close too (a simple limit order working
     /// for the day only; anything else is refused before sending). Defaults to
     /// `false`.
-    pub extended_hours: bool,
+    pub(crate) extended_hours: bool,
     legs: Legs,
 }
 
@@ -203,8 +203,9 @@ impl OrderRequest {
     ///
     /// ```
     /// use trading_client::{Decimal, orders::{OrderRequest, Side}};
-    /// let buy = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(185_50, 2));
-    /// assert_eq!(buy.amount, trading_client::orders::Amount::Qty(Decimal::from(10)));
+    /// // Ten shares at 180.50 or less.
+    /// let order = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(180_50, 2));
+    /// # let _ = order;
     /// ```
     #[inline]
     pub fn limit(symbol: impl Into<String>, side: Side, qty: Decimal, limit: Decimal) -> Self {
@@ -366,13 +367,6 @@ impl OrderRequest {
     }
 
     /// Sets how long the order works. Defaults to [`TimeInForce::Day`].
-    ///
-    /// ```
-    /// use trading_client::{Decimal, orders::{OrderRequest, Side, TimeInForce}};
-    /// let order = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(185_50, 2))
-    ///     .time_in_force(TimeInForce::Gtc);
-    /// assert_eq!(order.time_in_force, TimeInForce::Gtc);
-    /// ```
     #[inline]
     pub fn time_in_force(mut self, tif: TimeInForce) -> Self {
         self.time_in_force = tif;
@@ -419,13 +413,6 @@ impl OrderRequest {
     /// Lets a limit order fill in the extended sessions (before the open, after the
     /// close). Only a simple limit order for the day may: on anything else the order is
     /// refused before it is sent.
-    ///
-    /// ```
-    /// use trading_client::{Decimal, orders::{OrderRequest, Side}};
-    /// let early = OrderRequest::limit("AAPL", Side::Buy, Decimal::ONE, Decimal::new(18_000, 2))
-    ///     .extended_hours(true);
-    /// assert!(early.extended_hours);
-    /// ```
     #[inline]
     pub fn extended_hours(mut self, yes: bool) -> Self {
         self.extended_hours = yes;

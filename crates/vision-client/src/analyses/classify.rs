@@ -15,21 +15,15 @@ pub const DEFAULT_TAXONOMY: &str = "imagenet";
 #[non_exhaustive]
 pub struct ClassifyRequest {
     /// The image's absolute http(s) URL.
-    pub image_url: String,
+    pub(crate) image_url: String,
     /// How many predictions, at least 1. Defaults to 5.
-    pub top_n: u32,
+    pub(crate) top_n: u32,
     /// The label set. Defaults to `imagenet`.
-    pub taxonomy: String,
+    pub(crate) taxonomy: String,
 }
 
 impl ClassifyRequest {
     /// Classification of the image at `image_url`, with the documented defaults.
-    ///
-    /// ```
-    /// use vision_client::analyses::ClassifyRequest;
-    /// let request = ClassifyRequest::new("https://example.com/cat.jpg");
-    /// assert_eq!((request.top_n, request.taxonomy.as_str()), (5, "imagenet"));
-    /// ```
     #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         ClassifyRequest {
@@ -40,12 +34,6 @@ impl ClassifyRequest {
     }
 
     /// Sets how many predictions to return (at least 1; checked before sending).
-    ///
-    /// ```
-    /// use vision_client::analyses::ClassifyRequest;
-    /// let request = ClassifyRequest::new("https://example.com/cat.jpg").top_n(3);
-    /// assert_eq!(request.top_n, 3);
-    /// ```
     #[inline]
     pub fn top_n(mut self, n: u32) -> Self {
         self.top_n = n;
@@ -53,12 +41,6 @@ impl ClassifyRequest {
     }
 
     /// Uses another label set.
-    ///
-    /// ```
-    /// use vision_client::analyses::ClassifyRequest;
-    /// let request = ClassifyRequest::new("https://example.com/cat.jpg").taxonomy("openimages");
-    /// assert_eq!(request.taxonomy, "openimages");
-    /// ```
     #[inline]
     pub fn taxonomy(mut self, taxonomy: impl Into<String>) -> Self {
         self.taxonomy = taxonomy.into();

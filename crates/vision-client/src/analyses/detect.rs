@@ -16,30 +16,23 @@ pub const DEFAULT_MAX_OBJECTS: u32 = 100;
 /// ```
 /// use vision_client::analyses::DetectRequest;
 /// let request = DetectRequest::new("https://example.com/street.jpg").max_objects(10);
-/// assert_eq!(request.confidence_threshold, 0.5);
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct DetectRequest {
     /// The image's absolute http(s) URL.
-    pub image_url: String,
+    pub(crate) image_url: String,
     /// The detection model. Defaults to none (not sent: the service's default model).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Objects less likely than this are left out, 0 to 1. Defaults to 0.5.
-    pub confidence_threshold: f64,
+    pub(crate) confidence_threshold: f64,
     /// At most this many objects, at least 1. Defaults to 100.
-    pub max_objects: u32,
+    pub(crate) max_objects: u32,
 }
 
 impl DetectRequest {
     /// Detection on the image at `image_url`, with the documented defaults.
-    ///
-    /// ```
-    /// use vision_client::analyses::DetectRequest;
-    /// let request = DetectRequest::new("https://example.com/street.jpg");
-    /// assert_eq!((request.confidence_threshold, request.max_objects), (0.5, 100));
-    /// ```
     #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         DetectRequest {
@@ -51,12 +44,6 @@ impl DetectRequest {
     }
 
     /// Uses this model.
-    ///
-    /// ```
-    /// use vision_client::analyses::DetectRequest;
-    /// let request = DetectRequest::new("https://example.com/street.jpg").model("yolo-v8");
-    /// assert_eq!(request.model.as_deref(), Some("yolo-v8"));
-    /// ```
     #[inline]
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
@@ -64,12 +51,6 @@ impl DetectRequest {
     }
 
     /// Sets the confidence threshold (0 to 1; checked before sending).
-    ///
-    /// ```
-    /// use vision_client::analyses::DetectRequest;
-    /// let request = DetectRequest::new("https://example.com/street.jpg").confidence_threshold(0.8);
-    /// assert_eq!(request.confidence_threshold, 0.8);
-    /// ```
     #[inline]
     pub fn confidence_threshold(mut self, threshold: f64) -> Self {
         self.confidence_threshold = threshold;
@@ -77,12 +58,6 @@ impl DetectRequest {
     }
 
     /// Sets the largest number of objects (at least 1; checked before sending).
-    ///
-    /// ```
-    /// use vision_client::analyses::DetectRequest;
-    /// let request = DetectRequest::new("https://example.com/street.jpg").max_objects(10);
-    /// assert_eq!(request.max_objects, 10);
-    /// ```
     #[inline]
     pub fn max_objects(mut self, max: u32) -> Self {
         self.max_objects = max;

@@ -11,24 +11,18 @@ use crate::bbox::BBox;
 #[non_exhaustive]
 pub struct FacesRequest {
     /// The image's absolute http(s) URL.
-    pub image_url: String,
+    pub(crate) image_url: String,
     /// The attributes to estimate (such as `age`, `emotion`, `gender`). Defaults to none
     /// (not sent: the service's default set).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attributes: Option<Vec<String>>,
+    pub(crate) attributes: Option<Vec<String>>,
     /// A collection of enrolled faces to match against. Defaults to none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub collection_id: Option<String>,
+    pub(crate) collection_id: Option<String>,
 }
 
 impl FacesRequest {
     /// Face analysis of the image at `image_url`.
-    ///
-    /// ```
-    /// use vision_client::analyses::FacesRequest;
-    /// let request = FacesRequest::new("https://example.com/team.jpg");
-    /// assert!(request.attributes.is_none() && request.collection_id.is_none());
-    /// ```
     #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         FacesRequest {
@@ -39,12 +33,6 @@ impl FacesRequest {
     }
 
     /// Asks for these attributes.
-    ///
-    /// ```
-    /// use vision_client::analyses::FacesRequest;
-    /// let request = FacesRequest::new("https://example.com/team.jpg").attributes(["age", "emotion"]);
-    /// assert_eq!(request.attributes.map(|a| a.len()), Some(2));
-    /// ```
     #[inline]
     pub fn attributes<S: Into<String>>(mut self, attributes: impl IntoIterator<Item = S>) -> Self {
         self.attributes = Some(attributes.into_iter().map(Into::into).collect());
@@ -52,12 +40,6 @@ impl FacesRequest {
     }
 
     /// Matches the faces against an enrolled collection.
-    ///
-    /// ```
-    /// use vision_client::analyses::FacesRequest;
-    /// let request = FacesRequest::new("https://example.com/team.jpg").collection("staff");
-    /// assert_eq!(request.collection_id.as_deref(), Some("staff"));
-    /// ```
     #[inline]
     pub fn collection(mut self, collection_id: impl Into<String>) -> Self {
         self.collection_id = Some(collection_id.into());

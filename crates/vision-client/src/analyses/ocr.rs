@@ -21,22 +21,16 @@ core_http::string_enum! {
 #[non_exhaustive]
 pub struct OcrRequest {
     /// The image's absolute http(s) URL.
-    pub image_url: String,
+    pub(crate) image_url: String,
     /// Language hints (such as `en`, `de`). Defaults to none (not sent: detected).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub languages: Option<Vec<String>>,
+    pub(crate) languages: Option<Vec<String>>,
     /// Text only, or text and blocks. Defaults to [`OutputFormat::Text`], always sent.
-    pub output_format: OutputFormat,
+    pub(crate) output_format: OutputFormat,
 }
 
 impl OcrRequest {
     /// Text extraction from the image at `image_url`, as plain text.
-    ///
-    /// ```
-    /// use vision_client::analyses::{OcrRequest, OutputFormat};
-    /// let request = OcrRequest::new("https://example.com/receipt.jpg");
-    /// assert_eq!(request.output_format, OutputFormat::Text);
-    /// ```
     #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         OcrRequest {
@@ -47,12 +41,6 @@ impl OcrRequest {
     }
 
     /// Hints the languages to expect.
-    ///
-    /// ```
-    /// use vision_client::analyses::OcrRequest;
-    /// let request = OcrRequest::new("https://example.com/receipt.jpg").languages(["en", "de"]);
-    /// assert_eq!(request.languages.map(|l| l.len()), Some(2));
-    /// ```
     #[inline]
     pub fn languages<S: Into<String>>(mut self, languages: impl IntoIterator<Item = S>) -> Self {
         self.languages = Some(languages.into_iter().map(Into::into).collect());
@@ -60,12 +48,6 @@ impl OcrRequest {
     }
 
     /// Asks for the text blocks too ([`OutputFormat::Structured`]).
-    ///
-    /// ```
-    /// use vision_client::analyses::{OcrRequest, OutputFormat};
-    /// let request = OcrRequest::new("https://example.com/receipt.jpg").structured();
-    /// assert_eq!(request.output_format, OutputFormat::Structured);
-    /// ```
     #[inline]
     pub fn structured(mut self) -> Self {
         self.output_format = OutputFormat::Structured;
@@ -73,12 +55,6 @@ impl OcrRequest {
     }
 
     /// Sets the output format.
-    ///
-    /// ```
-    /// use vision_client::analyses::{OcrRequest, OutputFormat};
-    /// let request = OcrRequest::new("https://example.com/receipt.jpg").output_format(OutputFormat::Structured);
-    /// assert_eq!(request.output_format, OutputFormat::Structured);
-    /// ```
     #[inline]
     pub fn output_format(mut self, format: OutputFormat) -> Self {
         self.output_format = format;
