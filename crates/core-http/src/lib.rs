@@ -73,7 +73,6 @@ mod envelope;
 mod error;
 mod error_body;
 mod headers;
-mod http_date;
 mod kind;
 mod macros;
 mod masks;

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use serde::de::DeserializeOwned;
 
-use crate::envelope::{OPEN, PageOf, data_span};
+use crate::envelope::{OPEN, data_span};
 use crate::error::{Error, Result, excerpt};
 pub use crate::headers::{Headers, RateLimitInfo};
 use crate::method::Method;
@@ -125,16 +125,20 @@ impl Response {
         })
     }
 
-    /// Decodes a page of an offset/limit list, `{"data": [...], "meta": {...}}`, in one
-    /// pass: the same answers as decoding a [`Page`](crate::pagination::Page), but by a
-    /// reader written for pages (its figures read by [`PageMeta`](crate::pagination::PageMeta)'s
-    /// own), smaller than the one serde derives, which every program builds once per
-    /// model. A body that is not an object, or has no `data`, is a decode error; a
-    /// missing or `null` `meta` reads as `None`; a member given twice is an error.
+    /// Decodes a page of an offset/limit list, `{"data": [...], "meta": {...}}`, as a
+    /// [`Page`](crate::pagination::Page): a body that is not an object, or has no `data`,
+    /// is a decode error; a missing or `null` `meta` reads as `None`; a member given twice
+    /// is an error.
     pub fn json_page<T: DeserializeOwned>(&self) -> Result<crate::pagination::Page<T>> {
-        serde_json::from_slice::<PageOf<T>>(&self.body)
-            .map(|page| page.0)
-            .map_err(|e| self.decode_error(e))
+        // serde's derived reader would also take a list of the two members.
+        if self.body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&OPEN) {
+            let unexpected = serde::de::Unexpected::Other("something other than an object");
+            return Err(self.decode_error(serde::de::Error::invalid_type(
+                unexpected,
+                &"a page: an object with `data`",
+            )));
+        }
+        self.json()
     }
 
     /// Decodes with `decode` the value under `data` when the body is an object with that

@@ -223,7 +223,7 @@ pub fn retry_after(headers: &Headers, now: SystemTime) -> Option<Duration> {
     if let Some(secs) = seconds(value) {
         return Some(secs);
     }
-    let at = crate::http_date::parse(value)?;
+    let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 

@@ -336,61 +336,98 @@ fn every_client_readme_has_its_sections_and_its_behaviour_in_the_shared_order() 
     assert_eq!(readmes, 6, "six client crates");
 }
 
-/// The file map in docs/architecture.md: every source file of core-http is named, and
-/// every file it names exists. A row's first cell is a file (`kind.rs`) or a folder
-/// (`ws/`); a folder's files are named in its second cell (`mod.rs`, `error.rs`, ...).
+/// The code map in docs/architecture.md: a section (`### `) names each crate
+/// (`` `crates/<name>` ``) and every folder of its `src` (`` `stream/` ``, core-http's as
+/// `` `src/net/` ``), and no folder that none of its crates has; core-http's section also
+/// names each file at the root of its `src`, and no file it does not have.
 #[test]
-fn the_architecture_file_map_names_every_source_file_and_only_those() {
-    let src = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let doc = std::fs::read_to_string(format!("{root}/docs/architecture.md")).unwrap();
-    let table = doc
-        .split("| file | holds |")
-        .nth(1)
-        .expect("the file map")
-        .lines()
-        .skip(2)
-        .map(str::trim)
-        .take_while(|l| l.starts_with('|'));
-    let ticked = |cell: &str| -> Vec<String> {
-        cell.split('`')
+fn the_architecture_code_map_names_every_crate_and_folder_and_only_those() {
+    let root = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let map = doc.split("## Code map").nth(1).expect("a code map");
+    let map = map.split("\n## ").next().unwrap_or(map);
+    let ticked = |text: &str| -> Vec<String> {
+        text.split('`')
             .skip(1)
             .step_by(2)
             .map(str::to_owned)
             .collect()
     };
-    let mut named = std::collections::BTreeSet::new();
-    for row in table {
-        let cells: Vec<&str> = row.split(" | ").collect();
-        let first = cells[0].trim_start_matches('|').trim();
-        let rest = cells[1..].join(" | ");
-        for entry in ticked(first) {
-            if let Some(folder) = entry.strip_suffix('/') {
-                for file in ticked(&rest).into_iter().filter(|f| f.ends_with(".rs")) {
-                    named.insert(format!("{folder}/{file}"));
-                }
-            } else if entry.ends_with(".rs") {
-                named.insert(entry);
-            }
-        }
-    }
-    let mut present = std::collections::BTreeSet::new();
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+    // Every folder under `dir`, relative to it, with a trailing slash.
+    fn folders(dir: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let path = entry.path();
             if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let relative = path.strip_prefix(&src).unwrap();
-                present.insert(relative.to_string_lossy().replace('\\', "/"));
+                let relative = path.strip_prefix(base).unwrap();
+                out.push(format!(
+                    "{}/",
+                    relative.to_string_lossy().replace('\\', "/")
+                ));
+                folders(&path, base, out);
             }
         }
     }
-    let missing: Vec<_> = present.difference(&named).collect();
-    let stale: Vec<_> = named.difference(&present).collect();
+    let mut problems = Vec::new();
+    let mut named_crates = std::collections::BTreeSet::new();
+    for section in map.split("\n### ").skip(1) {
+        let tokens = ticked(section);
+        let crates: Vec<String> = tokens
+            .iter()
+            .filter_map(|t| t.strip_prefix("crates/"))
+            .filter(|t| !t.contains('/'))
+            .map(str::to_owned)
+            .collect();
+        let mut present = Vec::new();
+        for krate in &crates {
+            named_crates.insert(krate.clone());
+            let src = root.join("crates").join(krate).join("src");
+            let mut here = Vec::new();
+            folders(&src, &src, &mut here);
+            for folder in &here {
+                let named = tokens
+                    .iter()
+                    .any(|t| t == folder || t.strip_prefix("src/") == Some(folder.as_str()));
+                if !named {
+                    problems.push(format!("{krate}: folder {folder} not named"));
+                }
+            }
+            present.extend(here);
+            if krate == "core-http" {
+                for entry in std::fs::read_dir(&src).unwrap().flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if name.ends_with(".rs") && name != "lib.rs" && !tokens.contains(&name) {
+                        problems.push(format!("core-http: file {name} not named"));
+                    }
+                }
+                for token in tokens
+                    .iter()
+                    .filter(|t| t.ends_with(".rs") && !t.contains('/'))
+                {
+                    if !src.join(token).is_file() {
+                        problems.push(format!("core-http: file {token} named but absent"));
+                    }
+                }
+            }
+        }
+        for token in tokens
+            .iter()
+            .filter(|t| t.ends_with('/') && !t.contains(' '))
+        {
+            let folder = token.strip_prefix("src/").unwrap_or(token);
+            let at_root = root.join(folder.trim_end_matches('/')).is_dir();
+            if !present.iter().any(|p| p == folder) && !at_root {
+                problems.push(format!("folder {token} named but absent"));
+            }
+        }
+    }
+    for entry in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().join("src").is_dir() && !named_crates.contains(&name) {
+            problems.push(format!("crate {name} has no section"));
+        }
+    }
     assert!(
-        missing.is_empty() && stale.is_empty(),
-        "docs/architecture.md's file map: not named {missing:?}; named but absent {stale:?}"
+        problems.is_empty(),
+        "docs/architecture.md's code map: {problems:#?}"
     );
 }

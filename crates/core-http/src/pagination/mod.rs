@@ -100,95 +100,31 @@ pub struct Page<T> {
 /// The paging figures of a [`Page`]. Each is read exactly (a number, an integral float
 /// or a numeric string; see [`de`](crate::de)); unknown members are skipped, a member
 /// given twice is an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PageMeta {
     /// How many items there are in all, when the server said. A negative, fractional or
     /// non-numeric total is a decode error, never a total to stop at.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub total: Option<u64>,
     /// The page size used.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub limit: Option<u32>,
     /// The offset used.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub offset: Option<u64>,
-}
-
-// Written out rather than derived: every program decoding pages builds this reader, and
-// the derived one (which also reads a list of three figures) is twice its size.
-impl<'de> Deserialize<'de> for PageMeta {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        /// A member's name.
-        enum Name {
-            Total,
-            Limit,
-            Offset,
-            Other,
-        }
-        impl<'de> Deserialize<'de> for Name {
-            fn deserialize<D: serde::Deserializer<'de>>(
-                d: D,
-            ) -> std::result::Result<Self, D::Error> {
-                struct Visitor;
-                impl serde::de::Visitor<'_> for Visitor {
-                    type Value = Name;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str("a member name")
-                    }
-                    fn visit_str<E>(self, v: &str) -> std::result::Result<Name, E> {
-                        Ok(match v {
-                            "total" => Name::Total,
-                            "limit" => Name::Limit,
-                            "offset" => Name::Offset,
-                            _ => Name::Other,
-                        })
-                    }
-                }
-                d.deserialize_identifier(Visitor)
-            }
-        }
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = PageMeta;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("paging figures")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<PageMeta, A::Error> {
-                use crate::de::Exact;
-                use serde::de::Error as _;
-                let (mut total, mut limit, mut offset) = (None, None, None);
-                while let Some(name) = map.next_key::<Name>()? {
-                    match name {
-                        Name::Total if total.is_some() => {
-                            return Err(A::Error::duplicate_field("total"));
-                        }
-                        Name::Total => total = Some(map.next_value::<Exact<u64>>()?.0),
-                        Name::Limit if limit.is_some() => {
-                            return Err(A::Error::duplicate_field("limit"));
-                        }
-                        Name::Limit => limit = Some(map.next_value::<Exact<u32>>()?.0),
-                        Name::Offset if offset.is_some() => {
-                            return Err(A::Error::duplicate_field("offset"));
-                        }
-                        Name::Offset => offset = Some(map.next_value::<Exact<u64>>()?.0),
-                        Name::Other => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(PageMeta {
-                    total: total.flatten(),
-                    limit: limit.flatten(),
-                    offset: offset.flatten(),
-                })
-            }
-        }
-        d.deserialize_map(Visitor)
-    }
 }
 
 impl<T> Page<T> {
