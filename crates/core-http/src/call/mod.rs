@@ -115,10 +115,10 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
         crate::observe::path_of(&plan.call.url),
     );
     let mut tries = Tries::default();
-    loop {
+    let error = loop {
         let auth = match plan.auth(&mut tries) {
             Ok(auth) => auth,
-            Err(error) => return Err(plan.stopped(&tries, error)),
+            Err(error) => break error,
         };
         let started = plan.now();
         match attempt::run(&plan.call, auth.as_ref(), tries.retries) {
@@ -128,8 +128,9 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
             }
             Err(failure) => match plan.failed(&mut tries, failure, auth.as_ref(), started) {
                 Next::Again => {}
-                Next::Stop(error) => return Err(plan.stopped(&tries, error)),
+                Next::Stop(error) => break error,
             },
         }
-    }
+    };
+    Err(plan.stopped(&tries, error))
 }
