@@ -142,7 +142,7 @@ impl Response {
     }
 
     /// Decodes with `decode` the value under `data` when the body is an object with that
-    /// key (found by a first pass that skips every other value unread), else the whole
+    /// key (found by serde_json, every other value skipped unread), else the whole
     /// body.
     ///
     /// The envelope is not a type decoded around each model: a program builds serde's

@@ -86,8 +86,8 @@ Release build, one run, {rounds} rounds per side (after a warm-up round; each ro
 starts with another side) of {events} `object.moved` events from a local tungstenite \
 server thread, one per Text frame, sequence numbers following on, encoded once \
 beforehand and written as fast as the socket takes them after the join's snapshot. The \
-client reads them through `stream()` (read on the calling thread while it waits, the \
-sequence check, the handler); the raw side reads the same frames with `tungstenite` on \
+client reads them through `stream()` (decoded by the connection's thread, the socket's \
+one reader, and taken from the inbox by the caller: the sequence check, the handler); the raw side reads the same frames with `tungstenite` on \
 the calling thread and `serde_json` into an envelope holding the same `WorldObject`.\n\n\
 | side | median time | events per second |\n|---|---|---|\n\
 | `stream()` | {:.3} s | {:.0} |\n\
