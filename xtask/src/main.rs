@@ -26,8 +26,9 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   test       every check CI runs, in order, failing on any cargo warning:
-               fmt --check; clippy -D warnings; core-http's structure (no import
-               circle, no function over 80 lines); the semver list of external types; core-http with no features, each
+               fmt --check; clippy -D warnings; the structure (no import circle in
+               any crate, no core-http function over 80 lines); the semver list of
+               external types; core-http with no features, each
                feature alone (its tests), all features; the social and e-signature
                clients without their default webhook feature; every test of the workspace
                (property tests included); the end-to-end suite again starting just
@@ -41,8 +42,8 @@ commands:
   bench      release-mode benchmarks; writes docs/benchmarks.md (--quick: every one
                small, on the debug build, in under a minute; figures not written)
   package    the published crates' metadata, and each packaged as crates.io takes it
-  structure  core-http's modules import each other in no circle, and none of its
-               functions is over 80 lines
+  structure  no crate's modules import each other in a circle, and none of
+               core-http's functions is over 80 lines
   semver     the other crates' types in the libraries' public signatures are those
                docs/semver.md lists
   demo       a tour of the clients against the local sandbox (no key, no network)
