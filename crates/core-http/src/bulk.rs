@@ -2,20 +2,7 @@
 //! each item, read from a `207 Multi-Status` or a plain list, and never an empty success
 //! for an answer without its list.
 //!
-//! What an answer must hold to be complete ([`BulkOutcome::is_complete`]):
-//! - its list, under the key the action names (or bare): without it the answer is an
-//!   error, never "nothing was done";
-//! - for each item, a status the client reads: in a `207 Multi-Status`, every element
-//!   is `{"id"|"symbol"|"order_id", "status": <integer>, "body": ...}`, a 2xx status
-//!   carried out, any other not; an element whose status is text (`"409"`), `null`,
-//!   missing or out of range is counted as **not** done ([`ItemFailure::status`] `None`),
-//!   never as done. In another success status, an element is the item itself (carried
-//!   out) unless it has that per-item shape;
-//! - each item once: an id listed as done twice is one item; an id listed as done and as
-//!   failed is counted as failed;
-//! - nothing beside the list that the client does not read: another non-empty list or
-//!   object in the answer (`{"orders": [..], "errors": [..]}`) may say something of the
-//!   items, so the outcome is not complete (a failure without an id names it).
+//! What an answer must hold to be complete is written on [`BulkOutcome`].
 
 use std::collections::HashSet;
 
@@ -30,6 +17,21 @@ use crate::response::Response;
 /// [`is_complete`](Self::is_complete) is `false` when any item failed or could not be
 /// read, and [`into_complete`](Self::into_complete) turns that into an
 /// [`Error::Partial`].
+///
+/// What an answer must hold to be complete ([`is_complete`](Self::is_complete)):
+/// - its list, under the key the action names (or bare): without it the answer is an
+///   error, never "nothing was done";
+/// - for each item, a status the client reads: in a `207 Multi-Status`, every element
+///   is `{"id"|"symbol"|"order_id", "status": <integer>, "body": ...}`, a 2xx status
+///   carried out, any other not; an element whose status is text (`"409"`), `null`,
+///   missing or out of range is counted as **not** done ([`ItemFailure::status`] `None`),
+///   never as done. In another success status, an element is the item itself (carried
+///   out) unless it has that per-item shape;
+/// - each item once: an id listed as done twice is one item; an id listed as done and as
+///   failed is counted as failed;
+/// - nothing beside the list that the client does not read: another non-empty list or
+///   object in the answer (`{"orders": [..], "errors": [..]}`) may say something of the
+///   items, so the outcome is not complete (a failure without an id names it).
 #[derive(Debug, Clone, PartialEq)]
 #[must_use = "a bulk action may have failed for some items: read `failed`, or call `into_complete`"]
 #[non_exhaustive]
@@ -85,8 +87,8 @@ impl Response {
     /// `{"<key>": [item, ...]}` or a bare `[item, ...]`, where each element is the item
     /// itself (carried out) or a per-item status, `{"id"|"symbol", "status": 200,
     /// "body": item}` (`207 Multi-Status`: a 2xx status carried out, any other not, its
-    /// `body` an error in any of the usual shapes). See [the module](crate::bulk) for
-    /// what the answer must hold to be complete.
+    /// `body` an error in any of the usual shapes). See [`BulkOutcome`] for what
+    /// the answer must hold to be complete.
     ///
     /// An answer without the list (`{}`, or a list under another key) is an
     /// [`Error::UndecodableSuccess`], never an empty success: it does not say what was

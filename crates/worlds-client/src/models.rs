@@ -71,7 +71,7 @@ pub struct World {
     )]
     pub updated_at: Option<OffsetDateTime>,
     /// Its revision, which moves with every change of its own fields (for
-    /// [`Worlds::update_if`]); from the body, or else the `ETag`.
+    /// [`Worlds::update_if`](crate::worlds::Worlds::update_if)); from the body, or else the `ETag`.
     #[serde(
         default,
         deserialize_with = "core_http::de::opt_u64",

@@ -11,7 +11,7 @@ use super::head::Status;
 use super::{QUEUE, REMEMBERED};
 use crate::webhook::{Envelope, WebhookError, WebhookEvent, verify};
 
-/// What a listener has done so far ([`Listener::stats`]).
+/// What a listener has done so far ([`Listener::stats`](super::Listener::stats)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ListenerStats {
