@@ -31,7 +31,7 @@ impl Drop for Running {
 /// Builds and starts the sandbox program on a free port; its root URL.
 fn start_sandbox() -> Result<(Running, String), String> {
     let mut build = cargo();
-    build.args(["build", "-q", "-p", "sandbox", "--bin", "sandbox"]);
+    build.args(["build", "-q", "-p", "service-clients-sandbox"]);
     let status = build
         .status()
         .map_err(|e| format!("cannot build the sandbox: {e}"))?;
@@ -41,11 +41,14 @@ fn start_sandbox() -> Result<(Running, String), String> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root().join("target"));
-    let program = target
-        .join("debug")
-        .join(format!("sandbox{}", std::env::consts::EXE_SUFFIX));
+    let program = target.join("debug").join(format!(
+        "service-clients-sandbox{}",
+        std::env::consts::EXE_SUFFIX
+    ));
     let mut child = Command::new(&program)
-        .args(["--port", "0", "--frozen-at", FROZEN_AT])
+        // Signers sign at the first reading after a send: the README's e-signature
+        // example waits for them on a clock that does not move.
+        .args(["--port", "0", "--frozen-at", FROZEN_AT, "--sign-after", "0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -67,25 +70,38 @@ fn start_sandbox() -> Result<(Running, String), String> {
     Ok((running, url))
 }
 
-/// The URL in the sandbox program's first line (`sandbox listening on http://...`).
+/// The URL in the sandbox program's first line
+/// (`service-clients-sandbox listening on http://...`).
 fn sandbox_url(line: &str) -> Option<&str> {
     line.trim()
-        .strip_prefix("sandbox listening on ")
+        .strip_prefix("service-clients-sandbox listening on ")
         .filter(|url| url.starts_with("http://"))
 }
 
 /// Runs every doc test against one sandbox, then the front pages' and READMEs' again.
 pub(crate) fn doc_tests(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     let (_sandbox, url) = start_sandbox()?;
+    // The READMEs' first examples are whole programs that read the environment, as
+    // their readers' do.
+    let env = |cmd: &mut std::process::Command| {
+        cmd.env("DOC_SANDBOX_URL", &url);
+        for service in ["social", "projects", "vision", "esign", "trading", "worlds"] {
+            let upper = service.to_ascii_uppercase();
+            cmd.env(format!("{upper}_BASE_URL"), format!("{url}/{service}"))
+                .env(format!("{upper}_API_KEY"), "sk_test_sandbox");
+        }
+        cmd.env("ESIGN_CLIENT_ID", "sandbox_client")
+            .env("ESIGN_CLIENT_SECRET", "sandbox_client_secret");
+    };
     let mut all = cargo();
-    all.args(["test", "--workspace", "--all-features", "--doc"])
-        .env("DOC_SANDBOX_URL", &url);
+    all.args(["test", "--workspace", "--all-features", "--doc"]);
+    env(&mut all);
     run_step("doc tests", all, Some((Runner::Libtest, tally)))?;
     let mut again = cargo();
     again
         .args(["test", "--workspace", "--all-features", "--doc", "--"])
-        .arg("src/lib.rs")
-        .env("DOC_SANDBOX_URL", &url);
+        .arg("src/lib.rs");
+    env(&mut again);
     run_step(
         "front-page and README examples again, on the same sandbox",
         again,
@@ -108,10 +124,13 @@ mod tests {
     #[test]
     fn reads_the_address_from_the_first_line() {
         assert_eq!(
-            sandbox_url("sandbox listening on http://127.0.0.1:4100\n"),
+            sandbox_url("service-clients-sandbox listening on http://127.0.0.1:4100\n"),
             Some("http://127.0.0.1:4100")
         );
         assert_eq!(sandbox_url("sandbox: cannot start: in use\n"), None);
-        assert_eq!(sandbox_url("sandbox listening on 127.0.0.1:4100"), None);
+        assert_eq!(
+            sandbox_url("service-clients-sandbox listening on 127.0.0.1:4100"),
+            None
+        );
     }
 }

@@ -6,6 +6,7 @@ mod bench;
 mod demo;
 mod examples;
 mod publish;
+mod readmes;
 mod run;
 mod scripts;
 mod semver;
@@ -28,12 +29,15 @@ commands:
   test       every check CI runs, in order, failing on any cargo warning:
                fmt --check; clippy -D warnings; the structure (no import circle in
                any crate, no core-http function over 80 lines); the semver list of
-               external types; core-http with no features, each
+               external types; every install line a path dependency; core-http
+               with no features, each
                feature alone (its tests), all features; the social and e-signature
                clients without their default webhook feature; every test of the workspace
                (property tests included); the end-to-end suite again starting just
                before midnight; a program outside the workspace that depends on one
-               client crate; every benchmark in quick mode; the dependency budget of
+               client crate; each README's first example pasted as shown into a
+               new project with only its crate and run against the sandbox program;
+               every benchmark in quick mode; the dependency budget of
                the REST-only clients; a 20-second soak; doc tests against one sandbox,
                then the front pages' and READMEs' examples again on it; every example
                program and the demo run to their end; docs -D warnings
@@ -49,6 +53,8 @@ commands:
   demo       a tour of the clients against the local sandbox (no key, no network)
   examples   every example program (crates/*/examples) and the demo, run to their end
                against the local sandbox
+  readmes    each README's first example, pasted as shown into a new project with only
+               its crate, run against the sandbox program
   fixtures   re-record the fixtures from the sandbox (--check: fail when stale)
   fuzz       the property tests with many more cases, for --secs N seconds (default 60)
   soak       the trading stream and a worlds channel against the sandbox for --minutes N
@@ -62,6 +68,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(&args[1..]),
         Some("demo") => demo(),
         Some("examples") => scripts::run_all(),
+        Some("readmes") => readmes::run_all(),
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
         Some("fuzz") => fuzz(&args[1..]),
         Some("soak") => soak(&args[1..]),

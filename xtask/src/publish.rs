@@ -16,8 +16,26 @@ const REQUIRED: [&str; 7] = [
     "rust-version",
 ];
 
+/// A published crate: its folder under `crates/` and its package name.
+pub(crate) struct Published {
+    /// The folder, `crates/<dir>`.
+    pub(crate) dir: String,
+    /// The package name, as `cargo -p` and crates.io know it.
+    pub(crate) name: String,
+}
+
+/// The package name a manifest declares (`name = "..."` under `[package]`).
+fn package_name(manifest: &str) -> Option<String> {
+    manifest
+        .lines()
+        .skip_while(|l| l.trim() != "[package]")
+        .find_map(|l| l.trim().strip_prefix("name = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .map(str::to_owned)
+}
+
 /// The workspace's crates that are published (`publish = true` in their manifest).
-pub(crate) fn published() -> Result<Vec<String>, String> {
+pub(crate) fn published() -> Result<Vec<Published>, String> {
     let mut out = Vec::new();
     let crates = root().join("crates");
     let entries = std::fs::read_dir(&crates).map_err(|e| format!("{crates:?}: {e}"))?;
@@ -50,9 +68,13 @@ pub(crate) fn published() -> Result<Vec<String>, String> {
                 "{manifest:?} is published but says nothing to docs.rs"
             ));
         }
-        out.push(entry.file_name().to_string_lossy().into_owned());
+        let name = package_name(&text).ok_or(format!("{manifest:?} has no package name"))?;
+        out.push(Published {
+            dir: entry.file_name().to_string_lossy().into_owned(),
+            name,
+        });
     }
-    out.sort();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
@@ -63,7 +85,8 @@ pub(crate) fn packaging() -> Result<(), String> {
     let crates = published()?;
     if crates.len() < 8 {
         return Err(format!(
-            "expected core-http, the six clients and the sandbox to be published, found {crates:?}"
+            "expected core-http, the six clients and the sandbox to be published, found {:?}",
+            crates.iter().map(|c| &c.name).collect::<Vec<_>>()
         ));
     }
     println!("==> what every package carries: licences, a README that works on crates.io");
@@ -77,7 +100,7 @@ pub(crate) fn packaging() -> Result<(), String> {
     let mut cmd = cargo();
     cmd.args(["package", "--no-verify", "--allow-dirty", "--quiet"]);
     for c in &crates {
-        cmd.args(["-p", c]);
+        cmd.args(["-p", &c.name]);
     }
     step(&format!("package {} crates", crates.len()), cmd)
 }
@@ -85,9 +108,10 @@ pub(crate) fn packaging() -> Result<(), String> {
 /// The files every published package carries besides its code.
 const SHIPPED: [&str; 3] = ["README.md", "LICENSE-MIT", "LICENSE-APACHE"];
 
-/// Crate `name`'s package holds [`SHIPPED`], its licences are the workspace's, and its
+/// A crate's package holds [`SHIPPED`], its licences are the workspace's, and its
 /// README starts with how to add it and links nothing that breaks on crates.io.
-fn shipped(name: &str) -> Result<(), String> {
+fn shipped(krate: &Published) -> Result<(), String> {
+    let name = krate.name.as_str();
     let output = cargo()
         .args(["package", "--list", "--allow-dirty", "-p", name])
         .output()
@@ -104,7 +128,7 @@ fn shipped(name: &str) -> Result<(), String> {
             return Err(format!("the {name} package does not carry {file}"));
         }
     }
-    let dir = root().join("crates").join(name);
+    let dir = root().join("crates").join(&krate.dir);
     for licence in ["LICENSE-MIT", "LICENSE-APACHE"] {
         let ours =
             std::fs::read(dir.join(licence)).map_err(|e| format!("{name}/{licence}: {e}"))?;
@@ -117,23 +141,26 @@ fn shipped(name: &str) -> Result<(), String> {
         }
     }
     let readme = std::fs::read_to_string(dir.join("README.md"))
-        .map_err(|e| format!("{name}/README.md: {e}"))?;
-    readme_problems(name, &readme).map_or(Ok(()), |problem| {
-        Err(format!("crates/{name}/README.md: {problem}"))
+        .map_err(|e| format!("{}/README.md: {e}", krate.dir))?;
+    readme_problems(&krate.dir, &readme).map_or(Ok(()), |problem| {
+        Err(format!("crates/{}/README.md: {problem}", krate.dir))
     })
 }
 
 /// What is wrong with a crate's README as crates.io and docs.rs show it: it must say
-/// how to add the crate (`cargo add <name>`) within its first 15 lines, and link only
-/// to full addresses or anchors (a relative link such as `../../docs/x.md` breaks there).
-fn readme_problems(name: &str, readme: &str) -> Option<String> {
-    let adds = readme
-        .lines()
-        .take(15)
-        .any(|l| l.contains("cargo add") && l.split_whitespace().any(|w| w == name));
+/// how to add the crate from `crates/<dir>` by path (`cargo add --path .../crates/<dir>`)
+/// within its first 15 lines, and link only to full addresses or anchors (a relative
+/// link such as `../../docs/x.md` breaks there).
+fn readme_problems(dir: &str, readme: &str) -> Option<String> {
+    let folder = format!("/crates/{dir}");
+    let adds = readme.lines().take(15).any(|l| {
+        l.contains("cargo add")
+            && l.contains("--path")
+            && l.split_whitespace().any(|w| w.ends_with(&folder))
+    });
     if !adds {
         return Some(format!(
-            "does not start with how to add it (`cargo add {name}`)"
+            "does not start with how to add it (`cargo add --path <clone>/crates/{dir}`)"
         ));
     }
     let mut rest = readme;
@@ -151,23 +178,178 @@ fn readme_problems(name: &str, readme: &str) -> Option<String> {
     None
 }
 
+/// Names on crates.io that belong to other people's crates: an install line that fetches
+/// one of them by name installs a stranger's code. `trading-client` is one of the six
+/// names this family was asked to have, so until the family is published where its
+/// names are its own, every install line of ours is a path dependency.
+const TAKEN: [&str; 3] = ["trading-client", "sandbox", "testkit"];
+
+/// Every install line in the workspace's READMEs, docs and crate documentation depends
+/// on our crates by path (or git), never by a name crates.io would resolve; and no
+/// crate of ours besides the six clients is named after a taken name.
+pub(crate) fn install_lines() -> Result<(), String> {
+    let ours: Vec<String> = published()?.into_iter().map(|c| c.name).collect();
+    for name in &ours {
+        if TAKEN.contains(&name.as_str()) && !crate::CLIENTS.contains(&name.as_str()) {
+            return Err(format!(
+                "crate {name} is named after someone else's crate on crates.io"
+            ));
+        }
+    }
+    let mut names: Vec<&str> = ours.iter().map(String::as_str).collect();
+    names.extend(TAKEN);
+    let mut files = vec![root().join("README.md"), root().join("CHANGELOG.md")];
+    collect(&root().join("docs"), &mut files, "md");
+    collect(&root().join("crates"), &mut files, "md");
+    collect(&root().join("crates"), &mut files, "rs");
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            if let Some(problem) = install_line_problem(line, &names) {
+                let shown = file.strip_prefix(root()).unwrap_or(file);
+                problems.push(format!("{}:{}: {problem}", shown.display(), n + 1));
+            }
+            checked += usize::from(is_install_line(line, &names));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(format!(
+            "install lines that fetch from crates.io:\n{}",
+            problems.join("\n")
+        ));
+    }
+    println!("ok: {checked} install lines, each a path dependency");
+    Ok(())
+}
+
+/// Files under `dir` ending in `.ext`, skipping build output.
+fn collect(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>, ext: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "target") {
+                collect(&path, out, ext);
+            }
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
+}
+
+/// Whether `line` adds or installs one of `names`: a `cargo add`/`cargo install`
+/// naming it, or a TOML dependency line with it as the key.
+fn is_install_line(line: &str, names: &[&str]) -> bool {
+    let text =
+        line.trim_start_matches(|c: char| c == '/' || c == '!' || c == '#' || c.is_whitespace());
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let cargo_add = words
+        .windows(2)
+        .any(|w| w[0] == "cargo" && (w[1] == "add" || w[1] == "install"));
+    let names_ours = |w: &&str| {
+        let w = w.trim_matches(|c: char| c == '`' || c == '"');
+        names.contains(&w) || names.iter().any(|n| w.ends_with(&format!("/{n}")))
+    };
+    if cargo_add {
+        return words.iter().any(names_ours);
+    }
+    let key = text.split('=').next().unwrap_or("").trim();
+    text.contains('=') && names.contains(&key) && (text.contains('"') || text.contains('{'))
+}
+
+/// What is wrong with an install line: it names one of ours or a taken name and would
+/// be resolved on crates.io (no `--path`/`--git`, no `path =`/`git =`).
+fn install_line_problem(line: &str, names: &[&str]) -> Option<String> {
+    if !is_install_line(line, names) {
+        return None;
+    }
+    let by_path = ["--path", "--git", "path =", "git ="]
+        .iter()
+        .any(|p| line.contains(p));
+    if by_path {
+        return None;
+    }
+    let taken = TAKEN.iter().find(|t| {
+        line.split(|c: char| c.is_whitespace() || c == '`' || c == '=' || c == '"')
+            .any(|w| w == **t)
+    });
+    Some(match taken {
+        Some(t) => format!(
+            "`{}` fetches crates.io's {t}, someone else's crate",
+            line.trim()
+        ),
+        None => format!(
+            "`{}` fetches from crates.io, where the family is not published yet",
+            line.trim()
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::readme_problems;
+    use super::{install_line_problem, readme_problems};
+
+    #[test]
+    fn every_install_line_of_the_workspace_is_a_path_dependency() {
+        super::install_lines().unwrap();
+    }
+
+    #[test]
+    fn an_install_line_of_ours_or_a_taken_name_must_be_by_path() {
+        let names = [
+            "trading-client",
+            "service-clients-sandbox",
+            "sandbox",
+            "testkit",
+        ];
+        for bad in [
+            "cargo add trading-client",
+            "cargo add --dev sandbox   # a development tool",
+            "//! cargo add testkit",
+            "trading-client = \"0.1\"",
+            "sandbox = { version = \"0.1\" }",
+            "cargo install service-clients-sandbox",
+        ] {
+            assert!(install_line_problem(bad, &names).is_some(), "{bad}");
+        }
+        assert!(
+            install_line_problem("cargo add trading-client", &names)
+                .unwrap()
+                .contains("someone else's crate")
+        );
+        for good in [
+            "cargo add --path service-clients/crates/trading-client",
+            "cargo install --path crates/sandbox",
+            "trading-client = { path = \"../service-clients/crates/trading-client\" }",
+            "cargo install cargo-nextest",
+            "let sandbox = Sandbox::start()?;",
+            "the sandbox answers",
+        ] {
+            assert_eq!(install_line_problem(good, &names), None, "{good}");
+        }
+    }
 
     #[test]
     fn a_readme_says_how_to_add_the_crate_and_links_nowhere_relative() {
-        let good = "# x-client\n\n```sh\ncargo add x-client\n```\n\nSee [the docs](https://docs.rs/x-client) and [below](#use).\n";
+        let good = "# x-client\n\n```sh\ncargo add --path service-clients/crates/x-client\n```\n\nSee [the docs](https://docs.rs/x-client) and [below](#use).\n";
         assert_eq!(readme_problems("x-client", good), None);
         let no_add = "# x-client\n\nA client.\n";
         assert!(
             readme_problems("x-client", no_add)
                 .unwrap()
-                .contains("cargo add x-client")
+                .contains("cargo add --path <clone>/crates/x-client")
         );
-        let other_crate = "# x-client\n\ncargo add x-client-extra\n";
+        let by_name = "# x-client\n\ncargo add x-client\n";
+        assert!(readme_problems("x-client", by_name).is_some());
+        let other_crate = "# x-client\n\ncargo add --path s/crates/x-client-extra\n";
         assert!(readme_problems("x-client", other_crate).is_some());
-        let relative = "# x-client\ncargo add x-client\n[wire](../../docs/x.md)\n";
+        let relative = "# x-client\ncargo add --path s/crates/x-client\n[wire](../../docs/x.md)\n";
         assert!(
             readme_problems("x-client", relative)
                 .unwrap()

@@ -67,8 +67,8 @@ fn unlisted() -> Result<Vec<String>, String> {
 }
 
 /// Runs one program to its end within [`DEADLINE`]; its output is shown only when it
-/// fails.
-fn run(label: &str, mut cmd: std::process::Command) -> Result<(), String> {
+/// fails, and its standard output returned when it succeeds.
+pub(crate) fn run(label: &str, mut cmd: std::process::Command) -> Result<String, String> {
     let started = Instant::now();
     let mut child = cmd
         .stdin(Stdio::null())
@@ -97,7 +97,7 @@ fn run(label: &str, mut cmd: std::process::Command) -> Result<(), String> {
     match status {
         Some(status) if status.success() => {
             println!("  ok  {label} ({:.1} s)", started.elapsed().as_secs_f64());
-            Ok(())
+            Ok(out)
         }
         Some(status) => Err(format!("{label} failed ({status}):\n{out}\n{err}")),
         None => Err(format!(

@@ -40,6 +40,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     step("clippy -D warnings (and the rust-version honoured)", clippy)?;
     crate::structure::check()?;
     crate::semver::check()?;
+    crate::publish::install_lines()?;
 
     // core-http with no features and with each feature alone: a feature can never break
     // the others unseen (all features together are the workspace run below).
@@ -143,6 +144,8 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         None,
     )?;
 
+    crate::readmes::run_all()?;
+
     quick_benches()?;
     dependency_budget()?;
     crate::soak::quick_soak()?;
@@ -156,7 +159,8 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     step("doc -D warnings", doc)?;
     // Each published crate's docs alone, with its default features, as docs.rs users
     // who build them locally get them (a link to a feature's item fails here).
-    for package in crate::publish::published()? {
+    for krate in crate::publish::published()? {
+        let package = krate.name;
         let mut alone = cargo();
         alone
             .args(["doc", "--no-deps", "-p", &package])

@@ -130,6 +130,10 @@ pub mod __private {
 #[cfg(feature = "http")]
 pub use http;
 
+/// The `serde_json` whose `Value` the calls read and write (`send_json`, `.json(..)`):
+/// a program needs no dependency of its own for `Value` or `json!`.
+pub use serde_json;
+
 pub use bulk::BulkOutcome;
 pub use client::HttpClient;
 pub use error::{ApiError, CutShort, Delivery, Error, ErrorKind, ItemFailure, Result};

@@ -16,13 +16,14 @@
 //! // ... later, or when the document.completed webhook arrives:
 //! let status = client.documents().get(&document.id)?.status;
 //! if status == DocumentStatus::Completed {
-//!     client.documents().download_to_path(&document.id, "contract-signed.pdf")?;
+//!     let path = std::env::temp_dir().join("contract-signed.pdf");
+//!     client.documents().download_to_path(&document.id, &path)?;
 //! }
-//! # assert_ne!(status, DocumentStatus::Completed, "no one has signed yet");
 //! # Ok::<(), esign_client::Error>(())
 //! ```
 //!
-//! Try it without an account: the workspace's `sandbox` crate emulates the service
+//! Try it without an account: the workspace's sandbox (`service-clients-sandbox`) emulates
+//! the service
 //! (`cargo run -p esign-client --example esign_quickstart`).
 //!
 //! # Behaviour

@@ -21,7 +21,7 @@
 //! # Ok::<(), projects_client::Error>(())
 //! ```
 //!
-//! Try it without an account: the workspace's `sandbox` crate emulates the service
+//! Try it without an account: the workspace's `service-clients-sandbox` emulates the service
 //! (`cargo run -p projects-client --example projects_quickstart`).
 //!
 //! # Behaviour

@@ -2,7 +2,7 @@
 //! the demo: no key, no network.
 //!
 //! ```
-//! let sandbox = sandbox::Sandbox::start()?;
+//! let sandbox = service_clients_sandbox::Sandbox::start()?;
 //! println!("social service at {} with key {}", sandbox.social().url(), sandbox.api_key());
 //! # assert!(sandbox.social().url().ends_with("/social"));
 //! # Ok::<(), std::io::Error>(())
@@ -41,6 +41,7 @@ mod delivery;
 mod faults;
 mod http;
 mod ids;
+mod index;
 mod outbox;
 mod plans;
 mod registry;
@@ -79,11 +80,14 @@ pub use webhooks::{Delivery, DeliveryStatus, EventRecord, MAX_ATTEMPTS, WebhookR
 
 use state::{Settings, Shared};
 
-/// How a sandbox starts. Defaults: port 0 (any free port), seed 1, a running clock
-/// starting now, the [`DEFAULT_KEYS`].
+/// How a sandbox starts. Defaults: 127.0.0.1, port 0 (any free port), seed 1, a running
+/// clock starting now, the [`DEFAULT_KEYS`], e-signature signers who sign on their own
+/// [`AUTO_SIGN_AFTER_SECS`] after a document is sent.
 #[derive(Debug, Clone)]
 pub struct SandboxBuilder {
+    host: std::net::IpAddr,
     port: u16,
+    sign_after: Duration,
     seed: u64,
     start: Option<OffsetDateTime>,
     running: bool,
@@ -93,7 +97,9 @@ pub struct SandboxBuilder {
 impl Default for SandboxBuilder {
     fn default() -> Self {
         SandboxBuilder {
+            host: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             port: 0,
+            sign_after: Duration::from_secs(AUTO_SIGN_AFTER_SECS.unsigned_abs()),
             seed: 1,
             start: None,
             running: true,
@@ -106,7 +112,23 @@ impl Default for SandboxBuilder {
 }
 
 impl SandboxBuilder {
-    /// The port to listen on (on 127.0.0.1). Defaults to 0: any free port.
+    /// The address to listen on. Defaults to 127.0.0.1, this machine only. Another
+    /// address (`0.0.0.0` in a container or as a CI service) lets anyone who reaches it
+    /// in: the sandbox's keys are public and it has no real security.
+    pub fn host(mut self, host: std::net::IpAddr) -> Self {
+        self.host = host;
+        self
+    }
+
+    /// How long after a document is sent its signers sign on their own, in turn
+    /// (sandbox time). Defaults to a day ([`AUTO_SIGN_AFTER_SECS`]); zero signs for them
+    /// at the next reading, as a script's example wants.
+    pub fn sign_after(mut self, after: Duration) -> Self {
+        self.sign_after = after;
+        self
+    }
+
+    /// The port to listen on. Defaults to 0: any free port.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
         self
@@ -137,7 +159,15 @@ impl SandboxBuilder {
 
     /// Binds the port and starts serving on a background thread.
     pub fn start(self) -> std::io::Result<Sandbox> {
-        let listener = TcpListener::bind(("127.0.0.1", self.port))?;
+        let listener = TcpListener::bind((self.host, self.port)).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot listen on {}: {e}",
+                    SocketAddr::new(self.host, self.port)
+                ),
+            )
+        })?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let start = self.start.unwrap_or_else(|| {
@@ -149,6 +179,8 @@ impl SandboxBuilder {
             start,
             running: self.running,
             keys: self.keys,
+            sign_after_secs: i64::try_from(self.sign_after.as_secs()).unwrap_or(i64::MAX),
+            root: format!("http://{addr}"),
         };
         let (worker_tx, worker_rx) = std::sync::mpsc::channel();
         let shared = Arc::new(Shared::new(settings, worker_tx, services::tick));
@@ -211,6 +243,7 @@ fn app(shared: Arc<Shared>) -> Router {
             server::gate,
         ));
     Router::new()
+        .route("/", axum::routing::get(index_route))
         .nest(
             "/_sandbox",
             control::router().merge(control::service_routers()),
@@ -218,6 +251,20 @@ fn app(shared: Arc<Shared>) -> Router {
         .merge(public)
         .merge(gated)
         .with_state(shared)
+}
+
+/// `GET /`: the services, their base URLs and plans ([`index::index`]).
+async fn index_route(
+    axum::extract::State(shared): axum::extract::State<Arc<Shared>>,
+) -> axum::response::Response {
+    let answer = shared.with_world(|w| {
+        index::index(
+            &w.settings.root,
+            &w.settings.keys,
+            w.settings.sign_after_secs,
+        )
+    });
+    http::json(axum::http::StatusCode::OK, &answer)
 }
 
 /// A running sandbox. Dropping it stops the server and the webhook worker.
@@ -263,6 +310,18 @@ impl Sandbox {
     /// The base URL a service's client should use.
     pub fn service_url(&self, service: Service) -> String {
         format!("{}/{}", self.root, service.prefix())
+    }
+
+    /// What the program prints when it starts: each service's base URL and plans, and
+    /// the `export` lines that point a client at it.
+    pub fn banner(&self) -> String {
+        self.shared.with_world(|w| {
+            index::banner(
+                &w.settings.root,
+                &w.settings.keys,
+                w.settings.sign_after_secs,
+            )
+        })
     }
 
     /// One line on how to try `service` against this sandbox.

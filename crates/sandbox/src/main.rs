@@ -1,19 +1,46 @@
-//! The sandbox as a program: `cargo run -p sandbox -- --port 8080`.
+//! The sandbox as a program: `cargo run -p service-clients-sandbox`, or installed,
+//! `service-clients-sandbox [--port PORT] [--host ADDR] ...`.
 
 use std::process::ExitCode;
+use std::time::Duration;
+
+/// The port the program listens on unless told otherwise: the one the READMEs' export
+/// lines name.
+const DEFAULT_PORT: u16 = 4010;
+
+/// How long after sending the program's e-signature signers sign on their own: long
+/// enough to see the document sent, short enough for a script to wait for.
+const DEFAULT_SIGN_AFTER: Duration = Duration::from_secs(2);
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let mut builder = sandbox::Sandbox::builder();
+    let mut port = DEFAULT_PORT;
+    let mut builder = service_clients_sandbox::Sandbox::builder().sign_after(DEFAULT_SIGN_AFTER);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--port" => match args.next().and_then(|p| p.parse::<u16>().ok()) {
-                Some(port) => builder = builder.port(port),
-                None => return usage("--port needs a number from 0 to 65535"),
+                Some(p) => port = p,
+                None => return usage("--port needs a number from 0 to 65535 (0: any free port)"),
+            },
+            "--host" => match args.next().and_then(|h| h.parse::<std::net::IpAddr>().ok()) {
+                Some(host) => {
+                    if !host.is_loopback() {
+                        eprintln!(
+                            "warning: listening on {host}: anyone who reaches this address can use \
+                             the sandbox, whose keys are public; it has no real security"
+                        );
+                    }
+                    builder = builder.host(host);
+                }
+                None => return usage("--host needs an IP address, e.g. 0.0.0.0 in a container"),
             },
             "--seed" => match args.next().and_then(|s| s.parse::<u64>().ok()) {
                 Some(seed) => builder = builder.seed(seed),
                 None => return usage("--seed needs a number"),
+            },
+            "--sign-after" => match args.next().and_then(|s| s.parse::<u64>().ok()) {
+                Some(secs) => builder = builder.sign_after(Duration::from_secs(secs)),
+                None => return usage("--sign-after needs a number of seconds"),
             },
             "--frozen-at" => match args.next().and_then(|t| {
                 time::OffsetDateTime::parse(&t, &time::format_description::well_known::Rfc3339).ok()
@@ -30,30 +57,21 @@ fn main() -> ExitCode {
             other => return usage(&format!("unknown argument {other:?}")),
         }
     }
-    let sandbox = match builder.start() {
+    let sandbox = match builder.port(port).start() {
         Ok(sandbox) => sandbox,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            eprintln!(
+                "service-clients-sandbox: {e}: another program has port {port}; start with \
+                 --port N for another, or --port 0 for any free one"
+            );
+            return ExitCode::FAILURE;
+        }
         Err(e) => {
-            eprintln!("sandbox: cannot start: {e}");
+            eprintln!("service-clients-sandbox: {e}");
             return ExitCode::FAILURE;
         }
     };
-    println!("sandbox listening on {}", sandbox.url());
-    for service in sandbox::Service::ALL {
-        println!(
-            "  {:<8} {}",
-            service.prefix(),
-            sandbox.service_url(*service)
-        );
-    }
-    println!("try a service (in another terminal):");
-    for service in sandbox::Service::ALL {
-        println!("  {:<8} {}", service.prefix(), sandbox.hint(*service));
-    }
-    println!("  control  {}/_sandbox", sandbox.url());
-    println!("keys:");
-    for (key, plan) in sandbox::DEFAULT_KEYS {
-        println!("  {key:<20} plan {plan}");
-    }
+    println!("{}", sandbox.banner());
     println!("press Ctrl-C to stop");
     wait_for_ctrl_c();
     println!("sandbox stopped");
@@ -74,11 +92,15 @@ fn wait_for_ctrl_c() {
 }
 
 fn usage(problem: &str) -> ExitCode {
-    eprintln!("sandbox: {problem}\n\n{HELP}");
+    eprintln!("service-clients-sandbox: {problem}\n\n{HELP}");
     ExitCode::from(2)
 }
 
-const HELP: &str = "usage: sandbox [--port PORT] [--seed SEED] [--frozen-at RFC3339]\n\n\
-Runs the local emulator of the services on 127.0.0.1 (port 0 picks a free one).\n\
---frozen-at starts its clock at that time and moves it only when advanced\n\
-(POST /_sandbox/clock/advance).";
+const HELP: &str = "usage: service-clients-sandbox [--port PORT] [--host ADDR] [--seed SEED]\n\
+\x20                              [--sign-after SECS] [--frozen-at RFC3339]\n\n\
+Runs the local emulator of the six services, on 127.0.0.1:4010 unless told otherwise.\n\
+--port 0 picks a free port. --host 0.0.0.0 (in a container, as a CI service) lets\n\
+others in: the sandbox has no real security. --sign-after: e-signature signers sign\n\
+on their own this many seconds after a document is sent (2 by default). --frozen-at\n\
+starts its clock at that time and moves it only when advanced\n\
+(POST /_sandbox/clock/advance). GET / lists the services and their base URLs.";

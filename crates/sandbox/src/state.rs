@@ -28,6 +28,10 @@ pub(crate) struct Settings {
     pub start: OffsetDateTime,
     pub running: bool,
     pub keys: Vec<(String, String)>,
+    /// How long after sending e-signature signers sign on their own (sandbox seconds).
+    pub sign_after_secs: i64,
+    /// The root URL it serves, `http://<addr>`.
+    pub root: String,
 }
 
 pub(crate) struct Shared {

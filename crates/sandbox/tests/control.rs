@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use sandbox::Sandbox;
 use serde_json::{Value, json};
+use service_clients_sandbox::Sandbox;
 
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
@@ -91,7 +91,7 @@ fn keys_are_checked_and_answers_carry_request_ids() {
     assert_eq!(status, 200);
     assert_eq!(
         body["data"].as_array().unwrap().len(),
-        sandbox::PLATFORMS.len()
+        service_clients_sandbox::PLATFORMS.len()
     );
     assert_eq!(header(&headers, "x-ratelimit-limit"), Some("10000"));
     let (status, body, _) = call(
@@ -351,7 +351,7 @@ fn an_early_answer_to_a_body_sent_late_keeps_the_connection_usable() {
     use std::io::{Read, Write};
     let sandbox = Sandbox::start().unwrap();
     sandbox.inject(
-        sandbox::Fault::on("POST", "/projects/v1/projects")
+        service_clients_sandbox::Fault::on("POST", "/projects/v1/projects")
             .status(503)
             .retry_after(0),
     );

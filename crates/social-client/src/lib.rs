@@ -21,7 +21,7 @@
 //! # Ok::<(), social_client::Error>(())
 //! ```
 //!
-//! Try it without an account: the workspace's `sandbox` crate emulates the service
+//! Try it without an account: the workspace's `service-clients-sandbox` emulates the service
 //! (`cargo run -p social-client --example social_quickstart`).
 //!
 //! # Behaviour

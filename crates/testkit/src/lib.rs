@@ -238,7 +238,7 @@ pub mod bench {
     /// use std::time::Duration;
     /// let ms = |v: &[u64]| v.iter().map(|&m| Duration::from_millis(m)).collect::<Vec<_>>();
     /// // The client took 1, 2 and 1 s; the other side 1.25, 1.5 and 0.5 s.
-    /// let rounds = testkit::bench::paired(&ms(&[1000, 2000, 1000]), &ms(&[1250, 1500, 500]));
+    /// let rounds = service_clients_testkit::bench::paired(&ms(&[1000, 2000, 1000]), &ms(&[1250, 1500, 500]));
     /// assert_eq!(rounds.middle, 0.75);
     /// assert_eq!((rounds.low, rounds.high), (0.5, 1.25));
     /// assert_eq!(rounds.shown(), "1.25, 0.75, 0.50");
@@ -274,7 +274,7 @@ pub mod bench {
         /// each round's in turn: their middle, lowest and highest.
         ///
         /// ```
-        /// let rounds = testkit::bench::Paired::of(vec![9.0, -3.0, 25.0, 4.0]);
+        /// let rounds = service_clients_testkit::bench::Paired::of(vec![9.0, -3.0, 25.0, 4.0]);
         /// assert_eq!((rounds.middle, rounds.low, rounds.high), (9.0, -3.0, 25.0));
         /// ```
         ///
@@ -318,9 +318,9 @@ pub mod bench {
     ///
     /// ```
     /// let stat = "cpu  2001249 0 314629 2108851 21881 0 24603 69042 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n";
-    /// assert_eq!(testkit::bench::steal_in(stat), Some(69042));
-    /// assert_eq!(testkit::bench::steal_in("cpu  1 2 3\n"), None);
-    /// assert_eq!(testkit::bench::steal_in("intr 1 2 3 4 5 6 7 8 9\n"), None);
+    /// assert_eq!(service_clients_testkit::bench::steal_in(stat), Some(69042));
+    /// assert_eq!(service_clients_testkit::bench::steal_in("cpu  1 2 3\n"), None);
+    /// assert_eq!(service_clients_testkit::bench::steal_in("intr 1 2 3 4 5 6 7 8 9\n"), None);
     /// ```
     pub fn steal_in(stat: &str) -> Option<u64> {
         let mut fields = stat.lines().next()?.split_whitespace();

@@ -39,7 +39,7 @@
 //! # Ok::<(), trading_client::Error>(())
 //! ```
 //!
-//! Try it without an account: the workspace's `sandbox` crate runs a paper-trading
+//! Try it without an account: the workspace's `service-clients-sandbox` runs a paper-trading
 //! engine (`cargo run -p trading-client --example trading_quote_ticker -- AAPL`).
 //!
 //! # What it covers

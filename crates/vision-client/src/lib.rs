@@ -21,7 +21,7 @@
 //! # Ok::<(), vision_client::Error>(())
 //! ```
 //!
-//! Try it without an account: the workspace's `sandbox` crate emulates the service
+//! Try it without an account: the workspace's `service-clients-sandbox` emulates the service
 //! (`cargo run -p vision-client --example vision_quickstart`).
 //!
 //! # Behaviour

@@ -43,7 +43,8 @@ pub const ESIGN_CLIENT_SECRET: &str = "sandbox_client_secret";
 pub const TOKEN_LIFETIME_SECS: i64 = 3600;
 /// The largest document the sandbox accepts (decoded), in bytes.
 pub const MAX_DOCUMENT_BYTES: usize = 25 * 1024 * 1024;
-/// How long after sending a document its signers sign on their own (sandbox time).
+/// How long after sending a document its signers sign on their own (sandbox time), unless
+/// the sandbox was started with another [`crate::SandboxBuilder::sign_after`].
 pub const AUTO_SIGN_AFTER_SECS: i64 = 24 * 3600;
 
 /// The request body cap of the service: a 25 MiB document, base64-encoded, plus JSON.
@@ -316,12 +317,14 @@ fn find<'w>(world: &'w mut World, id: &str) -> Option<&'w mut Document> {
         .find(|d| d.id == id)
 }
 
-/// Signers sign on their own a day after sending, in turn.
+/// Signers sign on their own, in turn, a while after sending (a day by default:
+/// [`crate::SandboxBuilder::sign_after`]).
 fn tick(world: &mut World, now: OffsetDateTime) -> Vec<(&'static str, Value)> {
     let mut events = Vec::new();
+    let after = time::Duration::seconds(world.settings.sign_after_secs);
     for tenant in world.services.get_mut::<EsignState>().tenants.values_mut() {
         for document in tenant.documents.iter_mut() {
-            let due = document.created_at + time::Duration::seconds(AUTO_SIGN_AFTER_SECS);
+            let due = document.created_at.saturating_add(after);
             if document.status != "sent" || now < due {
                 continue;
             }
