@@ -22,7 +22,12 @@ pub enum Error {
 
     /// The call did not complete within its timeout (connect timeout or the whole-call
     /// timeout, whichever ran out first).
-    #[error("request timed out after {elapsed:?}{}", processed_note(*delivery))]
+    #[error(
+        "request timed out after {}{}; to allow longer, raise the client's timeout (the \
+         builder's timeout(..), with_options(..) for one call, or <SERVICE>_TIMEOUT_SECS)",
+        rounded(*elapsed),
+        processed_note(*delivery)
+    )]
     Timeout {
         /// Time spent on the call when it was given up.
         elapsed: Duration,
@@ -63,6 +68,23 @@ pub enum Error {
         status: Option<u16>,
         /// What happened, naming the proxy, with a hint.
         message: String,
+    },
+
+    /// A file of the caller's could not be made, written or put in place (a download
+    /// into a folder that does not exist, a full disk): a local failure with its path,
+    /// [`ErrorKind::File`]. Nothing about the service: fix the path and call again.
+    #[error("cannot {action} {}: {source}", path.display())]
+    File {
+        /// What was being done: `create`, `write`, `rename ... to`.
+        action: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// Whether the request had been sent when it failed ([`Delivery::NotSent`] when
+        /// the file could not be made before anything was asked).
+        delivery: Delivery,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
     },
 
     /// The connection failed after it was established (reset, closed early, truncated body).
@@ -319,6 +341,18 @@ pub(crate) fn timed_out_text(
     }
 }
 
+/// A duration as a person reads it: `1.0 s`, `30 s`, `250 ms`.
+pub(crate) fn rounded(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 1.0 {
+        format!("{} ms", d.as_millis())
+    } else if secs < 10.0 {
+        format!("{secs:.1} s")
+    } else {
+        format!("{secs:.0} s")
+    }
+}
+
 fn processed_note(delivery: Delivery) -> &'static str {
     match delivery {
         Delivery::NotSent => "",
@@ -426,6 +460,7 @@ impl Error {
             Error::Api(e) => e.kind,
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Connect { .. } | Error::Tls { .. } | Error::Io { .. } => ErrorKind::Connection,
+            Error::File { .. } => ErrorKind::File,
             Error::Proxy { .. } => ErrorKind::Proxy,
             Error::Decode { .. }
             | Error::UndecodableSuccess { .. }
@@ -480,6 +515,7 @@ impl Error {
         match self {
             Error::Timeout { delivery, .. }
             | Error::Connect { delivery, .. }
+            | Error::File { delivery, .. }
             | Error::Io { delivery, .. } => *delivery,
             // An answer to a repeat, or to a hop after a redirect, is not about what
             // reached the server before it.

@@ -61,6 +61,8 @@ pub enum ErrorKind {
     Closed,
     /// A webhook delivery failed verification.
     Webhook,
+    /// A local file could not be made, written or put in place ([`Error::File`](crate::Error::File)).
+    File,
     /// A wait ended early: what was waited for reached a final state other than the one
     /// wanted (a document declined, an order canceled or rejected, a post that failed).
     EndedOtherwise,
@@ -108,6 +110,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Redirect => "refused redirect",
             ErrorKind::NotProcessed => "not processed",
             ErrorKind::Incomplete => "incomplete",
+            ErrorKind::File => "file error",
             ErrorKind::Rejected => "rejected",
             ErrorKind::Closed => "closed",
             ErrorKind::Webhook => "webhook verification failed",

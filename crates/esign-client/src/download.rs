@@ -111,7 +111,13 @@ impl<'a> DownloadRequest<'a> {
             .ok_or_else(|| Error::InvalidRequest(format!("{} is not a file path", path.display())))?
             .to_string_lossy()
             .into_owned();
-        let (temp_path, file) = create_temp(&folder, &name).map_err(io_error)?;
+        // Nothing is asked of the service before the file exists.
+        let (temp_path, file) = create_temp(&folder, &name).map_err(|source| Error::File {
+            action: "create a file in",
+            path: folder.clone(),
+            delivery: core_http::Delivery::NotSent,
+            source,
+        })?;
         let mut temp = TempFile {
             path: Some(temp_path),
         };
@@ -125,7 +131,12 @@ impl<'a> DownloadRequest<'a> {
                 .path
                 .as_ref()
                 .ok_or_else(|| Error::Config("internal: temp file lost".into()))?;
-            std::fs::rename(from, path).map_err(io_error)?;
+            std::fs::rename(from, path).map_err(|source| Error::File {
+                action: "put the download in place at",
+                path: path.to_path_buf(),
+                delivery: core_http::Delivery::Processed,
+                source,
+            })?;
             temp.path = None;
             sync_folder(&folder);
             Ok(bytes)

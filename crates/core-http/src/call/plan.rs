@@ -279,6 +279,25 @@ impl<'a> Plan<'a> {
         } else {
             error
         };
+        // A connection that could not be made says how hard it was tried.
+        let error = match error {
+            Error::Connect { message, delivery } => {
+                let attempts = tries.retries + 1;
+                let took = self
+                    .call
+                    .deadline
+                    .elapsed(self.client.inner.config.clock.now());
+                Error::Connect {
+                    message: format!(
+                        "{message} ({attempts} attempt{} over {})",
+                        if attempts == 1 { "" } else { "s" },
+                        crate::error::rounded(took)
+                    ),
+                    delivery,
+                }
+            }
+            other => other,
+        };
         match &self.call.idempotency_key {
             Some(key)
                 if self.key_honoured

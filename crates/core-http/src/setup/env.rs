@@ -22,8 +22,22 @@ pub(super) fn env_config(
     let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
     let key_var = format!("{prefix}_API_KEY");
     let key = var(&key_var);
+    // Every variable that is missing, at once, in one order for every client: the base
+    // URL, then the key.
+    let url_var = format!("{prefix}_BASE_URL");
+    let mut missing = Vec::new();
+    if var(&url_var).is_none() {
+        missing.push(url_var);
+    }
     if key.is_none() && !oauth {
-        return Err(Error::config(format!("{key_var} is not set")));
+        missing.push(key_var.clone());
+    }
+    if !missing.is_empty() {
+        let verb = if missing.len() == 1 { "is" } else { "are" };
+        return Err(Error::config(format!(
+            "{} {verb} not set",
+            missing.join(" and ")
+        )));
     }
     apply_env_settings(&mut config, prefix, lookup)?;
     if let Some(key) = key {
@@ -61,6 +75,15 @@ pub(super) fn env_config(
     }
 }
 
+/// What a configuration error says, without its own "configuration error:" prefix, for
+/// a message that wraps it in another.
+fn without_prefix(e: &Error) -> String {
+    match e {
+        Error::Config(message) => message.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// Applies `<PREFIX>_BASE_URL`, `<PREFIX>_MAX_RETRIES` and `<PREFIX>_TIMEOUT_SECS`:
 /// [`ClientBuilder::env_settings_with`].
 pub(super) fn apply_env_settings(
@@ -72,8 +95,12 @@ pub(super) fn apply_env_settings(
     let url = lookup(&url_var)
         .filter(|v| !v.trim().is_empty())
         .ok_or_else(|| Error::config(format!("{url_var} is not set")))?;
-    Origin::parse(url.trim())
-        .map_err(|e| Error::config(format!("{url_var} is not a valid URL: {e}")))?;
+    Origin::parse(url.trim()).map_err(|e| {
+        Error::config(format!(
+            "{url_var} is not a valid URL: {}",
+            without_prefix(&e)
+        ))
+    })?;
     config.base_url = Some(url.trim().trim_end_matches('/').to_owned());
     let retries_var = format!("{prefix}_MAX_RETRIES");
     if let Some(v) = lookup(&retries_var) {
@@ -111,8 +138,12 @@ pub(super) fn checked(mut config: Config, prefix: &str) -> Result<Config> {
     let origin = Origin::parse(&base)?;
     origin.check_secure(&base, config.allow_insecure_http)?;
     if let Auth::OAuth2ClientCredentials(oauth) = &config.auth {
-        let token_origin = Origin::parse(&oauth.token_url)
-            .map_err(|e| Error::config(format!("the OAuth token URL is invalid: {e}")))?;
+        let token_origin = Origin::parse(&oauth.token_url).map_err(|e| {
+            Error::config(format!(
+                "the OAuth token URL is invalid: {}",
+                without_prefix(&e)
+            ))
+        })?;
         token_origin.check_secure(&oauth.token_url, config.allow_insecure_http)?;
     }
     match &config.auth {

@@ -49,6 +49,17 @@ fn from_env_errors_name_the_variable() {
     assert!(env_error(&[url, ("SOCIAL_API_KEY", "  ")]).contains("SOCIAL_API_KEY"));
     assert!(env_error(&[key]).contains("SOCIAL_BASE_URL is not set"));
     assert!(env_error(&[key, ("SOCIAL_BASE_URL", "not a url")]).contains("SOCIAL_BASE_URL"));
+    // Everything missing at once, the base URL first; one prefix however deep the cause.
+    assert_eq!(
+        env_error(&[]),
+        "configuration error: SOCIAL_BASE_URL and SOCIAL_API_KEY are not set"
+    );
+    let bad_url = env_error(&[key, ("SOCIAL_BASE_URL", "not a url")]);
+    assert_eq!(
+        bad_url.matches("configuration error").count(),
+        1,
+        "{bad_url}"
+    );
     assert!(env_error(&[key, url, ("SOCIAL_MAX_RETRIES", "many")]).contains("SOCIAL_MAX_RETRIES"));
     for bad in ["0", "-1", "abc", "inf"] {
         assert!(
