@@ -3,6 +3,8 @@
 //! folder that does not exist, the environment half set; and what the sandbox program
 //! refuses to pretend.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
