@@ -81,6 +81,15 @@ fn main() -> anyhow::Result<()> {
         TALLY.bytes.load(Ordering::Relaxed),
         started.elapsed().as_secs_f64()
     );
+    println!(
+        "\n#### next\n  \
+         this tour's code: tests/examples/demo.rs\n  \
+         the sandbox as a program: cargo run -p service-clients-sandbox (it prints the\n  \
+         variables that point a client at it)\n  \
+         then, in another terminal, one whole script against it:\n  \
+         cargo run -p esign-client --example esign_quickstart\n  \
+         each crate's README starts with a program to paste into a project of your own"
+    );
     Ok(())
 }
 
@@ -786,8 +795,8 @@ fn trading(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     println!(
         "  {} now; next open {}, next close {}",
         if clock.is_open { "open" } else { "closed" },
-        clock.next_open,
-        clock.next_close
+        rfc3339(clock.next_open),
+        rfc3339(clock.next_close)
     );
 
     step("replace a resting order in one step (never two orders, never a gap)");

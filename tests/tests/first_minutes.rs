@@ -183,3 +183,88 @@ fn from_env_with_nothing_set_names_every_missing_variable_in_one_order() {
         "{bad_url}"
     );
 }
+
+#[test]
+fn the_sandbox_refuses_what_the_service_would() {
+    let sandbox = sandbox::Sandbox::start().unwrap();
+    // "hello" is not a PDF.
+    let esign = esign_client::Client::new(sandbox.esign().url(), sandbox.api_key()).unwrap();
+    let before = sandbox.events().len();
+    let err = esign
+        .documents()
+        .send(
+            &esign_client::documents::SendDocument::new(
+                esign_client::documents::DocumentSource::bytes("hello.pdf", b"hello".to_vec()),
+            )
+            .signer(esign_client::documents::NewSigner::new(
+                "Ada",
+                "ada@example.com",
+            )),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::BadRequest, "{err}");
+    assert!(err.to_string().contains("not a PDF"), "{err}");
+    assert_eq!(sandbox.events().len(), before, "no document was made");
+
+    // A post longer than a platform takes is refused; the same text fits another.
+    let social = social_client::Client::new(sandbox.social().url(), sandbox.api_key()).unwrap();
+    let long = "a".repeat(281);
+    let err = social
+        .posts()
+        .create(&social_client::posts::NewPost::new(
+            long.clone(),
+            [
+                social_client::posts::Platform::X,
+                social_client::posts::Platform::LinkedIn,
+            ],
+        ))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::BadRequest, "{err}");
+    assert!(err.to_string().contains("x takes at most 280"), "{err}");
+    let posts = social
+        .posts()
+        .create(&social_client::posts::NewPost::new(
+            long,
+            [social_client::posts::Platform::LinkedIn],
+        ))
+        .unwrap();
+    assert_eq!(posts.len(), 1);
+}
+
+#[test]
+fn the_sandbox_lists_its_services_and_names_a_port_in_use() {
+    let sandbox = sandbox::Sandbox::start().unwrap();
+    let text = ureq::get(&format!("{}/", sandbox.url()))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    let index: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let services = index["services"].as_array().unwrap();
+    assert_eq!(services.len(), 6);
+    let trading = services.iter().find(|s| s["name"] == "trading").unwrap();
+    assert_eq!(trading["base_url"], format!("{}/trading", sandbox.url()));
+    assert_eq!(trading["env"]["TRADING_API_KEY"], "sk_test_sandbox");
+    assert!(
+        trading["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["plan"] == "free" && p["limit"] == "200/min"),
+        "{trading}"
+    );
+    let banner = sandbox.banner();
+    assert!(banner.contains(&format!(
+        "export TRADING_BASE_URL={}/trading",
+        sandbox.url()
+    )));
+
+    let port = sandbox.addr().port();
+    let err = sandbox::Sandbox::builder().port(port).start().unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+    assert!(
+        err.to_string().contains(&format!("127.0.0.1:{port}")),
+        "{err}"
+    );
+}

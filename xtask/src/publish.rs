@@ -140,6 +140,22 @@ fn shipped(krate: &Published) -> Result<(), String> {
             ));
         }
     }
+    // docs.rs shows which feature each gated item needs.
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml"))
+        .map_err(|e| format!("{}/Cargo.toml: {e}", krate.dir))?;
+    if manifest.contains("\n[features]") {
+        let lib = std::fs::read_to_string(dir.join("src/lib.rs"))
+            .map_err(|e| format!("{}/src/lib.rs: {e}", krate.dir))?;
+        if !manifest.contains(r#"rustdoc-args = ["--cfg", "docsrs"]"#)
+            || !lib.contains("#![cfg_attr(docsrs, feature(doc_cfg))]")
+        {
+            return Err(format!(
+                "crates/{} has features but docs.rs would not say which item needs which \
+                 (rustdoc-args --cfg docsrs and #![cfg_attr(docsrs, feature(doc_cfg))])",
+                krate.dir
+            ));
+        }
+    }
     let readme = std::fs::read_to_string(dir.join("README.md"))
         .map_err(|e| format!("{}/README.md: {e}", krate.dir))?;
     readme_problems(&krate.dir, &readme).map_or(Ok(()), |problem| {

@@ -56,6 +56,8 @@
 //! - `webhook`: Standard Webhooks signature verification (the `webhook` module).
 //! - `ws`: reconnecting blocking WebSocket streams (the `ws` module).
 #![forbid(unsafe_code)]
+// docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 mod api_error;

@@ -72,7 +72,7 @@ pub use services::esign::{
     TOKEN_LIFETIME_SECS,
 };
 pub use services::projects::{ENVIRONMENTS, Projects};
-pub use services::social::{PLATFORMS, Social};
+pub use services::social::{PLATFORMS, POST_LIMITS, Social};
 pub use services::trading::Trading;
 pub use services::vision::{FACE_ATTRIBUTES, MODELS, TAXONOMIES, Vision};
 pub use services::worlds::Worlds;

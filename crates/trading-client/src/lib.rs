@@ -119,6 +119,8 @@
 //! The wire format and every choice made where the service's document is silent are in
 //! the workspace's `docs/trading.md`.
 #![forbid(unsafe_code)]
+// docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 pub mod account;

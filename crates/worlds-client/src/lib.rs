@@ -102,6 +102,8 @@
 //! `extra`, unknown event types arrive as [`Event::Unknown`](stream::Event::Unknown), and
 //! [`Client::raw`] reaches anything else with the same auth, retries and errors.
 #![forbid(unsafe_code)]
+// docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 pub mod assets;

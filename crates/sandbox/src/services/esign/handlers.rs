@@ -151,6 +151,13 @@ fn parse_send(body: &Bytes) -> Result<Document, Response> {
             if bytes.is_empty() {
                 return Err(bad_request("invalid_file", "the document is empty"));
             }
+            // The service signs PDFs: anything else ("hello") is refused, as it would be.
+            if !bytes.starts_with(b"%PDF-") {
+                return Err(bad_request(
+                    "invalid_file",
+                    "the document is not a PDF (it does not start with %PDF-)",
+                ));
+            }
             if bytes.len() > MAX_DOCUMENT_BYTES {
                 return Err(error(
                     StatusCode::PAYLOAD_TOO_LARGE,

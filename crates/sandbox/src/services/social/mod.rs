@@ -34,6 +34,19 @@ pub const PLATFORMS: &[(&str, &str)] = &[
     ("mastodon", "Mastodon"),
 ];
 
+/// The longest post each platform takes, in characters (Unicode scalar values): the
+/// platforms' own published limits. The service's document names no limit; the sandbox
+/// keeps the platforms' so that a post a platform would refuse is refused here too.
+pub const POST_LIMITS: &[(&str, usize)] = &[
+    ("x", 280),
+    ("linkedin", 3000),
+    ("facebook", 63_206),
+    ("instagram", 2200),
+    ("threads", 500),
+    ("bluesky", 300),
+    ("mastodon", 500),
+];
+
 /// The reporting windows of the analytics overview, and the default.
 const PERIODS: &[(&str, i64)] = &[("day", 1), ("week", 7), ("month", 30), ("year", 365)];
 const DEFAULT_PERIOD: &str = "month";
@@ -294,6 +307,16 @@ fn create(world: &mut World, key: &str, body: &Bytes) -> Result<Response, Respon
             ));
         }
     };
+    let length = content.chars().count();
+    let too_long = POST_LIMITS
+        .iter()
+        .find(|&&(p, limit)| length > limit && platforms.iter().any(|q| q == p));
+    if let Some((platform, limit)) = too_long {
+        return Err(bad_request(
+            "content_too_long",
+            format!("content is {length} characters; {platform} takes at most {limit}"),
+        ));
+    }
     let now = world.now();
     let scheduled_at = match body.get("scheduled_at") {
         None | Some(Value::Null) => None,
