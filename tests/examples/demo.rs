@@ -266,8 +266,13 @@ fn social(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
     {
         Ok(_) => println!("  unexpected success"),
         Err(e) => println!(
-            "  error: {e}\n  may_have_been_processed: {} -> check before retrying",
-            e.may_have_been_processed()
+            "  error: {e}\n  may_have_been_processed: {} -> {}",
+            e.may_have_been_processed(),
+            if e.may_have_been_processed() {
+                "look before posting again"
+            } else {
+                "nothing was posted"
+            }
         ),
     }
     let after = client

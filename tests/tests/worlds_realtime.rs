@@ -360,7 +360,12 @@ fn a_refused_send_fails_the_call_that_sent_it_with_the_reason() {
     };
     // No object 9; an observer has no presence; a world not joined.
     let err = rt.move_object(plaza.as_str(), 9, [0.0; 3]).unwrap_err();
-    assert!(err.may_have_been_processed(), "the server saw it: {err}");
+    assert_eq!(
+        err.delivery(),
+        core_http::Delivery::Processed,
+        "the server saw it: {err}"
+    );
+    assert!(!err.may_have_been_processed(), "and refused it: {err}");
     assert_eq!(rejected(err), "object_not_found");
     let err = rt
         .set_presence(plaza.as_str(), &json!({"x": 1}))

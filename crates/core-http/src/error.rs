@@ -555,14 +555,30 @@ impl Error {
         }
     }
 
-    /// `true` unless the request provably never reached the server
-    /// ([`delivery`](Self::delivery) is not [`Delivery::NotSent`]): any answer (an error
-    /// status too: the server saw the request, even when it says it refused it), a
-    /// timeout or reset after sending, a body that could not be read or decoded, a
-    /// refused redirect. The client never repeats such a request on its own unless it is
-    /// replay-safe; check the server's state before repeating it yourself.
+    /// `true` when what the request asked for may have been carried out: it may have
+    /// reached the server and no answer says what happened
+    /// ([`Delivery::MayHaveBeenProcessed`]: a timeout or reset after sending, a 408 or
+    /// 5xx, an answer too large to read, a refused redirect), or an answer says it was
+    /// done although the call failed ([`action_succeeded`](Self::action_succeeded); a
+    /// bulk action done for some items). `false` when it provably never reached the
+    /// server, and when the server refused it (a 400, 401, 404 or 409 says nothing was
+    /// done). Before repeating an action for which this is `true`, check the server's
+    /// state (or repeat it with the same idempotency id, [`repeat_with`](Self::repeat_with)).
+    ///
+    /// ```
+    /// use core_http::{Delivery, Error};
+    /// let timeout = Error::Timeout { elapsed: std::time::Duration::from_secs(30), delivery: Delivery::MayHaveBeenProcessed };
+    /// assert!(timeout.may_have_been_processed());
+    /// assert!(!Error::InvalidRequest("qty must be positive".into()).may_have_been_processed());
+    /// ```
     pub fn may_have_been_processed(&self) -> bool {
-        self.delivery() != Delivery::NotSent
+        match self.delivery() {
+            Delivery::MayHaveBeenProcessed => true,
+            Delivery::NotSent => false,
+            Delivery::Processed => {
+                self.action_succeeded() || matches!(self, Error::Partial { done, .. } if *done > 0)
+            }
+        }
     }
 
     /// `true` when the action the request asked for is known to have been carried out

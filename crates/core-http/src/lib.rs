@@ -32,8 +32,9 @@
 //!   it (no connection, 429, 503 on the original request), or when it carries an
 //!   idempotency key the service honours. Once a redirect was followed, the original
 //!   request has reached the server: the decision is made for it, not for the last hop.
-//!   [`Error::may_have_been_processed`] is `false` only when the request provably never
-//!   reached the server.
+//!   [`Error::may_have_been_processed`] is `true` when the action may have been carried
+//!   out (no answer says what happened, or one says it was done); a refusal (4xx) or a
+//!   request that never left is `false`.
 //! - **Timeouts**: connect 10 s, whole call 60 s: every attempt, redirect hop, wait,
 //!   error body and OAuth token request of a call fits in it.
 //! - **HTTPS only**, except to loopback hosts or when explicitly allowed; credentials

@@ -154,7 +154,9 @@ proptest! {
         ] {
             if let Err(e) = result {
                 prop_assert_eq!(e.action_succeeded(), action);
-                prop_assert!(e.may_have_been_processed());
+                prop_assert_eq!(e.delivery(), crate::Delivery::Processed);
+                // Carried out only when it was an action the server did.
+                prop_assert_eq!(e.may_have_been_processed(), action);
             }
         }
     }

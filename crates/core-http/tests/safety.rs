@@ -1014,12 +1014,15 @@ fn every_failure_says_whether_the_server_acted_in_one_word() {
     let truncated = Hostile::scripted(vec![Act::truncated(100, r#"{"id":"#)]);
     let err = post(truncated.url());
     assert_eq!(err.delivery(), Delivery::MayHaveBeenProcessed, "{err:?}");
-    // The server answered with its outcome.
-    for status in [400, 409, 422] {
+    // The server answered with its outcome: a refusal, so nothing was carried out.
+    for status in [400, 401, 404, 409, 422] {
         let server = Hostile::scripted(vec![Act::json(status, r#"{"message":"no"}"#)]);
         let err = post(server.url());
         assert_eq!(err.delivery(), Delivery::Processed, "{status}: {err:?}");
-        assert!(err.may_have_been_processed());
+        assert!(
+            !err.may_have_been_processed(),
+            "{status}: a refusal did nothing"
+        );
     }
 }
 
