@@ -64,9 +64,12 @@ pub const RECORDING_START: time::OffsetDateTime = time::macros::datetime!(2026-0
 impl Recorder {
     /// Starts the recording sandbox.
     pub fn start() -> Result<Recorder> {
+        // Recorded at 09:00 UTC, before the open: a market that never closes, so the
+        // recorded orders fill as the service's do in its hours.
         let sandbox = Sandbox::builder()
             .seed(2026)
             .frozen_at(RECORDING_START)
+            .market_hours(false)
             .start()?;
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)

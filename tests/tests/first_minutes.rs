@@ -268,3 +268,55 @@ fn the_sandbox_lists_its_services_and_names_a_port_in_use() {
         "{err}"
     );
 }
+
+#[test]
+fn a_market_order_waits_for_the_open_as_the_calendar_says() {
+    use trading_client::Decimal;
+    use trading_client::orders::{Amount, OrderRequest, OrderStatus, Side};
+    // Saturday noon: closed until Monday 14:30 UTC.
+    let sandbox = sandbox::Sandbox::builder()
+        .frozen_at(time::macros::datetime!(2026-03-07 12:00 UTC))
+        .start()
+        .unwrap();
+    let client = trading_client::Client::new(sandbox.trading().url(), sandbox.api_key()).unwrap();
+    let clock = client.clock().get().unwrap();
+    assert!(!clock.is_open);
+    assert_eq!(
+        clock.next_open,
+        time::macros::datetime!(2026-03-09 14:30 UTC)
+    );
+    let order = client
+        .orders()
+        .place(&OrderRequest::market(
+            "AAPL",
+            Side::Buy,
+            Amount::Qty(Decimal::ONE),
+        ))
+        .unwrap();
+    assert_ne!(order.status, OrderStatus::Filled, "{order:?}");
+    // Sunday evening: still closed, still waiting.
+    sandbox.advance(Duration::from_secs(30 * 3600));
+    let waiting = client.orders().get(&order.id).unwrap();
+    assert_ne!(waiting.status, OrderStatus::Filled, "{waiting:?}");
+    // Past Monday's open it fills.
+    sandbox.advance(Duration::from_secs(21 * 3600));
+    let filled = client.orders().get(&order.id).unwrap();
+    assert_eq!(filled.status, OrderStatus::Filled, "{filled:?}");
+    assert_eq!(filled.filled_qty, Some(Decimal::ONE));
+
+    // An unknown symbol is refused, not quoted.
+    let err = client.markets().quote("NOPE123").unwrap_err();
+    assert!(
+        err.to_string().contains("unknown symbol \"NOPE123\""),
+        "{err}"
+    );
+    let err = client
+        .orders()
+        .place(&OrderRequest::market(
+            "NOPE123",
+            Side::Buy,
+            Amount::Qty(Decimal::ONE),
+        ))
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown symbol"), "{err}");
+}

@@ -62,7 +62,11 @@ fn signals_during_reads_writes_and_waits_are_no_disconnect_and_lose_nothing() {
     let handled = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, handled.clone()).unwrap();
 
-    let sandbox = sandbox::Sandbox::start().unwrap();
+    // Real time, whatever the hour: a market that never closes, so orders fill.
+    let sandbox = sandbox::Sandbox::builder()
+        .market_hours(false)
+        .start()
+        .unwrap();
     sandbox
         .trading()
         .set_quote_interval(Duration::from_millis(5));

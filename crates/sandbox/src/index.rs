@@ -125,8 +125,8 @@ pub(crate) fn banner(root: &str, keys: &[(String, String)], sign_after_secs: i64
     out.push_str(&format!(
         "\nevery key works with every service, each a tenant of its own; a key on a plan a\n\
          service does not have gets that service's most generous plan. E-signature signers\n\
-         sign on their own {} after a document is sent (--sign-after SECS). Trading's clock\n\
-         keeps weekday hours, 14:30-21:00 UTC (GET /trading/v1/clock).\n\
+         sign on their own {} after a document is sent (--sign-after SECS). Trading's orders\n\
+         fill only while its market is open, weekdays 14:30-21:00 UTC (GET /trading/v1/clock).\n\
          control routes (clock, faults, webhooks, signing): {root}/_sandbox\n\
          \nto point a client at it, in another terminal:\n",
         seconds(sign_after_secs)

@@ -88,6 +88,7 @@ pub struct SandboxBuilder {
     host: std::net::IpAddr,
     port: u16,
     sign_after: Duration,
+    market_hours: bool,
     seed: u64,
     start: Option<OffsetDateTime>,
     running: bool,
@@ -100,6 +101,7 @@ impl Default for SandboxBuilder {
             host: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             port: 0,
             sign_after: Duration::from_secs(AUTO_SIGN_AFTER_SECS.unsigned_abs()),
+            market_hours: true,
             seed: 1,
             start: None,
             running: true,
@@ -125,6 +127,16 @@ impl SandboxBuilder {
     /// at the next reading, as a script's example wants.
     pub fn sign_after(mut self, after: Duration) -> Self {
         self.sign_after = after;
+        self
+    }
+
+    /// Whether trading's paper market keeps its calendar: orders fill (and stops
+    /// trigger) only while it is open, weekdays 14:30-21:00 UTC less holidays, as the
+    /// service's do; an order marked `extended_hours` fills at any hour. Defaults to
+    /// `true`. `false` gives a market that never closes, for a demo or a test that
+    /// wants fills whatever the hour its clock shows.
+    pub fn market_hours(mut self, keep: bool) -> Self {
+        self.market_hours = keep;
         self
     }
 
@@ -181,6 +193,7 @@ impl SandboxBuilder {
             keys: self.keys,
             sign_after_secs: i64::try_from(self.sign_after.as_secs()).unwrap_or(i64::MAX),
             root: format!("http://{addr}"),
+            market_hours: self.market_hours,
         };
         let (worker_tx, worker_rx) = std::sync::mpsc::channel();
         let shared = Arc::new(Shared::new(settings, worker_tx, services::tick));

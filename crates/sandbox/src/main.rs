@@ -34,6 +34,7 @@ fn main() -> ExitCode {
                 }
                 None => return usage("--host needs an IP address, e.g. 0.0.0.0 in a container"),
             },
+            "--no-market-hours" => builder = builder.market_hours(false),
             "--seed" => match args.next().and_then(|s| s.parse::<u64>().ok()) {
                 Some(seed) => builder = builder.seed(seed),
                 None => return usage("--seed needs a number"),
@@ -97,10 +98,13 @@ fn usage(problem: &str) -> ExitCode {
 }
 
 const HELP: &str = "usage: service-clients-sandbox [--port PORT] [--host ADDR] [--seed SEED]\n\
-\x20                              [--sign-after SECS] [--frozen-at RFC3339]\n\n\
+\x20                              [--sign-after SECS] [--frozen-at RFC3339]\n\
+\x20                              [--no-market-hours]\n\n\
 Runs the local emulator of the six services, on 127.0.0.1:4010 unless told otherwise.\n\
 --port 0 picks a free port. --host 0.0.0.0 (in a container, as a CI service) lets\n\
 others in: the sandbox has no real security. --sign-after: e-signature signers sign\n\
 on their own this many seconds after a document is sent (2 by default). --frozen-at\n\
 starts its clock at that time and moves it only when advanced\n\
-(POST /_sandbox/clock/advance). GET / lists the services and their base URLs.";
+(POST /_sandbox/clock/advance). Trading's orders fill only while its market is open\n\
+(weekdays 14:30-21:00 UTC, GET /trading/v1/clock); --no-market-hours: it never closes.\n\
+GET / lists the services and their base URLs.";

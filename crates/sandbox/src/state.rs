@@ -32,6 +32,8 @@ pub(crate) struct Settings {
     pub sign_after_secs: i64,
     /// The root URL it serves, `http://<addr>`.
     pub root: String,
+    /// Whether trading's market fills only while its calendar says it is open.
+    pub market_hours: bool,
 }
 
 pub(crate) struct Shared {

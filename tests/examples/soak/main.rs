@@ -99,7 +99,8 @@ fn start_sandbox() -> anyhow::Result<(Child, String, proxy::Remote)> {
 /// This program as the sandbox and the fault proxy in front of it: serves the proxy's
 /// commands until its parent closes stdin.
 fn sandbox_child() -> anyhow::Result<()> {
-    let sandbox = sandbox::Sandbox::start()?;
+    // Fills around the clock: a market that never closes.
+    let sandbox = sandbox::Sandbox::builder().market_hours(false).start()?;
     let target: std::net::SocketAddr = sandbox.url().trim_start_matches("http://").parse()?;
     let proxy = proxy::Proxy::start(target)?;
     println!("{} {}", sandbox.url(), proxy.addr);

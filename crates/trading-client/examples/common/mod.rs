@@ -18,7 +18,9 @@ pub fn client() -> anyhow::Result<(Client, Option<Sandbox>)> {
         );
         return Ok((client, None));
     }
-    let sandbox = Sandbox::start()?;
+    // The example's own sandbox: a market that never closes, so that it shows fills
+    // whatever the hour (against a real service, orders fill in market hours).
+    let sandbox = Sandbox::builder().market_hours(false).start()?;
     // Quotes four times a second, so there is something to watch.
     sandbox
         .trading()

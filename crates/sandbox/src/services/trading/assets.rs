@@ -1,7 +1,8 @@
-//! The paper market's assets. Every well-formed symbol trades (the market makes a price
-//! for any), as a fractionable, shortable, active US equity with a one-cent tick; the
-//! listed assets below are the exceptions a script may try: a share that trades only
-//! whole, one halted and one delisted.
+//! The paper market's assets: the listed symbols below, and no others (a quote, a bar,
+//! an order or a subscription for a symbol the market does not list is refused, as the
+//! service refuses it). Most are fractionable, shortable, active US equities with a
+//! one-cent tick; the exceptions a script may try: a share that trades only whole, one
+//! halted and one delisted.
 
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
@@ -31,6 +32,7 @@ const LISTED: &[(&str, &str, bool, bool, bool, bool)] = &[
         false,
         false,
     ),
+    ("F", "Ford Motor Company", true, true, true, true),
     ("GOOGL", "Alphabet Inc. Class A", true, true, true, true),
     (
         "HALT",
@@ -40,7 +42,25 @@ const LISTED: &[(&str, &str, bool, bool, bool, bool)] = &[
         false,
         false,
     ),
+    (
+        "IBM",
+        "International Business Machines Corporation",
+        true,
+        true,
+        true,
+        true,
+    ),
+    ("JPM", "JPMorgan Chase & Co.", true, true, true, true),
+    (
+        "META",
+        "Meta Platforms Inc. Class A",
+        true,
+        true,
+        true,
+        true,
+    ),
     ("MSFT", "Microsoft Corporation", true, true, true, true),
+    ("NFLX", "Netflix Inc.", true, true, true, true),
     ("NVDA", "NVIDIA Corporation", true, true, true, true),
     (
         "OLDCO",
@@ -50,9 +70,32 @@ const LISTED: &[(&str, &str, bool, bool, bool, bool)] = &[
         false,
         false,
     ),
+    ("QQQ", "Invesco QQQ Trust", true, true, true, true),
     ("SPY", "SPDR S&P 500 ETF Trust", true, true, true, true),
     ("TSLA", "Tesla Inc.", true, true, true, true),
 ];
+
+/// The symbols a request may name: 1 to 10 letters, digits, `.` or `-` (anything else
+/// is malformed, before the question of whether the market lists it).
+pub(crate) fn valid_symbol(s: &str) -> bool {
+    (1..=10).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '.' || c == '-')
+}
+
+/// Whether the market lists `symbol` (exactly as written: `AAPL`, not `aapl`).
+pub(crate) fn known_symbol(symbol: &str) -> bool {
+    LISTED.iter().any(|a| a.0 == symbol)
+}
+
+/// What a refusal of an unknown symbol says: the symbol, and what the market lists.
+pub(crate) fn unknown_symbol(symbol: &str) -> String {
+    let listed: Vec<&str> = LISTED.iter().map(|a| a.0).collect();
+    format!(
+        "unknown symbol {symbol:?}: the sandbox's market lists {}",
+        listed.join(", ")
+    )
+}
 
 impl Asset {
     /// The asset of `symbol` (a well-formed one).

@@ -15,7 +15,7 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use super::TradingState;
-use super::market::valid_symbol;
+use super::assets::{known_symbol, unknown_symbol, valid_symbol};
 use crate::http::{bad_request, json, object_body};
 use crate::state::{Shared, World};
 
@@ -53,6 +53,9 @@ async fn price(
 ) -> Response {
     if !valid_symbol(&symbol) {
         return bad_request("invalid_symbol", format!("{symbol:?} is not a symbol"));
+    }
+    if !known_symbol(&symbol) {
+        return bad_request("unknown_symbol", unknown_symbol(&symbol));
     }
     let price = match object_body(&body).map(|b| b.get("price").cloned()) {
         Ok(Some(Value::Number(n))) => Decimal::from_str(&n.to_string()).ok(),

@@ -47,6 +47,12 @@ fn current_or_next(now: OffsetDateTime) -> Option<Session> {
         .find(|s| s.close > now)
 }
 
+/// Whether orders may fill at `t`: always on a sandbox whose market never closes
+/// ([`crate::SandboxBuilder::market_hours`] off), else only while the market is open.
+pub(crate) fn trades_at(keeps_hours: bool, t: OffsetDateTime) -> bool {
+    !keeps_hours || clock(t).is_some_and(|(open, _, _)| open)
+}
+
 /// Whether the market is open at `now`, and its next open and next close.
 pub(crate) fn clock(now: OffsetDateTime) -> Option<(bool, OffsetDateTime, OffsetDateTime)> {
     let current = current_or_next(now)?;

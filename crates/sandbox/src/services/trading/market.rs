@@ -300,13 +300,6 @@ fn align(t: OffsetDateTime, tf: Timeframe) -> OffsetDateTime {
     aligned
 }
 
-/// The symbols a request may name: 1 to 10 letters, digits, `.` or `-`.
-pub(crate) fn valid_symbol(s: &str) -> bool {
-    (1..=10).contains(&s.len())
-        && s.chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '.' || c == '-')
-}
-
 /// A quote at `t`: the price, a bid a cent below, an ask a cent above.
 pub(crate) fn quote(
     market: &mut Market,

@@ -76,6 +76,7 @@ impl ServiceDef for Def {
 
     fn tick(&self, world: &mut World, now: OffsetDateTime) -> Vec<(&'static str, Value)> {
         let seed = world.settings.seed;
+        let keeps_hours = world.settings.market_hours;
         let World { services, ids, .. } = world;
         let state = services.get_mut::<TradingState>();
         let TradingState {
@@ -86,7 +87,7 @@ impl ServiceDef for Def {
         } = state;
         let mut published = Vec::new();
         for (key, account) in accounts.iter_mut() {
-            let events = account.step(market, seed, offsets, now, ids);
+            let events = account.step(market, seed, offsets, now, keeps_hours, ids);
             if !events.is_empty() {
                 published.push((key.clone(), events));
             }

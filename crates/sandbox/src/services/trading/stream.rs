@@ -19,7 +19,8 @@ use time::OffsetDateTime;
 use rust_decimal::Decimal;
 
 use super::TradingState;
-use super::market::{self, valid_symbol};
+use super::assets::{known_symbol, unknown_symbol, valid_symbol};
+use super::market;
 use crate::outbox::StreamEvent;
 use crate::sessions::{Outgoing, SessionHandler};
 use crate::state::Shared;
@@ -183,6 +184,9 @@ impl SessionHandler for Session {
         }
         if let Some(bad) = symbols.iter().find(|s| !valid_symbol(s)) {
             return refuse(&format!("{bad:?} is not a symbol"));
+        }
+        if let Some(bad) = symbols.iter().find(|s| !known_symbol(s)) {
+            return refuse(&unknown_symbol(bad));
         }
         let market: Vec<&String> = channels
             .iter()

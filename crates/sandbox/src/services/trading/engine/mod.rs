@@ -138,12 +138,15 @@ impl Account {
         })
     }
 
-    /// Runs order `index` against the market at `t`; returns the events it caused.
+    /// Runs order `index` against the market at `t` (`open`: whether the market trades
+    /// then); returns the events it caused. While the market is closed nothing fills
+    /// or triggers, but an order marked `extended_hours` (a limit order) may fill.
     pub(crate) fn evaluate(
         &mut self,
         index: usize,
         price: Decimal,
         t: OffsetDateTime,
+        open: bool,
         ids: &mut Ids,
     ) -> Vec<Emitted> {
         let mut events = Vec::new();
@@ -155,6 +158,9 @@ impl Account {
         }
         if order.expires_at.is_some_and(|e| t >= e) {
             self.finish(index, "expired", t, &mut events);
+            return events;
+        }
+        if !open && !order.extended_hours {
             return events;
         }
         let ask = price + cent();
@@ -358,6 +364,7 @@ impl Account {
         seed: u64,
         offsets: &HashMap<String, Decimal>,
         now: OffsetDateTime,
+        keeps_hours: bool,
         ids: &mut Ids,
     ) -> Vec<Emitted> {
         let mut events = Vec::new();
@@ -383,6 +390,7 @@ impl Account {
             instants.push(now);
         }
         for t in instants {
+            let open = super::hours::trades_at(keeps_hours, t);
             for index in 0..self.orders.len() {
                 if !self.orders[index].is_open() {
                     continue;
@@ -390,7 +398,7 @@ impl Account {
                 let symbol = self.orders[index].symbol.clone();
                 let offset = offsets.get(&symbol).copied().unwrap_or_default();
                 let price = (market.price(seed, &symbol, t) + offset).max(cent());
-                events.extend(self.evaluate(index, price, t, ids));
+                events.extend(self.evaluate(index, price, t, open, ids));
             }
         }
         events

@@ -6,8 +6,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::super::assets::Asset;
-use super::super::market::valid_symbol;
+use super::super::assets::{Asset, known_symbol, unknown_symbol};
 use crate::http::{Params, bad_request, error};
 
 pub(super) async fn list(params: Params) -> Response {
@@ -25,11 +24,11 @@ pub(super) async fn list(params: Params) -> Response {
 }
 
 pub(super) async fn get_one(Path(symbol): Path<String>) -> Response {
-    if !valid_symbol(&symbol) {
+    if !known_symbol(&symbol) {
         return error(
             StatusCode::NOT_FOUND,
             "asset_not_found",
-            format!("no asset {symbol:?}"),
+            unknown_symbol(&symbol),
         );
     }
     crate::http::json(StatusCode::OK, &Asset::of(&symbol).to_json())

@@ -20,7 +20,8 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
 
-use super::market::{self, Timeframe, valid_symbol};
+use super::assets::{known_symbol, unknown_symbol, valid_symbol};
+use super::market::{self, Timeframe};
 use super::{TradingState, account};
 use crate::clock::{parse_rfc3339, rfc3339};
 use crate::http::{Caller, Params, bad_request, bounded_param, error, json, page_token};
@@ -105,6 +106,9 @@ fn symbols(pairs: &[(String, String)]) -> Result<Vec<String>, Response> {
             "invalid_symbols",
             format!("{bad:?} is not a symbol (1 to 10 capital letters, digits, . or -)"),
         ));
+    }
+    if let Some(bad) = list.iter().find(|s| !known_symbol(s)) {
+        return Err(bad_request("unknown_symbol", unknown_symbol(bad)));
     }
     Ok(list)
 }
@@ -346,6 +350,9 @@ async fn history(
             "symbol is required (1 to 10 capital letters, digits, . or -)",
         );
     };
+    if !known_symbol(&symbol) {
+        return bad_request("unknown_symbol", unknown_symbol(&symbol));
+    }
     let timeframe = match get("timeframe").as_deref().map(Timeframe::parse) {
         None => Timeframe::Minute,
         Some(Some(tf)) => tf,

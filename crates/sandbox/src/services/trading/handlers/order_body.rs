@@ -8,8 +8,8 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use super::super::assets::Asset;
+use super::super::assets::{known_symbol, unknown_symbol, valid_symbol};
 use super::super::engine::{Kind, Side};
-use super::super::market::valid_symbol;
 use super::*;
 use crate::http::object_body;
 
@@ -108,6 +108,9 @@ pub(super) fn parse_order(body: &Bytes) -> Result<NewOrder, Response> {
             )
         })?
         .to_owned();
+    if !known_symbol(&symbol) {
+        return Err(unprocessable("unknown_symbol", unknown_symbol(&symbol)));
+    }
     let side = match text(&body, "side")? {
         Some("buy") => Side::Buy,
         Some("sell") => Side::Sell,

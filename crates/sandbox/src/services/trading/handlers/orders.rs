@@ -48,7 +48,16 @@ fn order(
         updated_at: now,
         filled_at: None,
         canceled_at: None,
-        expires_at: matches!(new.tif.as_str(), "day" | "opg" | "cls").then(|| day_end(now)),
+        // A day order is for the session under way or, placed while the market is
+        // closed, the next one: it ends at that session's close.
+        expires_at: matches!(new.tif.as_str(), "day" | "opg" | "cls").then(|| {
+            world
+                .settings
+                .market_hours
+                .then(|| super::super::hours::clock(now).map(|(_, _, close)| close))
+                .flatten()
+                .unwrap_or_else(|| day_end(now))
+        }),
         triggered: false,
         watermark: None,
         parent: None,
@@ -231,13 +240,14 @@ pub(super) fn place_order(w: &mut World, key: &str, new: &NewOrder) -> Response 
     let mut events = Vec::new();
     acct.push_order(top_index, &mut events);
     // Placed: it meets the market at once.
+    let open = super::super::hours::trades_at(w.settings.market_hours, now);
     let World { services, ids, .. } = &mut *w;
     let state = services.get_mut::<TradingState>();
     let mut to_check = vec![top_index];
     to_check.extend(leg_indexes);
     if let Some(acct) = state.accounts.get_mut(key) {
         for i in to_check {
-            events.extend(acct.evaluate(i, price, now, ids));
+            events.extend(acct.evaluate(i, price, now, open, ids));
         }
     }
     let body = state
