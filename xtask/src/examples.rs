@@ -19,7 +19,7 @@ use crate::{cargo, root};
 const FROZEN_AT: &str = "2026-03-02T14:30:00Z";
 
 /// The sandbox process, stopped when dropped (also when a step fails).
-struct Running(Child);
+pub(crate) struct Running(pub(crate) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {

@@ -6,8 +6,9 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
+use crate::examples::Running;
 use crate::{cargo, root};
 
 /// Each README (relative to the root), the crate folder its program depends on, and
@@ -78,16 +79,6 @@ pub(crate) fn first_example(readme: &str) -> Result<String, String> {
         return Err("its first example is not a whole program (no `fn main()`)".into());
     }
     Ok(block.to_owned())
-}
-
-/// The sandbox program, stopped when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Starts the sandbox program as the READMEs say (on a free port, so that a run never
