@@ -103,11 +103,39 @@ fn a_read_that_times_out_is_rounded_and_says_where_to_allow_longer() {
         "{text}"
     );
     assert!(text.contains("_TIMEOUT_SECS"), "{text}");
+    // A read changes nothing: no word of "processed" or "carried out".
+    assert!(
+        !text.contains("processed") && !text.contains("carried out"),
+        "{text}"
+    );
     assert_eq!(
         seen.load(Ordering::SeqCst),
         1,
         "one attempt reached the server"
     );
+
+    // An action without a key, timed out the same way, says it may have been done and
+    // what to do before repeating it.
+    let http = core_http::HttpClient::builder()
+        .base_url(format!("http://127.0.0.1:{port}"))
+        .api_key("sk_test_sandbox")
+        .timeout(Duration::from_millis(600))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let err = http
+        .post("/v1/things")
+        .json(&serde_json::json!({"name": "once"}))
+        .send()
+        .unwrap_err();
+    let text = err.to_string();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{text}");
+    assert!(text.contains("it may have been carried out"), "{text}");
+    assert!(
+        text.contains("look at the service's state before repeating it"),
+        "{text}"
+    );
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
 }
 
 #[test]

@@ -23,10 +23,9 @@ pub enum Error {
     /// The call did not complete within its timeout (connect timeout or the whole-call
     /// timeout, whichever ran out first).
     #[error(
-        "request timed out after {}{}; to allow longer, raise the client's timeout (the \
+        "request timed out after {}; to allow longer, raise the client's timeout (the \
          builder's timeout(..), with_options(..) for one call, or <SERVICE>_TIMEOUT_SECS)",
-        rounded(*elapsed),
-        processed_note(*delivery)
+        rounded(*elapsed)
     )]
     Timeout {
         /// Time spent on the call when it was given up.
@@ -37,7 +36,7 @@ pub enum Error {
     },
 
     /// No connection could be made (refused, DNS failure, TLS handshake failure).
-    #[error("could not connect: {message}{}", processed_note(*delivery))]
+    #[error("could not connect: {message}")]
     Connect {
         /// What failed, in words.
         message: String,
@@ -88,7 +87,7 @@ pub enum Error {
     },
 
     /// The connection failed after it was established (reset, closed early, truncated body).
-    #[error("I/O error: {source}{}", processed_note(*delivery))]
+    #[error("I/O error: {source}")]
     Io {
         /// Whether the request may have reached the server.
         delivery: Delivery,
@@ -187,21 +186,20 @@ pub enum Error {
         source: Box<Error>,
     },
 
-    /// An action made under an id the service de-duplicates by (an `Idempotency-Key`, a
-    /// `client_order_id`) failed in a way that leaves its outcome unknown (a timeout or
-    /// a reset after it was sent, a 5xx), and nothing settled it: it may have been
-    /// carried out. Repeat it only with the same id ([`Error::repeat_with`]): the service
-    /// then carries it out once, or answers what it already did. Everything else
+    /// An action that repeating could do twice failed in a way that leaves its outcome
+    /// unknown (a timeout or a reset after it was sent, a 5xx), and nothing settled it:
+    /// it may have been carried out. Made under an id the service de-duplicates by (an
+    /// `Idempotency-Key`, a `client_order_id`), repeat it only with that id
+    /// ([`Error::repeat_with`]): the service then carries it out once, or answers what
+    /// it already did. Without one (a POST with no key), look at the service's state
+    /// before repeating it. A read, or a request repeating cannot do twice (PUT,
+    /// DELETE), is never wrapped: its failure is returned as it is. Everything else
     /// (status, kind, request id) is the failure's own.
-    #[error(
-        "{source}; it may have been carried out: to repeat it, send it with the same \
-         {id_name} {id:?} (the service carries out one request per {id_name})"
-    )]
+    #[error("{source}; {}", UnsettledAdvice(repeat_with.as_ref()))]
     Unsettled {
-        /// The name of the id (`Idempotency-Key`, `client_order_id`).
-        id_name: &'static str,
-        /// The id the request carried.
-        id: String,
+        /// The id to repeat it with, when it was made under one: its name
+        /// (`Idempotency-Key`, `client_order_id`) and value.
+        repeat_with: Option<(&'static str, String)>,
         /// The failure.
         #[source]
         source: Box<Error>,
@@ -293,6 +291,24 @@ pub enum Error {
     Webhook(#[from] crate::webhook::error::WebhookError),
 }
 
+/// What an [`Error::Unsettled`] advises.
+struct UnsettledAdvice<'a>(Option<&'a (&'static str, String)>);
+
+impl fmt::Display for UnsettledAdvice<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some((name, id)) => write!(
+                f,
+                "it may have been carried out: to repeat it, send it with the same {name} \
+                 {id:?} (the service carries out one request per {name})"
+            ),
+            None => f.write_str(
+                "it may have been carried out: look at the service's state before repeating it",
+            ),
+        }
+    }
+}
+
 /// What a wait that timed out says (as [`Error::WaitTimedOut`] and [`crate::wait::WaitError`]).
 struct WaitText<'a> {
     what: &'a str,
@@ -350,13 +366,6 @@ pub(crate) fn rounded(d: Duration) -> String {
         format!("{secs:.1} s")
     } else {
         format!("{secs:.0} s")
-    }
-}
-
-fn processed_note(delivery: Delivery) -> &'static str {
-    match delivery {
-        Delivery::NotSent => "",
-        _ => " (the server may have processed the request)",
     }
 }
 
@@ -599,15 +608,17 @@ impl Error {
     /// ```
     /// use core_http::{Delivery, Error};
     /// let timeout = Error::Timeout { elapsed: std::time::Duration::from_secs(30), delivery: Delivery::MayHaveBeenProcessed };
-    /// let err = Error::Unsettled { id_name: "Idempotency-Key", id: "k-1".into(), source: Box::new(timeout) };
+    /// let err = Error::Unsettled { repeat_with: Some(("Idempotency-Key", "k-1".into())), source: Box::new(timeout) };
     /// assert_eq!(err.repeat_with(), Some(("Idempotency-Key", "k-1")));
     /// assert_eq!(err.kind(), core_http::ErrorKind::Timeout);
     /// ```
     pub fn repeat_with(&self) -> Option<(&'static str, &str)> {
         match self {
-            Error::Unsettled { id_name, id, .. } | Error::NotProcessed { id_name, id, .. } => {
-                Some((id_name, id))
+            Error::Unsettled {
+                repeat_with: Some((id_name, id)),
+                ..
             }
+            | Error::NotProcessed { id_name, id, .. } => Some((id_name, id)),
             _ => None,
         }
     }

@@ -298,19 +298,25 @@ impl<'a> Plan<'a> {
             }
             other => other,
         };
-        match &self.call.idempotency_key {
-            Some(key)
-                if self.key_honoured
-                    && self.call.method == Method::Post
-                    && error.delivery() == crate::Delivery::MayHaveBeenProcessed =>
-            {
-                Error::Unsettled {
-                    id_name: "Idempotency-Key",
-                    id: key.clone(),
-                    source: Box::new(error),
-                }
-            }
-            _ => error,
+        // A user's action whose outcome is unknown says so, with the id to repeat it
+        // with when the service de-duplicates by one. A read, a request repeating
+        // cannot do twice and the client's own token request are returned as they are.
+        let keyed = self.key_honoured && self.call.method == Method::Post;
+        let doubles = self.replay == Replay::Unsafe || keyed;
+        if !self.for_user
+            || !doubles
+            || error.delivery() != crate::Delivery::MayHaveBeenProcessed
+            || matches!(error, Error::Unsettled { .. })
+        {
+            return error;
+        }
+        let repeat_with = match &self.call.idempotency_key {
+            Some(key) if keyed => Some(("Idempotency-Key", key.clone())),
+            _ => None,
+        };
+        Error::Unsettled {
+            repeat_with,
+            source: Box::new(error),
         }
     }
 

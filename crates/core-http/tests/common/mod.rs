@@ -63,3 +63,23 @@ impl Clock for ManualClock {
         *self.0.lock().unwrap()
     }
 }
+
+/// The failure inside the [`core_http::Error::Unsettled`] that an action without a key
+/// ends in when its outcome is unknown; panics unless it is one, without an id to
+/// repeat with, whose text advises a look before repeating.
+pub fn unsettled(err: &core_http::Error) -> &core_http::Error {
+    match err {
+        core_http::Error::Unsettled {
+            repeat_with: None,
+            source,
+        } => {
+            assert!(
+                err.to_string()
+                    .contains("look at the service's state before repeating it"),
+                "{err}"
+            );
+            source
+        }
+        other => panic!("expected Unsettled without an id, got {other:?}"),
+    }
+}

@@ -474,8 +474,7 @@ pub(crate) fn unsettled(error: Error, client_order_id: &str) -> Error {
     match error {
         Error::Unsettled { .. } | Error::NotProcessed { .. } => error,
         e if e.delivery() == core_http::Delivery::MayHaveBeenProcessed => Error::Unsettled {
-            id_name: "client_order_id",
-            id: client_order_id.to_owned(),
+            repeat_with: Some(("client_order_id", client_order_id.to_owned())),
             source: Box::new(e),
         },
         e => e,
