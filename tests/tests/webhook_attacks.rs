@@ -296,3 +296,37 @@ fn signed_deliveries_are_answered_at_once_whatever_other_peers_do() {
     }
     assert_eq!(listener_threads(), 0);
 }
+
+/// A secret written without its `=` padding (as the Standard Webhooks reference library
+/// accepts it) is the same secret: a listener bound with it takes a delivery signed with
+/// the padded form, and one bound with the padded form takes a delivery signed with it.
+#[test]
+fn an_unpadded_secret_is_the_same_secret_over_a_socket() {
+    let padded = "whsec_QUJDREVGR0hJSktMTU5PUA==";
+    let unpadded = padded.trim_end_matches('=');
+    for (listen_with, sign_with) in [(unpadded, padded), (padded, unpadded)] {
+        let mut listener = Listener::<Envelope>::bind("127.0.0.1:0", listen_with).unwrap();
+        let body = br#"{"type":"post.published","data":{}}"#;
+        let headers = core_http::webhook::signed_headers(sign_with, "msg_pad", body).unwrap();
+        let mut request = format!(
+            "POST /hooks HTTP/1.1\r\nHost: a\r\ncontent-length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        let mut bytes = request.into_bytes();
+        bytes.extend_from_slice(body);
+        assert_eq!(
+            send(listener.local_addr(), &bytes).0,
+            200,
+            "bound with {listen_with}, signed with {sign_with}"
+        );
+        let event = listener
+            .next_timeout(Duration::from_secs(2))
+            .expect("handed over")
+            .unwrap();
+        assert_eq!(event.event_type, "post.published");
+    }
+}
