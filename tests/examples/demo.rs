@@ -960,7 +960,10 @@ fn worlds(sandbox: &Arc<Sandbox>) -> anyhow::Result<()> {
         "wave",
         &serde_json::json!({"to": "everyone"}),
     )?;
-    println!("  visitor: accepted as event {:?}", accepted.seq);
+    match accepted.seq {
+        Some(seq) => println!("  visitor: accepted as event {seq}"),
+        None => println!("  visitor: accepted"),
+    }
     println!("  watcher: {}", describe(&next(&mut watcher)?));
 
     step("a stale conditional update is a conflict that names the current revision");
