@@ -12,6 +12,22 @@ use crate::error::{CutShort, Error, Result};
 /// be named: `OffsetPaginator<Post>`, `OffsetPages<Post>`.
 pub type OffsetFetch<T> = Box<dyn FnMut(u64, u32) -> Result<Page<T>> + Send>;
 
+/// Where a list method's iteration starts, and its fetch over offsets: what
+/// [`OffsetPaginator::over`] and [`OffsetPages::over`] both begin with.
+fn start<T>(
+    params: &PageParams,
+    max: u32,
+    mut fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
+) -> (u64, u32, OffsetFetch<T>) {
+    let by_offset: OffsetFetch<T> =
+        Box::new(move |offset, limit| fetch(&PageParams::new().limit(limit).offset(offset)));
+    (
+        params.offset.unwrap_or(0),
+        params.limit.unwrap_or(max),
+        by_offset,
+    )
+}
+
 /// Iterates an offset/limit list item by item.
 ///
 /// It stops after an error, at an empty page, at a page shorter than the page size, or
@@ -149,15 +165,10 @@ impl<T: Serialize> OffsetPaginator<T> {
     pub fn over(
         params: &PageParams,
         max: u32,
-        mut fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
+        fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
     ) -> Self {
-        let fetch: OffsetFetch<T> =
-            Box::new(move |offset, limit| fetch(&PageParams::new().limit(limit).offset(offset)));
-        Self::starting_at(
-            params.offset.unwrap_or(0),
-            params.limit.unwrap_or(max),
-            fetch,
-        )
+        let (offset, page_size, fetch) = start(params, max, fetch);
+        Self::starting_at(offset, page_size, fetch)
     }
 }
 
@@ -237,15 +248,10 @@ impl<T: Serialize> OffsetPages<T> {
     pub fn over(
         params: &PageParams,
         max: u32,
-        mut fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
+        fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
     ) -> Self {
-        let fetch: OffsetFetch<T> =
-            Box::new(move |offset, limit| fetch(&PageParams::new().limit(limit).offset(offset)));
-        Self::starting_at(
-            params.offset.unwrap_or(0),
-            params.limit.unwrap_or(max),
-            fetch,
-        )
+        let (offset, page_size, fetch) = start(params, max, fetch);
+        Self::starting_at(offset, page_size, fetch)
     }
 }
 
