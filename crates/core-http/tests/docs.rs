@@ -20,7 +20,8 @@ fn the_architecture_doc_lists_every_error_variant() {
         .map(str::to_owned)
         .collect();
     let source =
-        std::fs::read_to_string(format!("{}/src/error.rs", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        std::fs::read_to_string(format!("{}/src/error/mod.rs", env!("CARGO_MANIFEST_DIR")))
+            .unwrap();
     let body = source
         .split("pub enum Error {")
         .nth(1)
@@ -51,12 +52,16 @@ fn the_architecture_doc_lists_every_error_variant() {
     );
 }
 
-/// The variant names of `pub enum <name>` in core-http's error.rs (or kind.rs, for
-/// `ErrorKind`).
+/// The variant names of `pub enum <name>` in core-http's error folder (`Error` in its
+/// `mod.rs`, `Delivery` and `CutShort` in `facts.rs`) or kind.rs (`ErrorKind`).
 fn variants(name: &str) -> Vec<String> {
-    let file = if name == "ErrorKind" { "kind" } else { "error" };
+    let file = match name {
+        "ErrorKind" => "kind.rs",
+        "Error" => "error/mod.rs",
+        _ => "error/facts.rs",
+    };
     let source =
-        std::fs::read_to_string(format!("{}/src/{file}.rs", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        std::fs::read_to_string(format!("{}/src/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let body = source
         .split(&format!("pub enum {name} {{"))
         .nth(1)
