@@ -520,5 +520,14 @@ fn body_error(e: BodyError, call: &Call<'_>, status: u16) -> Error {
             delivery: crate::Delivery::MayHaveBeenProcessed,
             source,
         },
+        // The server answered and the answer cannot be read: not the network's doing,
+        // so never retried. An action it answered with a success was carried out.
+        BodyError::Encoding(message) if call.method.is_action() => Error::UndecodableSuccess {
+            status,
+            request_id: None,
+            body: String::new(),
+            source: <serde_json::Error as serde::de::Error>::custom(message),
+        },
+        BodyError::Encoding(message) => Error::UnexpectedBody { status, message },
     }
 }

@@ -64,6 +64,12 @@ impl HttpClient {
             // No proxy for the agent (not even ureq's from the environment): the
             // connector goes through the client's own, for each call's host.
             .proxy(None)
+            // What ureq's decoders read (the `compression` feature); "" asks for none.
+            .accept_encoding(if cfg!(feature = "compression") && config.compression {
+                "gzip, br"
+            } else {
+                ""
+            })
             .build();
         let tls = config.roots.rustls_config(config.identity.as_ref())?;
         let dialer = Arc::new(crate::net::Dialer::new(config.proxies.clone(), tls));

@@ -82,22 +82,71 @@ pub(crate) enum BodyError {
     Timeout,
     /// The connection failed.
     Io(io::Error),
+    /// The body does not decode as its `Content-Encoding` says (what failed, in words,
+    /// naming the encoding).
+    Encoding(String),
+}
+
+/// The decoder's failure inside `e`, when a compressed body did not decode: a claimed
+/// encoding the body does not use, a truncated stream, a bad checksum.
+pub(crate) fn encoding_failure(e: &io::Error) -> Option<String> {
+    let inner = e.get_ref()?.downcast_ref::<ureq::Error>()?;
+    encoding_failure_of(inner)
+}
+
+/// Whether an error a decoder passed on is the connection's (reset, closed before the
+/// announced length, timed out) rather than the encoding's. ureq reports a body that
+/// stops short of its `Content-Length` as an `UnexpectedEof` of its own making; a
+/// decoder's own complaints (flate2's and brotli's) are `InvalidData`, `InvalidInput`
+/// or `Other`, or an `UnexpectedEof` carrying their own message.
+#[cfg(feature = "compression")]
+fn is_transport(e: &io::Error) -> bool {
+    use io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::TimedOut | K::WouldBlock => {
+            true
+        }
+        K::UnexpectedEof => e.to_string() == "Peer disconnected",
+        _ => false,
+    }
+}
+
+fn encoding_failure_of(e: &ureq::Error) -> Option<String> {
+    match e {
+        // The connection failing under the decoder is the connection's failure.
+        #[cfg(feature = "compression")]
+        ureq::Error::Decompress(_, source) if is_transport(source) => None,
+        #[cfg(feature = "compression")]
+        ureq::Error::Decompress(encoding, source) => Some(format!(
+            "the answer is labelled Content-Encoding: {encoding} but does not decode as \
+             {encoding} ({source})"
+        )),
+        ureq::Error::Io(io) => encoding_failure(io),
+        _ => None,
+    }
 }
 
 /// Reads a body that is bounded by the exchange's own global timeout (buffered mode),
 /// up to `cap` bytes.
 pub(crate) fn read_capped(body: ureq::Body, cap: u64) -> Result<Vec<u8>, BodyError> {
     let mut body = body;
-    body.with_config()
-        .limit(cap)
-        .read_to_vec()
-        .map_err(|e| match e {
+    body.with_config().limit(cap).read_to_vec().map_err(|e| {
+        if let Some(message) = encoding_failure_of(&e) {
+            return BodyError::Encoding(message);
+        }
+        match e {
             ureq::Error::BodyExceedsLimit(_) => BodyError::TooLarge,
             ureq::Error::Timeout(_) => BodyError::Timeout,
+            // The connection's failure, met by the decoder.
+            #[cfg(feature = "compression")]
+            ureq::Error::Decompress(_, io) if is_timeout(&io) => BodyError::Timeout,
+            #[cfg(feature = "compression")]
+            ureq::Error::Decompress(_, io) => BodyError::Io(io),
             ureq::Error::Io(io) if is_timeout(&io) => BodyError::Timeout,
             ureq::Error::Io(io) => BodyError::Io(io),
             other => BodyError::Io(io::Error::other(other.to_string())),
-        })
+        }
+    })
 }
 
 /// Reads up to `cap` bytes of a body whose connection has only a per-read timeout

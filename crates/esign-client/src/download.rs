@@ -1,5 +1,10 @@
 //! The signed PDF's download: checked as it arrives (`%PDF-` before anything is written,
 //! the `Content-Length`, the closing `%%EOF`), into any writer or atomically into a file.
+//!
+//! When the service compresses the PDF (gzip or brotli), every check is made on the
+//! decoded bytes. The length is then the encoding's own to check (gzip's trailer holds
+//! the decoded length and a CRC; a brotli stream marks its end), and a body that stops
+//! short or does not decode is an error naming the encoding.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -55,7 +60,9 @@ impl<'a> DownloadRequest<'a> {
     }
 
     /// Calls `progress(bytes so far, Content-Length)` as the body arrives (every 256 KiB
-    /// or so). Defaults to none.
+    /// or so). Defaults to none. The bytes are the PDF's, decoded: when the service
+    /// compresses the download, its `Content-Length` counts the compressed bytes and the
+    /// total passed is `None`.
     ///
     /// ```no_run
     /// # let client = esign_client::Client::new("https://api.example.com/v1", "sk")?;
@@ -179,10 +186,9 @@ impl<'a> DownloadRequest<'a> {
             }
         }
         let total = response.content_length();
-        let io_error = |source: io::Error| Error::Io {
-            delivery: core_http::Delivery::MayHaveBeenProcessed,
-            source,
-        };
+        // A failed read (the body cut short, or not decoding as its Content-Encoding
+        // says) or write.
+        let io_error = |source: io::Error| Error::body_read(status, source);
         // The signature first: nothing is written unless this is a PDF.
         let mut head = Vec::with_capacity(PDF_SIGNATURE.len());
         (&mut response)

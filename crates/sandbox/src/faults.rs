@@ -15,6 +15,9 @@ pub enum FaultAction {
     /// The request is handled, and the connection closes half-way through the body
     /// (the `Content-Length` promises more than arrives).
     Truncated,
+    /// The request is handled, and the answer goes out as it is but labelled
+    /// `Content-Encoding: gzip`: a gateway that lies about the encoding.
+    WrongEncoding,
 }
 
 /// A fault to inject, as accepted by `POST /_sandbox/faults`.
@@ -104,6 +107,12 @@ impl Fault {
     /// Handles the request, then cuts the answer's body short.
     pub fn truncated_body(mut self) -> Fault {
         self.action = Some(FaultAction::Truncated);
+        self
+    }
+
+    /// Handles the request, then labels its plain answer `Content-Encoding: gzip`.
+    pub fn wrong_encoding(mut self) -> Fault {
+        self.action = Some(FaultAction::WrongEncoding);
         self
     }
 

@@ -263,6 +263,7 @@ fn app(shared: Arc<Shared>) -> Router {
         )
         .merge(public)
         .merge(gated)
+        .layer(server::compression())
         .with_state(shared)
 }
 

@@ -238,13 +238,52 @@ pub(crate) async fn gate(
     }
 }
 
+/// The size from which a JSON answer is compressed, when the request asks for it
+/// (`Accept-Encoding: gzip` or `br`): below it, the encoding's framing costs more than
+/// it saves. A gateway's usual threshold.
+pub const COMPRESS_ABOVE: u16 = 1024;
+
+/// Marks an answer the compression layer leaves as it is (a damaged one).
+#[derive(Clone, Copy)]
+struct AsItIs;
+
+/// Compresses JSON answers of at least [`COMPRESS_ABOVE`] bytes with gzip or brotli,
+/// as the request's `Accept-Encoding` prefers, the way a production service behind a
+/// gateway does. Not a PDF (already compressed inside), not a stream's upgrade, not an
+/// answer a fault has damaged.
+pub(crate) fn compression()
+-> tower_http::compression::CompressionLayer<impl tower_http::compression::Predicate> {
+    use tower_http::compression::predicate::{Predicate as _, SizeAbove};
+    let json = |status: StatusCode,
+                _: axum::http::Version,
+                headers: &axum::http::HeaderMap,
+                extensions: &axum::http::Extensions| {
+        status != StatusCode::SWITCHING_PROTOCOLS
+            && extensions.get::<AsItIs>().is_none()
+            && headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("application/json"))
+    };
+    tower_http::compression::CompressionLayer::new()
+        .compress_when(SizeAbove::new(COMPRESS_ABOVE).and(json))
+}
+
 /// Spoils an answer the way an injected fault asks.
 async fn damage(response: Response, action: FaultAction, kill: Option<KillSwitch>) -> Response {
     let (mut parts, body) = response.into_parts();
+    parts.extensions.insert(AsItIs);
     let bytes = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap_or_default();
     match action {
+        FaultAction::WrongEncoding => {
+            // The answer as it is, labelled as compressed.
+            parts
+                .headers
+                .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            Response::from_parts(parts, Body::from(bytes))
+        }
         FaultAction::Drop => {
             if let Some(KillSwitch(kill)) = kill {
                 kill.notify_one();

@@ -64,6 +64,16 @@ pub enum Act {
         /// The byte repeated.
         fill: u8,
     },
+    /// Send `head`, then `chunk` `times` over (a body far larger than the server holds,
+    /// such as a compressed bomb of many gzip members), then close.
+    Repeat {
+        /// The bytes sent first.
+        head: Vec<u8>,
+        /// The bytes repeated.
+        chunk: Arc<Vec<u8>>,
+        /// How many times.
+        times: usize,
+    },
 }
 
 impl Act {
@@ -113,7 +123,9 @@ impl Act {
             Act::Send(bytes) | Act::SendThenStall(bytes, _) | Act::SendAfter(_, bytes) => {
                 status_of(bytes)
             }
-            Act::Trickle { head, .. } | Act::Flood { head, .. } => status_of(head),
+            Act::Trickle { head, .. } | Act::Flood { head, .. } | Act::Repeat { head, .. } => {
+                status_of(head)
+            }
             Act::CloseBeforeRead | Act::StallBeforeRead(_) | Act::CloseAfterRead => None,
         };
         !matches!(status, Some(429 | 503))
@@ -332,6 +344,17 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
                         return;
                     }
                     left -= n as u64;
+                }
+                return;
+            }
+            Act::Repeat { head, chunk, times } => {
+                if stream.write_all(&head).is_err() {
+                    return;
+                }
+                for _ in 0..times {
+                    if stream.write_all(&chunk).is_err() {
+                        return;
+                    }
                 }
                 return;
             }

@@ -261,6 +261,27 @@ impl Error {
         }
     }
 
+    /// The error for a failed read of a streamed answer's body
+    /// ([`StreamingResponse`](crate::StreamingResponse), a download): a body that does
+    /// not decode as its `Content-Encoding` says is [`Error::UnexpectedBody`] naming the
+    /// encoding (the server's doing: repeating it will not mend it); anything else is
+    /// [`Error::Io`], the answer cut short.
+    ///
+    /// ```
+    /// let cut = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed early");
+    /// let err = core_http::Error::body_read(200, cut);
+    /// assert_eq!(err.kind(), core_http::ErrorKind::Connection);
+    /// ```
+    pub fn body_read(status: u16, source: std::io::Error) -> Self {
+        match crate::wire::encoding_failure(&source) {
+            Some(message) => Error::UnexpectedBody { status, message },
+            None => Error::Io {
+                delivery: Delivery::MayHaveBeenProcessed,
+                source,
+            },
+        }
+    }
+
     pub(crate) fn config(msg: impl Into<String>) -> Self {
         Error::Config(msg.into())
     }

@@ -89,6 +89,8 @@ fn defaults(name: &str, version: &str, honours_idempotency_keys: bool) -> Config
         idempotency_keys: false,
         honours_idempotency_keys,
         max_body_size: DEFAULT_MAX_BODY_SIZE,
+        compression: true,
+        prefetch: true,
         max_redirects: 5,
         sleeper: Arc::new(ThreadSleeper),
         clock: Arc::new(SystemClock),
@@ -392,7 +394,10 @@ impl<C: ServiceClient> ClientBuilder<C> {
         self
     }
 
-    /// Caps the size of a response body read into memory. Defaults to 16 MiB.
+    /// Caps the size of a response body read into memory. Defaults to 16 MiB. The cap
+    /// counts the bytes as decoded: a compressed answer that would expand past it is
+    /// [`Error::ResponseTooLarge`](crate::Error::ResponseTooLarge) at the cap, whatever
+    /// its size on the wire.
     ///
     /// ```
     /// let client = core_http::HttpClient::builder()
@@ -405,6 +410,51 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// ```
     pub fn max_body_size(mut self, bytes: u64) -> Self {
         self.config.max_body_size = bytes;
+        self
+    }
+
+    /// Whether calls ask for compressed answers (`Accept-Encoding: gzip, br`). On by
+    /// default when the crate is built with its `compression` feature (every client's
+    /// default): JSON compresses several times over, which is most of a long list's
+    /// time on a real link. What comes back compressed is decoded as it is read, and
+    /// every cap counts the decoded bytes; an answer labelled with an encoding it does
+    /// not decode as is an error naming the encoding
+    /// ([`Error::UnexpectedBody`](crate::Error::UnexpectedBody) for a read), never
+    /// retried. Off, no call asks; an answer compressed all the same is still decoded.
+    ///
+    /// ```
+    /// let client = core_http::HttpClient::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .compression(false) // a link where CPU costs more than bytes
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn compression(mut self, enabled: bool) -> Self {
+        self.config.compression = enabled;
+        self
+    }
+
+    /// Whether lists fetch their next page while the caller reads the current one. On
+    /// by default: a list of many pages then costs its transfer and not a round trip
+    /// per page on top. At most one page ahead (memory stays at two pages); a page is
+    /// fetched only once the caller has started on the one before it, never after the
+    /// iterator is dropped, and through the same rate limiter and retries as any call.
+    /// Each list can turn it off for itself
+    /// ([`Paginator::prefetch`](crate::pagination::Paginator::prefetch)).
+    ///
+    /// ```
+    /// let client = core_http::HttpClient::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .prefetch(false) // one request at a time, as the caller asks
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn prefetch(mut self, enabled: bool) -> Self {
+        self.config.prefetch = enabled;
         self
     }
 

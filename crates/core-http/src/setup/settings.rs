@@ -26,6 +26,10 @@ pub(crate) struct Config {
     pub(crate) idempotency_keys: bool,
     pub(crate) honours_idempotency_keys: bool,
     pub(crate) max_body_size: u64,
+    /// Whether calls ask for compressed answers.
+    pub(crate) compression: bool,
+    /// Whether lists fetch their next page while the caller reads the current one.
+    pub(crate) prefetch: bool,
     pub(crate) max_redirects: u32,
     pub(crate) sleeper: Arc<dyn Sleeper>,
     pub(crate) clock: Arc<dyn Clock>,
@@ -61,6 +65,8 @@ impl fmt::Debug for Config {
             .field("idempotency_keys", &self.idempotency_keys)
             .field("honours_idempotency_keys", &self.honours_idempotency_keys)
             .field("max_body_size", &self.max_body_size)
+            .field("compression", &self.compression)
+            .field("prefetch", &self.prefetch)
             .field("roots", &self.roots)
             .field("identity", &self.identity)
             .field("proxies", &self.proxies)
