@@ -570,7 +570,8 @@ macro_rules! service_plans {
 /// let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
 /// let seen = asked.clone();
 /// let start = ListThings { kind: Some("red".into()), page_token: Some("b".into()) };
-/// let things: Vec<u32> = TokenPaginator::over(&start, move |p: &ListThings| {
+/// let client = core_http::HttpClient::builder().base_url("https://api.example.com").build()?;
+/// let things: Vec<u32> = TokenPaginator::over(&client, &start, move |p: &ListThings| {
 ///     seen.lock().unwrap().push((p.kind.clone(), p.page_token.clone()));
 ///     Ok(match p.page_token.as_deref() {
 ///         Some("b") => TokenPage::new(vec![2, 3], Some("c".into())),

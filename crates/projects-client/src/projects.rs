@@ -203,7 +203,9 @@ impl<'a> Projects<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListProjects) -> OffsetPaginator<Project> {
         let client = self.client.clone();
-        OffsetPaginator::over(params, MAX_PAGE_SIZE, move |p| client.projects().list(p))
+        OffsetPaginator::over(self.client.http(), params, MAX_PAGE_SIZE, move |p| {
+            client.projects().list(p)
+        })
     }
 
     /// Page by page from `params` (offset default 0, limit default 100), with each
@@ -220,7 +222,9 @@ impl<'a> Projects<'a> {
     #[inline]
     pub fn pages(&self, params: &ListProjects) -> OffsetPages<Project> {
         let client = self.client.clone();
-        OffsetPages::over(params, MAX_PAGE_SIZE, move |p| client.projects().list(p))
+        OffsetPages::over(self.client.http(), params, MAX_PAGE_SIZE, move |p| {
+            client.projects().list(p)
+        })
     }
 
     /// Creates a project. `POST /v1/projects`; the answer is the new project, `active`.

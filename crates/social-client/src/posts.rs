@@ -143,7 +143,9 @@ impl<'a> Posts<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListPosts) -> OffsetPaginator<Post> {
         let client = self.client.clone();
-        OffsetPaginator::over(params, MAX_PAGE_SIZE, move |p| client.posts().list(p))
+        OffsetPaginator::over(self.client.http(), params, MAX_PAGE_SIZE, move |p| {
+            client.posts().list(p)
+        })
     }
 
     /// Page by page from `params` (offset default 0, limit default 100), with each
@@ -160,7 +162,9 @@ impl<'a> Posts<'a> {
     #[inline]
     pub fn pages(&self, params: &ListPosts) -> OffsetPages<Post> {
         let client = self.client.clone();
-        OffsetPages::over(params, MAX_PAGE_SIZE, move |p| client.posts().list(p))
+        OffsetPages::over(self.client.http(), params, MAX_PAGE_SIZE, move |p| {
+            client.posts().list(p)
+        })
     }
 }
 

@@ -435,7 +435,9 @@ impl<'a> Activities<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListActivities) -> TokenPaginator<Activity> {
         let client = self.client.clone();
-        TokenPaginator::over(params, move |p| client.activities().list(p))
+        TokenPaginator::over(self.client.http(), params, move |p| {
+            client.activities().list(p)
+        })
     }
 
     /// The activities `params` selects, page by page.
@@ -451,7 +453,9 @@ impl<'a> Activities<'a> {
     #[inline]
     pub fn pages(&self, params: &ListActivities) -> TokenPages<Activity> {
         let client = self.client.clone();
-        TokenPages::over(params, move |p| client.activities().list(p))
+        TokenPages::over(self.client.http(), params, move |p| {
+            client.activities().list(p)
+        })
     }
 }
 

@@ -184,7 +184,9 @@ impl<'a> History<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListBars) -> TokenPaginator<Bar> {
         let client = self.client.clone();
-        TokenPaginator::over(params, move |p| client.history().list(p))
+        TokenPaginator::over(self.client.http(), params, move |p| {
+            client.history().list(p)
+        })
     }
 
     /// The bars `params` selects, page by page.
@@ -200,7 +202,9 @@ impl<'a> History<'a> {
     #[inline]
     pub fn pages(&self, params: &ListBars) -> TokenPages<Bar> {
         let client = self.client.clone();
-        TokenPages::over(params, move |p| client.history().list(p))
+        TokenPages::over(self.client.http(), params, move |p| {
+            client.history().list(p)
+        })
     }
 }
 

@@ -232,7 +232,7 @@ impl<'a> News<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListNews) -> TokenPaginator<NewsItem> {
         let client = self.client.clone();
-        TokenPaginator::over(params, move |p| client.news().list(p))
+        TokenPaginator::over(self.client.http(), params, move |p| client.news().list(p))
     }
 
     /// The items `params` selects, page by page.
@@ -248,7 +248,7 @@ impl<'a> News<'a> {
     #[inline]
     pub fn pages(&self, params: &ListNews) -> TokenPages<NewsItem> {
         let client = self.client.clone();
-        TokenPages::over(params, move |p| client.news().list(p))
+        TokenPages::over(self.client.http(), params, move |p| client.news().list(p))
     }
 }
 

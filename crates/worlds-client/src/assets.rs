@@ -242,7 +242,9 @@ impl<'a> Assets<'a> {
     ) -> TokenPaginator<Asset> {
         let (client, world) = (self.client.clone(), world.into());
         let params = params.clone().limit(params.limit.unwrap_or(MAX_PAGE_SIZE));
-        TokenPaginator::over(&params, move |p| client.assets().list(world.clone(), p))
+        TokenPaginator::over(self.client.http(), &params, move |p| {
+            client.assets().list(world.clone(), p)
+        })
     }
 
     /// A world's assets page by page from `params` (the first page, or the one its token
@@ -259,7 +261,9 @@ impl<'a> Assets<'a> {
     #[inline]
     pub fn pages(&self, world: impl Into<WorldId>, params: &ListAssets) -> TokenPages<Asset> {
         let (client, world) = (self.client.clone(), world.into());
-        TokenPages::over(params, move |p| client.assets().list(world.clone(), p))
+        TokenPages::over(self.client.http(), params, move |p| {
+            client.assets().list(world.clone(), p)
+        })
     }
 
     /// Creates an asset in a world, at revision 1. `POST /api/v1/worlds/{id}/assets`.

@@ -259,7 +259,9 @@ impl<'a> Worlds<'a> {
     pub fn iter_from(&self, params: &ListWorlds) -> TokenPaginator<World> {
         let client = self.client.clone();
         let params = params.clone().limit(params.limit.unwrap_or(MAX_PAGE_SIZE));
-        TokenPaginator::over(&params, move |p| client.worlds().list(p))
+        TokenPaginator::over(self.client.http(), &params, move |p| {
+            client.worlds().list(p)
+        })
     }
 
     /// Page by page from `params` (the first page, or the one its token names).
@@ -274,7 +276,7 @@ impl<'a> Worlds<'a> {
     #[inline]
     pub fn pages(&self, params: &ListWorlds) -> TokenPages<World> {
         let client = self.client.clone();
-        TokenPages::over(params, move |p| client.worlds().list(p))
+        TokenPages::over(self.client.http(), params, move |p| client.worlds().list(p))
     }
 
     /// Creates a world. `POST /api/v1/worlds`. Not retried once the server may have

@@ -1,7 +1,14 @@
-//! Lazy iterators over paged lists: offset/limit pages and page-token pages. They fetch
-//! a page only when the previous one is used up, and never loop forever on a server that
-//! omits the total or repeats a token.
+//! Lazy iterators over paged lists: offset/limit pages and page-token pages. A list
+//! method's iterator (`over`) asks for the next page as soon as the caller has the
+//! current one, on a thread of its own, and hands it over when the caller comes to it:
+//! at most one page ahead, nothing asked once the iterator is dropped, every request
+//! through the client's rate limiter and retries, and every error, cut and resume token
+//! where it would be without it (`prefetch(false)`, or the client's
+//! [`ClientBuilder::prefetch`](crate::ClientBuilder::prefetch), asks for each page only
+//! when the previous one is used up). They never loop forever on a server that omits
+//! the total or repeats a token.
 
+mod ahead;
 mod offset;
 mod token;
 

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use super::ahead::{self, Ahead};
 use super::{DEFAULT_MAX_PAGES, Page, PageParams, SeenKeys};
 use crate::error::{CutShort, Error, Result};
 
@@ -12,19 +13,41 @@ use crate::error::{CutShort, Error, Result};
 /// be named: `OffsetPaginator<Post>`, `OffsetPages<Post>`.
 pub type OffsetFetch<T> = Box<dyn FnMut(u64, u32) -> Result<Page<T>> + Send>;
 
-/// Where a list method's iteration starts, and its fetch over offsets: what
-/// [`OffsetPaginator::over`] and [`OffsetPages::over`] both begin with.
-fn start<T>(
+/// An offset page fetch, on the caller's thread or one page ahead.
+type Fetcher<T, F> = Ahead<F, (u64, u32), Page<T>>;
+
+/// Fetches the page at `offset` of `limit` items.
+fn call<T, F: FnMut(u64, u32) -> Result<Page<T>>>(
+    fetch: &mut F,
+    (offset, limit): (u64, u32),
+) -> Result<Page<T>> {
+    fetch(offset, limit)
+}
+
+/// Starts the fetch of a list method's page on a thread of its own.
+fn spawn<T: Send + 'static>(
+    fetch: &std::sync::Arc<std::sync::Mutex<OffsetFetch<T>>>,
+    at: (u64, u32),
+) -> std::sync::mpsc::Receiver<Result<Page<T>>> {
+    ahead::on_thread(fetch, at, call)
+}
+
+/// Where a list method's iteration starts, and its fetch over offsets, one page ahead
+/// when `client` says so: what [`OffsetPaginator::over`] and [`OffsetPages::over`] both
+/// begin with.
+fn start<T: Send + 'static>(
+    client: &crate::HttpClient,
     params: &PageParams,
     max: u32,
     mut fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
-) -> (u64, u32, OffsetFetch<T>) {
+) -> (u64, u32, Fetcher<T, OffsetFetch<T>>) {
     let by_offset: OffsetFetch<T> =
         Box::new(move |offset, limit| fetch(&PageParams::new().limit(limit).offset(offset)));
+    let fetcher = Ahead::new(by_offset).set(client.inner.config.prefetch.then_some(spawn::<T>));
     (
         params.offset.unwrap_or(0),
         params.limit.unwrap_or(max),
-        by_offset,
+        fetcher,
     )
 }
 
@@ -39,7 +62,7 @@ fn start<T>(
 /// that ends without that error is whole. Pages are remembered as 128-bit keyed hashes
 /// of their items (16 bytes a page), as page-token lists remember their tokens.
 pub struct OffsetPaginator<T, F = OffsetFetch<T>> {
-    fetch: F,
+    fetch: Fetcher<T, F>,
     cursor: OffsetCursor<T>,
     buffer: VecDeque<T>,
     progress: super::Progress,
@@ -92,6 +115,21 @@ impl<T: Serialize> OffsetCursor<T> {
         Some(page)
     }
 
+    /// The page the caller will ask for next, unless it stops: none once the list has
+    /// ended or at the page cap.
+    fn next_page(&self) -> Option<(u64, u32)> {
+        (!self.done && self.pages < self.max_pages).then_some((self.offset, self.page_size))
+    }
+
+    /// Fetches the next page through `fetch` (the one fetched ahead, when it is that
+    /// one), as [`fetch`](Self::fetch) does.
+    fn fetch_from<F: FnMut(u64, u32) -> Result<Page<T>>>(
+        &mut self,
+        fetch: &mut Fetcher<T, F>,
+    ) -> Option<Result<Page<T>>> {
+        self.fetch(|offset, limit| fetch.get((offset, limit), call))
+    }
+
     /// Takes a fetched page's items in: [`Error::ListCutShort`] (and the end) when they
     /// are a page already read (a server that ignores `offset`, or serves pages in
     /// turn); otherwise the offset moves on, and an empty or short page, or the server's
@@ -131,7 +169,7 @@ where
     /// An iterator starting at `offset`.
     pub fn starting_at(offset: u64, page_size: u32, fetch: F) -> Self {
         OffsetPaginator {
-            fetch,
+            fetch: Ahead::new(fetch),
             cursor: OffsetCursor::new(offset, page_size),
             buffer: VecDeque::new(),
             progress: super::Progress::default(),
@@ -144,9 +182,15 @@ where
         self
     }
 
-    /// The offset of the next page to fetch.
+    /// The offset of the next page to fetch, once the items fetched so far are used up
+    /// (start a new iteration there).
     pub fn next_offset(&self) -> u64 {
         self.cursor.offset
+    }
+
+    /// Items fetched but not yet yielded (a page fetched ahead is not among them).
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
     }
 
     /// Calls `progress(items, total)` after each page with the items fetched so far and
@@ -157,18 +201,34 @@ where
     }
 }
 
-impl<T: Serialize> OffsetPaginator<T> {
+impl<T: Serialize + Send + 'static> OffsetPaginator<T> {
     /// Every item of the list `fetch` reads a page of, from `params.offset` (0 when
     /// unset), `params.limit` a page (`max`, the service's largest, when unset): a list
-    /// method's whole iterator, `OffsetPaginator::over(params, MAX, move |p|
-    /// client.posts().list(p))`.
+    /// method's whole iterator, `OffsetPaginator::over(http, params, MAX, move |p|
+    /// client.posts().list(p))`. The next page is fetched while the caller reads the
+    /// current one when `client` does that
+    /// ([`ClientBuilder::prefetch`](crate::ClientBuilder::prefetch)).
     pub fn over(
+        client: &crate::HttpClient,
         params: &PageParams,
         max: u32,
         fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
     ) -> Self {
-        let (offset, page_size, fetch) = start(params, max, fetch);
-        Self::starting_at(offset, page_size, fetch)
+        let (offset, page_size, fetch) = start(client, params, max, fetch);
+        OffsetPaginator {
+            fetch,
+            cursor: OffsetCursor::new(offset, page_size),
+            buffer: VecDeque::new(),
+            progress: super::Progress::default(),
+        }
+    }
+
+    /// Whether this list fetches its next page while the caller reads the current one:
+    /// `false` asks for each page only when the caller comes to it. The client's
+    /// setting by default ([`ClientBuilder::prefetch`](crate::ClientBuilder::prefetch)).
+    pub fn prefetch(mut self, on: bool) -> Self {
+        self.fetch = self.fetch.set(on.then_some(spawn::<T>));
+        self
     }
 }
 
@@ -183,13 +243,16 @@ where
         if let Some(item) = self.buffer.pop_front() {
             return Some(Ok(item));
         }
-        let page = match self.cursor.fetch(&mut self.fetch)? {
+        let page = match self.cursor.fetch_from(&mut self.fetch)? {
             Ok(page) => page,
             Err(e) => return Some(Err(e)),
         };
         let total = page.total();
         if let Err(cut) = self.cursor.accept(&page.data, total) {
             return Some(Err(cut));
+        }
+        if let Some(next) = self.cursor.next_page() {
+            self.fetch.next_is(next);
         }
         self.progress.add(page.data.len(), total);
         self.buffer.extend(page.data);
@@ -214,7 +277,7 @@ impl<T, F> fmt::Debug for OffsetPaginator<T, F> {
 /// the server's `total`; cut short with [`Error::ListCutShort`] at a page that repeats
 /// the previous one and after [`max_pages`](Self::max_pages) pages.
 pub struct OffsetPages<T, F = OffsetFetch<T>> {
-    fetch: F,
+    fetch: Fetcher<T, F>,
     cursor: OffsetCursor<T>,
 }
 
@@ -226,7 +289,7 @@ where
     /// Pages of `page_size` items from `offset`, each fetched by `fetch(offset, limit)`.
     pub fn starting_at(offset: u64, page_size: u32, fetch: F) -> Self {
         OffsetPages {
-            fetch,
+            fetch: Ahead::new(fetch),
             cursor: OffsetCursor::new(offset, page_size),
         }
     }
@@ -243,15 +306,26 @@ where
     }
 }
 
-impl<T: Serialize> OffsetPages<T> {
+impl<T: Serialize + Send + 'static> OffsetPages<T> {
     /// The pages of the list `fetch` reads, as [`OffsetPaginator::over`] reads them.
     pub fn over(
+        client: &crate::HttpClient,
         params: &PageParams,
         max: u32,
         fetch: impl FnMut(&PageParams) -> Result<Page<T>> + Send + 'static,
     ) -> Self {
-        let (offset, page_size, fetch) = start(params, max, fetch);
-        Self::starting_at(offset, page_size, fetch)
+        let (offset, page_size, fetch) = start(client, params, max, fetch);
+        OffsetPages {
+            fetch,
+            cursor: OffsetCursor::new(offset, page_size),
+        }
+    }
+
+    /// Whether the next page is fetched while the caller reads the current one, as
+    /// [`OffsetPaginator::prefetch`] says.
+    pub fn prefetch(mut self, on: bool) -> Self {
+        self.fetch = self.fetch.set(on.then_some(spawn::<T>));
+        self
     }
 }
 
@@ -263,7 +337,7 @@ where
     type Item = Result<Page<T>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let page = match self.cursor.fetch(&mut self.fetch)? {
+        let page = match self.cursor.fetch_from(&mut self.fetch)? {
             Ok(page) => page,
             Err(e) => return Some(Err(e)),
         };
@@ -274,6 +348,9 @@ where
         }
         if let Err(cut) = self.cursor.accept(&page.data, page.total()) {
             return Some(Err(cut));
+        }
+        if let Some(next) = self.cursor.next_page() {
+            self.fetch.next_is(next);
         }
         Some(Ok(page))
     }

@@ -6,12 +6,48 @@ use std::fmt;
 
 use serde::Serialize;
 
+use super::ahead::{self, Ahead};
 use super::{DEFAULT_MAX_PAGES, SeenKeys};
 use crate::error::{CutShort, Error, Result};
 
 /// The page fetcher of the iterators list methods return, boxed so that their types can
 /// be named: `TokenPaginator<World>`, `TokenPages<World>`.
 pub type TokenFetch<T> = Box<dyn FnMut(Option<&str>) -> Result<TokenPage<T>> + Send>;
+
+/// A page-token fetch, on the caller's thread or one page ahead.
+type Fetcher<T, F> = Ahead<F, Option<String>, TokenPage<T>>;
+
+/// Fetches the page `token` names (the first for `None`).
+fn call<T, F: FnMut(Option<&str>) -> Result<TokenPage<T>>>(
+    fetch: &mut F,
+    token: Option<String>,
+) -> Result<TokenPage<T>> {
+    fetch(token.as_deref())
+}
+
+/// Starts the fetch of a list method's page on a thread of its own.
+fn spawn<T: Send + 'static>(
+    fetch: &std::sync::Arc<std::sync::Mutex<TokenFetch<T>>>,
+    token: Option<String>,
+) -> std::sync::mpsc::Receiver<Result<TokenPage<T>>> {
+    ahead::on_thread(fetch, token, call)
+}
+
+/// A list method's fetch from `params`, one page ahead when `client` says so; and the
+/// token it starts at.
+fn start<T: Send + 'static, P: TokenParams>(
+    client: &crate::HttpClient,
+    params: &P,
+    mut fetch: impl FnMut(&P) -> Result<TokenPage<T>> + Send + 'static,
+) -> (Option<String>, Fetcher<T, TokenFetch<T>>) {
+    let mut asked = params.clone();
+    let by_token: TokenFetch<T> = Box::new(move |token| {
+        asked.set_token(token);
+        fetch(&asked)
+    });
+    let fetcher = Ahead::new(by_token).set(client.inner.config.prefetch.then_some(spawn::<T>));
+    (params.token().map(str::to_owned), fetcher)
+}
 
 /// Where a page-token listing stands, and its stopping rules, for both iterators: after
 /// an error, at the last page (no token, or an empty one), and cut short with a final
@@ -45,6 +81,31 @@ impl TokenCursor {
     /// Whether no page is left to fetch.
     fn finished(&self) -> bool {
         self.done || (self.started && self.next.is_none())
+    }
+
+    /// The token of the page the caller will ask for next, unless it stops: none once
+    /// the list has ended, is cut short or at the page cap.
+    fn next_page(&self) -> Option<Option<String>> {
+        (self.cut.is_none() && !self.finished() && self.pages < self.max_pages)
+            .then(|| self.next.clone())
+    }
+
+    /// Fetches the next page through `fetch` (the one fetched ahead, when it is that
+    /// one) and asks for the one after it ahead, as [`fetch`](Self::fetch) does.
+    fn fetch_from<T, F: FnMut(Option<&str>) -> Result<TokenPage<T>>>(
+        &mut self,
+        fetch: &mut Fetcher<T, F>,
+    ) -> Option<Result<TokenPage<T>>> {
+        let page = self.fetch(|token| {
+            fetch.get(token.map(str::to_owned), call).map(|page| {
+                let next = page.next_page_token.clone();
+                (page, next)
+            })
+        });
+        if let Some(next) = self.next_page() {
+            fetch.next_is(next);
+        }
+        page
     }
 
     /// Fetches the next page with `fetch(token)` and records the token it gives; after a
@@ -100,7 +161,7 @@ impl TokenCursor {
 /// [`max_pages`](Self::max_pages) pages) ends with [`Error::ListCutShort`], never
 /// silently.
 pub struct TokenPages<T, F = TokenFetch<T>> {
-    fetch: F,
+    fetch: Fetcher<T, F>,
     cursor: TokenCursor,
     _item: std::marker::PhantomData<fn() -> T>,
 }
@@ -112,7 +173,7 @@ where
     /// Pages from the first (`token` `None`) or from the one `token` names.
     pub fn starting_at(token: Option<String>, fetch: F) -> Self {
         TokenPages {
-            fetch,
+            fetch: Ahead::new(fetch),
             cursor: TokenCursor::starting_at(token),
             _item: std::marker::PhantomData,
         }
@@ -130,18 +191,26 @@ where
     }
 }
 
-impl<T> TokenPages<T> {
+impl<T: Send + 'static> TokenPages<T> {
     /// The pages of the list `fetch` reads, as [`TokenPaginator::over`] reads them.
     pub fn over<P: TokenParams>(
+        client: &crate::HttpClient,
         params: &P,
-        mut fetch: impl FnMut(&P) -> Result<TokenPage<T>> + Send + 'static,
+        fetch: impl FnMut(&P) -> Result<TokenPage<T>> + Send + 'static,
     ) -> Self {
-        let mut asked = params.clone();
-        let fetch: TokenFetch<T> = Box::new(move |token| {
-            asked.set_token(token);
-            fetch(&asked)
-        });
-        Self::starting_at(params.token().map(str::to_owned), fetch)
+        let (token, fetch) = start(client, params, fetch);
+        TokenPages {
+            fetch,
+            cursor: TokenCursor::starting_at(token),
+            _item: std::marker::PhantomData,
+        }
+    }
+
+    /// Whether the next page is fetched while the caller reads the current one, as
+    /// [`TokenPaginator::prefetch`] says.
+    pub fn prefetch(mut self, on: bool) -> Self {
+        self.fetch = self.fetch.set(on.then_some(spawn::<T>));
+        self
     }
 }
 
@@ -152,13 +221,7 @@ where
     type Item = Result<TokenPage<T>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let fetch = &mut self.fetch;
-        self.cursor.fetch(|token| {
-            fetch(token).map(|page| {
-                let next = page.next_page_token.clone();
-                (page, next)
-            })
-        })
+        self.cursor.fetch_from(&mut self.fetch)
     }
 }
 
@@ -206,7 +269,7 @@ impl<T> TokenPage<T> {
 /// [`Error::ListCutShort`]: a list that ends without that error is whole.
 /// [`resume_token`](Self::resume_token) tells where to start again later.
 pub struct TokenPaginator<T, F = TokenFetch<T>> {
-    fetch: F,
+    fetch: Fetcher<T, F>,
     cursor: TokenCursor,
     buffer: VecDeque<T>,
     progress: super::Progress,
@@ -219,7 +282,7 @@ where
     /// An iterator that calls `fetch(token)` for each page, with `None` for the first.
     pub fn new(fetch: F) -> Self {
         TokenPaginator {
-            fetch,
+            fetch: Ahead::new(fetch),
             cursor: TokenCursor::starting_at(None),
             buffer: VecDeque::new(),
             progress: super::Progress::default(),
@@ -230,7 +293,7 @@ where
     /// [`resume_token`](Self::resume_token) of an earlier iteration).
     pub fn starting_at(token: impl Into<String>, fetch: F) -> Self {
         TokenPaginator {
-            fetch,
+            fetch: Ahead::new(fetch),
             cursor: TokenCursor::starting_at(Some(token.into())),
             buffer: VecDeque::new(),
             progress: super::Progress::default(),
@@ -282,24 +345,33 @@ where
     }
 }
 
-impl<T> TokenPaginator<T> {
+impl<T: Send + 'static> TokenPaginator<T> {
     /// Every item of the list `fetch` reads a page of: each page asked for with
     /// `params` and the token the page before gave (the first with `params`' own token,
-    /// if any). A list method's whole iterator: `TokenPaginator::over(params, move |p|
-    /// client.orders().list(p))`.
+    /// if any). A list method's whole iterator: `TokenPaginator::over(http, params, move
+    /// |p| client.orders().list(p))`. The next page is fetched while the caller reads
+    /// the current one when `client` does that
+    /// ([`ClientBuilder::prefetch`](crate::ClientBuilder::prefetch)).
     pub fn over<P: TokenParams>(
+        client: &crate::HttpClient,
         params: &P,
-        mut fetch: impl FnMut(&P) -> Result<TokenPage<T>> + Send + 'static,
+        fetch: impl FnMut(&P) -> Result<TokenPage<T>> + Send + 'static,
     ) -> Self {
-        let mut asked = params.clone();
-        let fetch: TokenFetch<T> = Box::new(move |token| {
-            asked.set_token(token);
-            fetch(&asked)
-        });
-        match params.token() {
-            Some(token) => Self::starting_at(token, fetch),
-            None => Self::new(fetch),
+        let (token, fetch) = start(client, params, fetch);
+        TokenPaginator {
+            fetch,
+            cursor: TokenCursor::starting_at(token),
+            buffer: VecDeque::new(),
+            progress: super::Progress::default(),
         }
+    }
+
+    /// Whether this list fetches its next page while the caller reads the current one:
+    /// `false` asks for each page only when the caller comes to it. The client's
+    /// setting by default ([`ClientBuilder::prefetch`](crate::ClientBuilder::prefetch)).
+    pub fn prefetch(mut self, on: bool) -> Self {
+        self.fetch = self.fetch.set(on.then_some(spawn::<T>));
+        self
     }
 }
 
@@ -323,12 +395,8 @@ where
             if let Some(item) = self.buffer.pop_front() {
                 return Some(Ok(item));
             }
-            let fetch = &mut self.fetch;
-            let items = match self
-                .cursor
-                .fetch(|token| fetch(token).map(|page| (page.data, page.next_page_token)))?
-            {
-                Ok(items) => items,
+            let items = match self.cursor.fetch_from(&mut self.fetch)? {
+                Ok(page) => page.data,
                 Err(e) => return Some(Err(e)),
             };
             self.progress.add(items.len(), None);

@@ -442,7 +442,8 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// fetched only once the caller has started on the one before it, never after the
     /// iterator is dropped, and through the same rate limiter and retries as any call.
     /// Each list can turn it off for itself
-    /// ([`Paginator::prefetch`](crate::pagination::Paginator::prefetch)).
+    /// ([`OffsetPaginator::prefetch`](crate::pagination::OffsetPaginator::prefetch),
+    /// [`TokenPaginator::prefetch`](crate::pagination::TokenPaginator::prefetch)).
     ///
     /// ```
     /// let client = core_http::HttpClient::builder()

@@ -360,7 +360,7 @@ impl<'a> Orders<'a> {
     #[inline]
     pub fn iter_from(&self, params: &ListOrders) -> TokenPaginator<Order> {
         let client = self.client.clone();
-        TokenPaginator::over(params, move |p| client.orders().list(p))
+        TokenPaginator::over(self.client.http(), params, move |p| client.orders().list(p))
     }
 
     /// The orders `params` selects, page by page.
@@ -376,7 +376,7 @@ impl<'a> Orders<'a> {
     #[inline]
     pub fn pages(&self, params: &ListOrders) -> TokenPages<Order> {
         let client = self.client.clone();
-        TokenPages::over(params, move |p| client.orders().list(p))
+        TokenPages::over(self.client.http(), params, move |p| client.orders().list(p))
     }
 
     /// Cancels an open order (and its working legs); answers the order as it stands.
