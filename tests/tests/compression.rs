@@ -60,10 +60,15 @@ fn a_call_asks_for_gzip_and_br_and_reads_either_as_the_json_sent() {
     let json = big_list();
     let (gz, br) = (gzip(json.as_bytes()), brotli(json.as_bytes()));
     assert!(gz.len() * 5 < json.len() && br.len() * 5 < json.len());
-    let server = Hostile::scripted(vec![encoded("gzip", &gz), encoded("br", &br)]);
+    let server = Hostile::scripted(vec![
+        encoded("gzip", &gz),
+        encoded("br", &br),
+        encoded("br", &br),
+        encoded("gzip", &gz),
+    ]);
     let client = client(server.url());
     let want: Value = serde_json::from_str(&json).unwrap();
-    for _ in 0..2 {
+    for _ in 0..4 {
         let got: Value = client.raw().get("/v1/bars", &[]).unwrap();
         assert_eq!(got, want);
     }

@@ -92,6 +92,21 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     let text = fs::read_to_string(&section).map_err(|e| format!("cannot read {section:?}: {e}"))?;
     report.push('\n');
     report.push_str(&text);
+    // Over a link: the clients across testkit's shaped link, against raw ureq, reqwest
+    // with gzip and curl (the peers' workspace, a package of its own).
+    let mut build = cargo();
+    build
+        .args(["build", "--release", "-p", "link", "--manifest-path"])
+        .arg(peers.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root().join("target"));
+    step("bench: build the link benchmark", build)?;
+    let section = sections.join("link.md");
+    let mut run = Command::new(root().join("target/release/link"));
+    run.arg("--write").arg(&section);
+    step("bench: over a link (40 ms, 50 Mbit/s)", run)?;
+    let text = fs::read_to_string(&section).map_err(|e| format!("cannot read {section:?}: {e}"))?;
+    report.push('\n');
+    report.push_str(&text);
     report.push('\n');
     report.push_str(&dependency_section()?);
     // The last long soak's figures (`cargo xtask soak --minutes 30`), as it wrote them.

@@ -117,8 +117,9 @@ pub(crate) fn run(
         };
         let request = prepare(call, &hop, origin, auth, retries);
         let response = send(call, &hop, origin, request, remaining)?;
-        let (parts, body) = response.into_parts();
+        let (mut parts, body) = response.into_parts();
         let status = parts.status.as_u16();
+        let body = crate::encoding::Incoming::new(body, &mut parts.headers);
         let headers = Headers::from_map(parts.headers, &call.redact);
         debug!(
             "<-- {status} {} {} in {:?}{}",
@@ -401,7 +402,7 @@ fn receive(
     call: &Call<'_>,
     status: u16,
     headers: Headers,
-    body: ureq::Body,
+    body: crate::encoding::Incoming,
     hops: u32,
 ) -> Result<Answer, Error> {
     let cfg = &call.client.inner.config;
@@ -428,7 +429,7 @@ fn receive(
         Mode::Streaming => Ok(Answer::Streaming(StreamingResponse::new(
             status,
             headers,
-            Box::new(body.into_reader()),
+            body.into_reader(),
         ))),
     }
 }
@@ -441,7 +442,7 @@ fn error_status(
     call: &Call<'_>,
     status: u16,
     headers: &Headers,
-    body: ureq::Body,
+    body: crate::encoding::Incoming,
     hops: u32,
 ) -> Error {
     let cfg = &call.client.inner.config;
@@ -498,7 +499,7 @@ fn known_header(
 /// bounds it); whatever arrived before a failure is kept.
 #[cold]
 #[inline(never)]
-fn read_error_body_buffered(body: ureq::Body) -> Vec<u8> {
+fn read_error_body_buffered(body: crate::encoding::Incoming) -> Vec<u8> {
     let mut out = Vec::new();
     let _ = wire::read_up_to(&mut body.into_reader(), ERROR_BODY_CAP, &mut out);
     out

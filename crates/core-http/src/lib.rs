@@ -72,6 +72,7 @@ mod client;
 pub mod config;
 mod connector;
 pub mod de;
+mod encoding;
 mod envelope;
 mod error;
 mod error_body;

@@ -94,28 +94,11 @@ pub(crate) fn encoding_failure(e: &io::Error) -> Option<String> {
     encoding_failure_of(inner)
 }
 
-/// Whether an error a decoder passed on is the connection's (reset, closed before the
-/// announced length, timed out) rather than the encoding's. ureq reports a body that
-/// stops short of its `Content-Length` as an `UnexpectedEof` of its own making; a
-/// decoder's own complaints (flate2's and brotli's) are `InvalidData`, `InvalidInput`
-/// or `Other`, or an `UnexpectedEof` carrying their own message.
-#[cfg(feature = "compression")]
-fn is_transport(e: &io::Error) -> bool {
-    use io::ErrorKind as K;
-    match e.kind() {
-        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::TimedOut | K::WouldBlock => {
-            true
-        }
-        K::UnexpectedEof => e.to_string() == "Peer disconnected",
-        _ => false,
-    }
-}
-
 fn encoding_failure_of(e: &ureq::Error) -> Option<String> {
     match e {
         // The connection failing under the decoder is the connection's failure.
         #[cfg(feature = "compression")]
-        ureq::Error::Decompress(_, source) if is_transport(source) => None,
+        ureq::Error::Decompress(_, source) if crate::encoding::is_transport(source) => None,
         #[cfg(feature = "compression")]
         ureq::Error::Decompress(encoding, source) => Some(format!(
             "the answer is labelled Content-Encoding: {encoding} but does not decode as \
@@ -127,26 +110,56 @@ fn encoding_failure_of(e: &ureq::Error) -> Option<String> {
 }
 
 /// Reads a body that is bounded by the exchange's own global timeout (buffered mode),
-/// up to `cap` bytes.
-pub(crate) fn read_capped(body: ureq::Body, cap: u64) -> Result<Vec<u8>, BodyError> {
-    let mut body = body;
-    body.with_config().limit(cap).read_to_vec().map_err(|e| {
-        if let Some(message) = encoding_failure_of(&e) {
-            return BodyError::Encoding(message);
+/// up to `cap` bytes as decoded.
+pub(crate) fn read_capped(body: crate::encoding::Incoming, cap: u64) -> Result<Vec<u8>, BodyError> {
+    let body = match body.plain() {
+        Ok(mut plain) => {
+            return plain
+                .with_config()
+                .limit(cap)
+                .read_to_vec()
+                .map_err(|e| match e {
+                    ureq::Error::BodyExceedsLimit(_) => BodyError::TooLarge,
+                    ureq::Error::Io(io) => io_failure(io),
+                    other => io_failure(other.into_io()),
+                });
         }
-        match e {
-            ureq::Error::BodyExceedsLimit(_) => BodyError::TooLarge,
-            ureq::Error::Timeout(_) => BodyError::Timeout,
-            // The connection's failure, met by the decoder.
-            #[cfg(feature = "compression")]
-            ureq::Error::Decompress(_, io) if is_timeout(&io) => BodyError::Timeout,
-            #[cfg(feature = "compression")]
-            ureq::Error::Decompress(_, io) => BodyError::Io(io),
-            ureq::Error::Io(io) if is_timeout(&io) => BodyError::Timeout,
-            ureq::Error::Io(io) => BodyError::Io(io),
-            other => BodyError::Io(io::Error::other(other.to_string())),
+        Err(decoded) => decoded,
+    };
+    let mut out = Vec::new();
+    match read_up_to(&mut body.into_reader(), cap.saturating_add(1), &mut out) {
+        Ok(()) if out.len() as u64 > cap => Err(BodyError::TooLarge),
+        Ok(()) => Ok(out),
+        Err(e) => Err(io_failure(e)),
+    }
+}
+
+/// What a failed read of a body means: the encoding's failure, the call's time run
+/// out, or the connection's.
+fn io_failure(e: io::Error) -> BodyError {
+    if let Some(message) = encoding_failure(&e) {
+        return BodyError::Encoding(message);
+    }
+    let e = match e.get_ref().and_then(|i| i.downcast_ref::<ureq::Error>()) {
+        Some(ureq::Error::Timeout(_)) => return BodyError::Timeout,
+        // The connection's failure, met by a decoder.
+        #[cfg(feature = "compression")]
+        Some(ureq::Error::Decompress(..)) => {
+            match e.into_inner().map(|i| i.downcast::<ureq::Error>()) {
+                Some(Ok(inner)) => match *inner {
+                    ureq::Error::Decompress(_, io) => io,
+                    other => other.into_io(),
+                },
+                _ => io::Error::other("the body could not be read"),
+            }
         }
-    })
+        _ => e,
+    };
+    if is_timeout(&e) {
+        BodyError::Timeout
+    } else {
+        BodyError::Io(e)
+    }
 }
 
 /// Reads up to `cap` bytes of a body whose connection has only a per-read timeout
@@ -156,7 +169,7 @@ pub(crate) fn read_capped(body: ureq::Body, cap: u64) -> Result<Vec<u8>, BodyErr
 #[cold]
 #[inline(never)]
 pub(crate) fn read_within(
-    body: ureq::Body,
+    body: crate::encoding::Incoming,
     cap: u64,
     within: Duration,
 ) -> Result<Vec<u8>, BodyError> {

@@ -20,6 +20,7 @@ pub mod connect_proxy;
 pub mod doc;
 pub mod hostile;
 pub mod hostile_ws;
+pub mod link;
 pub mod logs;
 use serde_json::{Value, json};
 
