@@ -95,6 +95,19 @@ pub enum Auth {
     BearerFrom(KeySource),
 }
 
+impl Auth {
+    /// What names the account a rate budget is spent for (hashed before it is used,
+    /// never shown): the key, the header's key, or the OAuth client's id.
+    pub(crate) fn identity(&self) -> String {
+        match self {
+            Auth::None => String::new(),
+            Auth::Bearer(key) | Auth::Header { value: key, .. } => key.expose().to_owned(),
+            Auth::OAuth2ClientCredentials(oauth) => oauth.client_id.clone(),
+            Auth::BearerFrom(source) => (source.0)().expose().to_owned(),
+        }
+    }
+}
+
 /// Where a key that changes is read: [`Auth::bearer_from`]. Its `Debug` shows no key.
 #[derive(Clone)]
 pub struct KeySource(std::sync::Arc<dyn Fn() -> Secret + Send + Sync>);

@@ -40,7 +40,7 @@ pub(crate) struct Inner {
     pub(crate) base_origin: Option<crate::url::Origin>,
     /// `Bearer <key>`, made once for a client with an API key.
     pub(crate) bearer: Option<crate::auth::Secret>,
-    pub(crate) bucket: Option<crate::rate_limit::TokenBucket>,
+    pub(crate) bucket: Option<crate::rate_limit::Pacer>,
     pub(crate) tokens: crate::auth::TokenCache,
     /// How the client connects, for its calls and its streams alike: its resolver, its
     /// proxies, its one TLS configuration (its roots and its certificate) and the masks
@@ -82,9 +82,15 @@ impl HttpClient {
             },
             crate::connector::NoResolve,
         );
-        let bucket = config
-            .rate_limit
-            .map(|limit| rate_limit::TokenBucket::new(limit, config.clock.now()));
+        let bucket = config.rate_limit.map(|limit| {
+            rate_limit::Pacer::new(
+                limit,
+                config.clock.now(),
+                &config.budget,
+                config.base_url.as_deref().unwrap_or_default(),
+                &config.auth.identity(),
+            )
+        });
         Ok(HttpClient {
             inner: Arc::new(Inner {
                 agent,

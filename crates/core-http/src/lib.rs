@@ -54,6 +54,9 @@
 //! it is read.
 //!
 //! # Features
+//! - `compression`: calls ask for `gzip, br` and decode what comes back as they read it,
+//!   every size cap counting decoded bytes ([`ClientBuilder::compression`] turns the
+//!   asking off). Every client crate turns it on by default.
 //! - `webhook`: Standard Webhooks signature verification (the `webhook` module).
 //! - `ws`: reconnecting blocking WebSocket streams (the `ws` module).
 #![forbid(unsafe_code)]

@@ -243,6 +243,13 @@ impl<'a> Plan<'a> {
             self.report_failure(tries, started, &error, Some(Duration::ZERO));
             return Next::Again;
         }
+        // A 429 holds back everyone who shares the budget, retried or not.
+        if let Some(api) = error.api()
+            && api.status == 429
+            && let (Some(pause), Some(bucket)) = (api.retry_after, &self.client.inner.bucket)
+        {
+            bucket.back_off(pause);
+        }
         let decision = match self.policy.decide(
             tries.retries,
             &error,
@@ -437,17 +444,15 @@ fn wait_for_rate_limit(client: &HttpClient, deadline: Option<&Deadline>) -> Resu
         return Ok(());
     };
     let now = cfg.clock.now();
-    let wait = bucket.acquire(now);
-    if wait.is_zero() {
-        return Ok(());
-    }
-    if let Some(deadline) = deadline
-        && wait >= deadline.remaining(now)
-    {
+    let Some(wait) = bucket.acquire(now, deadline.map(|d| d.remaining(now))) else {
+        let deadline = deadline.map_or(Duration::ZERO, |d| d.elapsed(now));
         return Err(Error::Timeout {
-            elapsed: deadline.elapsed(now),
+            elapsed: deadline,
             delivery: crate::Delivery::MayHaveBeenProcessed,
         });
+    };
+    if wait.is_zero() {
+        return Ok(());
     }
     debug!("client-side rate limit: waiting {wait:?}");
     cfg.sleeper.sleep(wait);

@@ -80,6 +80,7 @@ fn defaults(name: &str, version: &str, honours_idempotency_keys: bool) -> Config
         connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         timeout: DEFAULT_TIMEOUT,
         rate_limit: None,
+        budget: crate::rate_limit::Budget::Process,
         headers: Vec::new(),
         user_agent: format!(
             "{name}/{version} (rust; core-http/{})",
@@ -132,9 +133,11 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// A builder configured from the environment: `<PREFIX>_BASE_URL` (required),
     /// `<PREFIX>_API_KEY` (required, unless the service takes OAuth and
     /// `<PREFIX>_CLIENT_ID`, `<PREFIX>_CLIENT_SECRET` and `<PREFIX>_TOKEN_URL` are set,
-    /// with `<PREFIX>_SCOPE` optional), and optionally `<PREFIX>_MAX_RETRIES` and
-    /// `<PREFIX>_TIMEOUT_SECS`. A missing or invalid value gives an [`Error::Config`](crate::Error::Config)
-    /// naming the variable.
+    /// with `<PREFIX>_SCOPE` optional), and optionally `<PREFIX>_MAX_RETRIES`,
+    /// `<PREFIX>_TIMEOUT_SECS` and `<PREFIX>_RATE_BUDGET` (`process` or `machine`:
+    /// [`shared`](Self::shared); a service client's `from_env` also reads
+    /// `<PREFIX>_PLAN`, the plan it paces itself at). A missing or invalid value gives an
+    /// [`Error::Config`](crate::Error::Config) naming the variable.
     ///
     /// ```no_run
     /// // Reads SOCIAL_BASE_URL, SOCIAL_API_KEY, SOCIAL_MAX_RETRIES and SOCIAL_TIMEOUT_SECS,
@@ -338,6 +341,28 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// ```
     pub fn rate_limit(mut self, limit: impl Into<Option<RateLimit>>) -> Self {
         self.config.rate_limit = limit.into();
+        self
+    }
+
+    /// Who shares the rate limit's budget: this process's clones of the client (the
+    /// default), or every process of the machine using the same key
+    /// ([`Budget::Machine`](crate::config::Budget::Machine)). `<SERVICE>_RATE_BUDGET`
+    /// (`process`, `machine`) sets it from the environment. Without a rate limit there
+    /// is nothing to share: the client is not paced.
+    ///
+    /// ```
+    /// use core_http::config::{Budget, RateLimit};
+    /// let client = core_http::HttpClient::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .rate_limit(RateLimit::per_minute(100))
+    ///     .shared(Budget::machine())
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn shared(mut self, budget: crate::config::Budget) -> Self {
+        self.config.budget = budget;
         self
     }
 

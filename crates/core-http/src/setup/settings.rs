@@ -20,6 +20,8 @@ pub(crate) struct Config {
     pub(crate) connect_timeout: Duration,
     pub(crate) timeout: Duration,
     pub(crate) rate_limit: Option<RateLimit>,
+    /// Who shares the rate limit's budget.
+    pub(crate) budget: crate::rate_limit::Budget,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) user_agent: String,
     pub(crate) allow_insecure_http: bool,
@@ -54,6 +56,7 @@ impl fmt::Debug for Config {
             .field("connect_timeout", &self.connect_timeout)
             .field("timeout", &self.timeout)
             .field("rate_limit", &self.rate_limit)
+            .field("budget", &self.budget)
             .field(
                 "headers",
                 &crate::redact::format_headers(

@@ -9,7 +9,7 @@
 //! - 100 sequential calls on one client against 100 round trips;
 //! - a cold first call over TLS (a local rustls server behind the link), and a reconnect
 //!   (the session resumed), in round trips, against curl's;
-//! - a 64 MiB download, against the link's limit.
+//! - a 64 MiB download, against the link's limit; the quotes stream, for the record.
 //!
 //! Options: `--years N` (default 2), `--rounds N` (default 3), `--rtt-ms N` (40),
 //! `--mbit N` (50), `--quick`, `--write <file>`.
@@ -82,11 +82,12 @@ fn main() {
     let calls = calls_section(&link, &base, &key, &sandbox.trading().url());
     let tls = tls_section(shape);
     let download = download_section(shape);
+    let quotes = quotes_section(shape);
     let report = format!(
         "## Over a link\n\nRelease build, one run, every side through testkit's shaped link: a \
 relay on loopback that delays each direction by half of a **{} ms** round trip and carries \
 **{mbit} Mbit/s** each way (userspace; a new connection pays its round trip to open). The \
-sandbox runs in the benchmark's process, its clock frozen at {END}.\n\n{bars}\n{calls}\n{tls}\n{download}",
+sandbox runs in the benchmark's process, its clock frozen at {END}.\n\n{bars}\n{calls}\n{tls}\n{download}\n{quotes}",
         rtt.as_millis()
     );
     println!("\n{report}");
@@ -616,5 +617,46 @@ fn download_section(shape: Shape) -> String {
         took.as_secs_f64(),
         limit.as_secs_f64(),
         took.as_secs_f64() / limit.as_secs_f64(),
+    )
+}
+
+/// The quotes stream from a running sandbox behind the link: how long to the first
+/// quote, in round trips, and how many arrive.
+fn quotes_section(shape: Shape) -> String {
+    let sandbox = sandbox::Sandbox::builder().market_hours(false).start().unwrap();
+    let target: SocketAddr = sandbox.url().trim_start_matches("http://").parse().unwrap();
+    let link = Link::start(target, shape);
+    let base = sandbox.trading().url().replace(sandbox.url(), &link.url());
+    let client = trading_client::Client::new(&base, sandbox.api_key()).unwrap();
+    let started = Instant::now();
+    let mut stream = client.stream().unwrap();
+    stream.subscribe_quotes(&["AAPL"]).unwrap();
+    let mut first = None;
+    let mut quotes = 0u64;
+    let window = Duration::from_secs(5);
+    while started.elapsed() < window + Duration::from_secs(2) {
+        match stream.next_timeout(Duration::from_millis(200)) {
+            Some(Ok(trading_client::stream::Event::Quote(_))) => {
+                first.get_or_insert(started.elapsed());
+                quotes += 1;
+            }
+            Some(Ok(_)) | None => {}
+            Some(Err(e)) => panic!("{e}"),
+        }
+        if first.is_some_and(|f| started.elapsed() >= f + window) {
+            break;
+        }
+    }
+    let first = first.expect("a quote");
+    format!(
+        "### The quotes stream, for the record\n\n`stream()` and `subscribe_quotes([\"AAPL\"])` on a \
+running sandbox behind the link: the first quote {:.0} ms after the call ({:.1} round trips: \
+TCP, the upgrade, the subscription), then {quotes} quotes in {}s ({:.1} a second, the \
+sandbox's pace) over {} connection.\n",
+        first.as_secs_f64() * 1e3,
+        first.as_secs_f64() / shape.rtt.as_secs_f64(),
+        window.as_secs(),
+        quotes as f64 / window.as_secs_f64(),
+        link.connections(),
     )
 }
