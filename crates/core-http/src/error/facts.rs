@@ -262,7 +262,7 @@ impl Error {
     }
 
     /// The error for a failed read of a streamed answer's body
-    /// ([`StreamingResponse`](crate::StreamingResponse), a download): a body that does
+    /// ([`StreamingResponse`](crate::transport::StreamingResponse), a download): a body that does
     /// not decode as its `Content-Encoding` says is [`Error::UnexpectedBody`] naming the
     /// encoding (the server's doing: repeating it will not mend it); anything else is
     /// [`Error::Io`], the answer cut short.
