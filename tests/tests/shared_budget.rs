@@ -14,14 +14,33 @@ const PROCESSES: usize = 4;
 const CALLS: usize = 75;
 const CHILD: &str = "SHARED_BUDGET_CHILD";
 
-/// In a child: `CALLS` calls, then `ok refused` on stdout.
+/// Prints the client's warnings on stderr, for the parent to count.
+struct Warnings;
+
+impl log::Log for Warnings {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= log::Level::Warn
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            eprintln!("WARN {}", r.args());
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// In a child: `CALLS` calls (or calls for `seconds`, when given), then `ok refused` on
+/// stdout.
 fn child(spec: &str) {
+    let _ = log::set_logger(&Warnings);
+    log::set_max_level(log::LevelFilter::Warn);
     let mut parts = spec.split(' ');
     let (url, key, budget) = (
         parts.next().unwrap(),
         parts.next().unwrap(),
         parts.next().unwrap(),
     );
+    let seconds: Option<u64> = parts.next().map(|s| s.parse().unwrap());
     let client = Client::builder()
         .base_url(url)
         .api_key(key)
@@ -32,20 +51,49 @@ fn child(spec: &str) {
         .build()
         .unwrap();
     let (mut ok, mut refused) = (0, 0);
-    for _ in 0..CALLS {
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    let more = |n: usize| match seconds {
+        Some(s) => started.elapsed() < Duration::from_secs(s),
+        None => n < CALLS,
+    };
+    while more(ok + refused) {
+        let call = Instant::now();
         match client.clock().get() {
             Ok(_) => ok += 1,
             Err(e) if e.status() == Some(429) => refused += 1,
             Err(e) => panic!("{e}"),
         }
+        slowest = slowest.max(call.elapsed());
     }
+    eprintln!("SLOWEST {}", slowest.as_millis());
     println!("{ok} {refused}");
 }
 
-/// Runs `PROCESSES` children at once with this key and budget; (calls answered,
-/// refused, the whole run's time).
-fn run(url: &str, key: &str, budget: &str, cache: &std::path::Path) -> (usize, usize, Duration) {
+/// What the children did: calls answered, refused, the whole run's time, and each
+/// child's stderr.
+struct Run {
+    ok: usize,
+    refused: usize,
+    took: Duration,
+    stderr: Vec<String>,
+}
+
+/// Starts `PROCESSES` children at once with this key and budget (and `seconds` of calls
+/// each, when given), running `meanwhile` while they work.
+fn run_with(
+    url: &str,
+    key: &str,
+    budget: &str,
+    seconds: Option<u64>,
+    cache: &std::path::Path,
+    meanwhile: impl FnOnce(),
+) -> Run {
     let started = Instant::now();
+    let spec = match seconds {
+        Some(s) => format!("{url} {key} {budget} {s}"),
+        None => format!("{url} {key} {budget}"),
+    };
     let children: Vec<_> = (0..PROCESSES)
         .map(|_| {
             Command::new(std::env::current_exe().unwrap())
@@ -54,17 +102,20 @@ fn run(url: &str, key: &str, budget: &str, cache: &std::path::Path) -> (usize, u
                     "--exact",
                     "--nocapture",
                 ])
-                .env(CHILD, format!("{url} {key} {budget}"))
+                .env(CHILD, &spec)
                 .env("XDG_CACHE_HOME", cache)
                 .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
-    let (mut ok, mut refused) = (0, 0);
+    meanwhile();
+    let (mut ok, mut refused, mut stderr) = (0, 0, Vec::new());
     for child in children {
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
         let text = String::from_utf8_lossy(&out.stdout);
         let line = text
             .lines()
@@ -73,8 +124,87 @@ fn run(url: &str, key: &str, budget: &str, cache: &std::path::Path) -> (usize, u
         let mut words = line.split(' ').map(|w| w.parse::<usize>().unwrap());
         ok += words.next().unwrap();
         refused += words.next().unwrap();
+        stderr.push(err);
     }
-    (ok, refused, started.elapsed())
+    Run {
+        ok,
+        refused,
+        took: started.elapsed(),
+        stderr,
+    }
+}
+
+fn run(url: &str, key: &str, budget: &str, cache: &std::path::Path) -> (usize, usize, Duration) {
+    let r = run_with(url, key, budget, None, cache, || {});
+    (r.ok, r.refused, r.took)
+}
+
+/// A real `redis-server` on a free loopback port, stopped by its pid when dropped;
+/// `None` (the test skipped, saying how to install it) on a machine without one, and a
+/// failure under `CI=true`.
+struct Redis {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl Redis {
+    fn start() -> Option<Redis> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            assert!(
+                std::env::var("CI").is_err(),
+                "redis-server is missing: .ci/run installs it (apt-get install redis-server)"
+            );
+            eprintln!("skipped: no redis-server on this machine (apt-get install redis-server)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Some(Redis::on(port))
+    }
+
+    fn on(port: u16) -> Redis {
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "redis-server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Redis { port, child }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 #[test]
@@ -86,6 +216,7 @@ fn four_processes_with_one_key_share_its_budget() {
     let sandbox = sandbox::Sandbox::builder()
         .key("pk_alone", "free")
         .key("pk_shared", "free")
+        .key("pk_redis", "free")
         .market_hours(false)
         .start()
         .unwrap();
@@ -110,12 +241,121 @@ fn four_processes_with_one_key_share_its_budget() {
     assert_eq!((ok, refused), (PROCESSES * CALLS, 0));
     assert!(shared >= minimum.mul_f64(0.98), "{shared:?}");
     assert!(shared <= minimum.mul_f64(1.05), "{shared:?}");
+
+    // The same through a real Redis.
+    if let Some(redis) = Redis::start() {
+        let (ok, refused, took) = run(&url, "pk_redis", &redis.url(), &cache);
+        eprintln!(
+            "sharing through Redis: {ok} answered, {refused} refused in {took:.1?} ({:.3} of the plan's minimum)",
+            took.as_secs_f64() / minimum.as_secs_f64()
+        );
+        assert_eq!((ok, refused), (PROCESSES * CALLS, 0));
+        assert!(
+            took >= minimum.mul_f64(0.98) && took <= minimum.mul_f64(1.05),
+            "{took:?}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&cache);
 }
 
 #[test]
+fn with_redis_stopped_for_ten_seconds_the_processes_pace_alone_say_so_once_and_share_again() {
+    let Some(redis) = Redis::start() else { return };
+    let sandbox = sandbox::Sandbox::builder()
+        .key("pk_outage", "free")
+        .market_hours(false)
+        .start()
+        .unwrap();
+    let cache = std::env::temp_dir().join(format!("shared-outage-{}", std::process::id()));
+    let port = redis.port;
+    let url = redis.url();
+    let mut redis = Some(redis);
+    let run = run_with(
+        &sandbox.trading().url(),
+        "pk_outage",
+        &url,
+        Some(20),
+        &cache,
+        || {
+            std::thread::sleep(Duration::from_secs(3));
+            drop(redis.take());
+            std::thread::sleep(Duration::from_secs(10));
+            redis = Some(Redis::on(port));
+        },
+    );
+    eprintln!(
+        "through an outage: {} answered, {} refused in {:.1?}",
+        run.ok, run.refused, run.took
+    );
+    assert!(
+        run.took < Duration::from_secs(25),
+        "nothing hangs: {:?}",
+        run.took
+    );
+    for err in &run.stderr {
+        let said = |what: &str| {
+            err.lines()
+                .filter(|l| l.starts_with("WARN") && l.contains(what))
+                .count()
+        };
+        assert_eq!(said("paces alone until it can"), 1, "{err}");
+        assert_eq!(said("works again"), 1, "{err}");
+        let slowest: u64 = err
+            .lines()
+            .find_map(|l| l.strip_prefix("SLOWEST "))
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        // A call never waits on Redis past its step's bound (500 ms) and its pace.
+        assert!(slowest < 2_000, "a call took {slowest} ms");
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn a_redis_that_is_not_there_or_not_redis_is_paced_alone_and_a_bad_url_is_refused_at_build() {
+    let err = Client::builder()
+        .base_url("http://127.0.0.1:9/trading")
+        .api_key("pk")
+        .rate_limit(Plan::Free)
+        .shared(Budget::redis("redis://:hunter2-secret@[::1"))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.kind(), core_http::ErrorKind::Config, "{err}");
+    assert!(!err.to_string().contains("hunter2"), "{err}");
+    assert!(!format!("{:?}", Budget::redis("redis://:hunter2-secret@host")).contains("hunter2"));
+    // A server that is not Redis (the sandbox's HTTP port): calls go on, paced alone.
+    let sandbox = sandbox::Sandbox::builder()
+        .key("pk_http", "free")
+        .market_hours(false)
+        .start()
+        .unwrap();
+    let not_redis = sandbox.url().replace("http://", "redis://:hunter2-secret@");
+    let client = Client::builder()
+        .base_url(sandbox.trading().url())
+        .api_key("pk_http")
+        .rate_limit(Plan::Free)
+        .shared(Budget::redis(not_redis))
+        .max_retries(0)
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    for _ in 0..3 {
+        client.clock().get().unwrap();
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn a_budget_that_cannot_be_named_is_a_config_error_naming_its_variable() {
-    let err = "redis://127.0.0.1:6379".parse::<Budget>().unwrap_err();
+    assert_eq!(
+        "redis://127.0.0.1:6379".parse::<Budget>().unwrap(),
+        Budget::redis("redis://127.0.0.1:6379")
+    );
+    let err = "everywhere".parse::<Budget>().unwrap_err();
     assert!(err.to_string().contains("machine"), "{err}");
     let err = Client::from_env_with(|name| match name {
         "TRADING_BASE_URL" => Some("http://127.0.0.1:9/trading".into()),
@@ -127,4 +367,90 @@ fn a_budget_that_cannot_be_named_is_a_config_error_naming_its_variable() {
     assert_eq!(err.kind(), core_http::ErrorKind::Config);
     assert!(err.to_string().contains("TRADING_RATE_BUDGET"), "{err}");
     assert!(!err.to_string().contains("pk"), "{err}");
+}
+
+#[test]
+fn a_shared_step_costs_little_beside_a_call() {
+    let sandbox = sandbox::Sandbox::builder()
+        .key("pk_cost", "pro")
+        .market_hours(false)
+        .start()
+        .unwrap();
+    let redis = Redis::start();
+    // The machine's step is measured where its folder is the test's own (the unit
+    // test in core-http: about 12 µs); here, a call paced alone against one through
+    // Redis on loopback.
+    let mut budgets = vec![("process", Budget::process())];
+    if let Some(redis) = &redis {
+        budgets.push(("redis", Budget::redis(redis.url())));
+    }
+    let per_call: Vec<(&str, Duration)> = budgets
+        .into_iter()
+        .map(|(name, budget)| {
+            let client = Client::builder()
+                .base_url(sandbox.trading().url())
+                .api_key("pk_cost")
+                .rate_limit(trading_client::config::RateLimit::per_minute(6_000_000))
+                .shared(budget)
+                .build()
+                .unwrap();
+            client.clock().get().unwrap();
+            let mut times: Vec<Duration> = (0..300)
+                .map(|_| {
+                    let started = Instant::now();
+                    client.clock().get().unwrap();
+                    started.elapsed()
+                })
+                .collect();
+            times.sort();
+            (name, times[150])
+        })
+        .collect();
+    eprintln!("a call's median, by budget: {per_call:?}");
+    let process = per_call[0].1;
+    for (name, median) in &per_call[1..] {
+        assert!(
+            *median < process + Duration::from_millis(2),
+            "{name}: {median:?} against {process:?}"
+        );
+    }
+}
+
+#[test]
+fn waiting_for_a_redis_that_is_down_ends_within_the_calls_timeout_with_nothing_sent() {
+    let server = testkit::hostile::Hostile::scripted(vec![testkit::hostile::Act::json(200, "{}")]);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = core_http::HttpClient::builder()
+        .base_url(server.url())
+        .api_key("pk_wait")
+        .rate_limit(trading_client::config::RateLimit::per_minute(200))
+        .shared(Budget::redis(format!(
+            "redis://:hunter2-secret@127.0.0.1:{closed}"
+        )))
+        .when_unavailable(trading_client::config::WhenUnavailable::Wait)
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = client
+        .raw()
+        .get::<serde_json::Value>("/v1/clock", &[])
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.kind(), core_http::ErrorKind::Timeout, "{err}");
+    assert_eq!(err.delivery(), core_http::Delivery::NotSent, "{err}");
+    assert!(!err.to_string().contains("hunter2"), "{err}");
+    assert!(
+        took >= Duration::from_millis(800) && took < Duration::from_millis(1_800),
+        "{took:?}"
+    );
+    assert_eq!(
+        server.count("GET"),
+        0,
+        "nothing went out while the budget was out of reach"
+    );
 }

@@ -108,6 +108,8 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     report.push('\n');
     report.push_str(&text);
     report.push('\n');
+    report.push_str(&shared_budget_section()?);
+    report.push('\n');
     report.push_str(&dependency_section()?);
     // The last long soak's figures (`cargo xtask soak --minutes 30`), as it wrote them.
     if let Ok(soak) = fs::read_to_string(root().join("docs/soak.md")) {
@@ -199,6 +201,62 @@ client itself included. Budget for a client without streams, default features of
 {DEPENDENCY_BUDGET}.\n\n| client | default features off | default features | budget |\n\
 |---|---|---|---|\n{rows}"
     ))
+}
+
+/// "One key, many programs": the shared rate budget's tests, release build, their
+/// figures gathered into a section (four processes with one Free trading key against
+/// the sandbox: alone, through the machine's file, through a real Redis; the cost of a
+/// shared step).
+fn shared_budget_section() -> Result<String, String> {
+    let run = |args: &[&str]| -> Result<String, String> {
+        let out = cargo()
+            .args(["test", "--release"])
+            .args(args)
+            .args(["--", "--nocapture", "--test-threads", "1"])
+            .output()
+            .map_err(|e| format!("cannot run the shared budget's tests: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "the shared budget's tests failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout))
+    };
+    let started = Instant::now();
+    let e2e = run(&["-p", "e2e", "--test", "shared_budget"])?;
+    let unit = run(&[
+        "-p",
+        "core-http",
+        "--lib",
+        "a_shared_step_takes_microseconds",
+    ])?;
+    let line = |text: &str, start: &str| {
+        text.lines().find(|l| l.starts_with(start)).map_or_else(
+            || "(not measured: no redis-server)".to_owned(),
+            |l| format!("- {l}"),
+        )
+    };
+    let section = format!(
+        "## One key, many programs\n\nRelease build, `cargo test -p e2e --test shared_budget`: four \
+processes with one trading key on the Free plan (200 requests a minute, a burst of 200), making 300 \
+calls between them with retries off against the sandbox, whose limiter counts per key; the plan's \
+minimum for the 100 calls past the burst is 30 s.\n\n{}\n{}\n{}\n{}\n\nThe cost of a shared step: \
+{} (core-http's unit test, 1,000 steps on a fresh file); {} (the sandbox's `clock` on loopback, the \
+median of 300 calls, paced alone and through Redis).\n",
+        line(&e2e, "pacing alone"),
+        line(&e2e, "sharing the machine"),
+        line(&e2e, "sharing through Redis"),
+        line(&e2e, "through an outage"),
+        line(&unit, "one shared step").trim_start_matches("- "),
+        line(&e2e, "a call's median").trim_start_matches("- "),
+    );
+    println!(
+        "ok: bench: one key, many programs ({:.1}s)",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(section)
 }
 
 /// The machine, in a few words: CPU model and count, memory, rustc.

@@ -82,15 +82,16 @@ impl HttpClient {
             },
             crate::connector::NoResolve,
         );
-        let bucket = config.rate_limit.map(|limit| {
-            rate_limit::Pacer::new(
+        let bucket = match config.rate_limit {
+            Some(limit) => Some(rate_limit::Pacer::new(
                 limit,
                 config.clock.now(),
-                &config.budget,
+                (&config.budget, config.when_unavailable, config.timeout),
                 config.base_url.as_deref().unwrap_or_default(),
                 &config.auth.identity(),
-            )
-        });
+            )?),
+            None => None,
+        };
         Ok(HttpClient {
             inner: Arc::new(Inner {
                 agent,

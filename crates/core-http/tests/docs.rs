@@ -221,7 +221,7 @@ fn every_public_method_of_every_client_has_an_example() {
     // The methods the clients get from core-http's macros (`new`, `builder`, `from_env`,
     // ids, enums, plans), the builder, authentication and rate-limit types every client
     // re-exports, and every client crate's own.
-    let mut files: Vec<_> = ["macros.rs", "setup/mod.rs", "auth.rs", "rate_limit.rs"]
+    let mut files: Vec<_> = ["macros.rs", "setup/mod.rs", "auth.rs", "rate_limit/mod.rs"]
         .iter()
         .map(|f| root.join("crates/core-http/src").join(f))
         .collect();

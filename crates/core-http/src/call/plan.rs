@@ -445,10 +445,17 @@ fn wait_for_rate_limit(client: &HttpClient, deadline: Option<&Deadline>) -> Resu
     };
     let now = cfg.clock.now();
     let Some(wait) = bucket.acquire(now, deadline.map(|d| d.remaining(now))) else {
-        let deadline = deadline.map_or(Duration::ZERO, |d| d.elapsed(now));
-        return Err(Error::Timeout {
-            elapsed: deadline,
-            delivery: crate::Delivery::MayHaveBeenProcessed,
+        // Before a call's first request nothing was sent; before a retry, the
+        // earlier attempt may have been acted on.
+        return Err(match deadline {
+            Some(deadline) => Error::Timeout {
+                elapsed: deadline.elapsed(now),
+                delivery: crate::Delivery::MayHaveBeenProcessed,
+            },
+            None => Error::Timeout {
+                elapsed: cfg.clock.now().saturating_duration_since(now),
+                delivery: crate::Delivery::NotSent,
+            },
         });
     };
     if wait.is_zero() {

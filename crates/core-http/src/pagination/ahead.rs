@@ -2,8 +2,9 @@
 //! caller has a page, the next is asked for on a thread of its own, and its answer (or
 //! error) is handed over only when the caller comes to it.
 //!
-//! One thread a prefetched page (some 20-40 µs to start, against a page's
-//! milliseconds over a network), ending with its request: no thread outlives a request,
+//! One thread a prefetched page (a median 67 µs to start and hand its page over, on a
+//! busy 2-core machine, against a page's milliseconds over a network), ending with its
+//! request: no thread outlives a request,
 //! nothing waits in the background, and nothing is asked once the iterator is dropped
 //! (a request already on its way ends on its thread within the call's timeout; its
 //! answer is thrown away). At most one page is ahead, so a list holds at most two pages.

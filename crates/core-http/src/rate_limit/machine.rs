@@ -56,17 +56,11 @@ impl MachineBudget {
             .map_err(|e| Unavailable(format!("cannot make {}: {e}", dir.display())))?;
         let secret = secret(dir)?;
         let name = identity(&secret, base_url, key, limit);
-        let rate = f64::from(limit.requests.max(1)) / limit.per.as_secs_f64().max(1e-9)
-            * (1.0 - super::PACING_MARGIN);
-        let interval = Duration::from_secs_f64(1.0 / rate);
+        let (interval, tolerance) = pace(limit);
         Ok(MachineBudget {
             path: dir.join(format!("{name}.budget")),
             interval,
-            // One request of the burst is kept in hand: the service's bucket starts
-            // refilling when the first request arrives, which (several processes
-            // starting at once, each connecting) can be some milliseconds after the turn
-            // was taken, where the pacing margin gives the first refill only a few.
-            tolerance: interval * limit.burst.max(2).saturating_sub(2),
+            tolerance,
         })
     }
 
@@ -194,6 +188,19 @@ impl State {
     }
 }
 
+/// A shared budget's pace for `limit`: the time between two requests (the documented
+/// rate less the pacing margin), and how far ahead of its time a request may go (the
+/// burst). One request of the burst is kept in hand: the service's bucket starts
+/// refilling when the first request arrives, which (several processes starting at once,
+/// each connecting) can be some milliseconds after the turn was taken, where the pacing
+/// margin gives the first refill only a few.
+pub(super) fn pace(limit: RateLimit) -> (Duration, Duration) {
+    let rate = f64::from(limit.requests.max(1)) / limit.per.as_secs_f64().max(1e-9)
+        * (1.0 - super::PACING_MARGIN);
+    let interval = Duration::from_secs_f64(1.0 / rate);
+    (interval, interval * limit.burst.max(2).saturating_sub(2))
+}
+
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
@@ -233,7 +240,7 @@ fn secret(dir: &Path) -> Result<[u8; 32], Unavailable> {
 
 /// The budget's name: 128 bits of keyed hash of the base URL, the key and the rate.
 #[allow(deprecated)] // SipHasher is SipHash-2-4, fixed for good: every build names alike.
-fn identity(secret: &[u8; 32], base_url: &str, key: &str, limit: RateLimit) -> String {
+pub(super) fn identity(secret: &[u8; 32], base_url: &str, key: &str, limit: RateLimit) -> String {
     use std::hash::Hasher;
     let word =
         |i: usize| u64::from_le_bytes(secret[i * 8..i * 8 + 8].try_into().unwrap_or_default());

@@ -3,6 +3,8 @@
 //! shared by every process of the machine that uses the key ([`Budget::Machine`]).
 
 mod machine;
+#[cfg(feature = "redis")]
+mod shared_redis;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 /// assert_eq!("machine".parse::<Budget>()?, Budget::machine());
 /// # Ok::<(), core_http::Error>(())
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Budget {
     /// The clones of the client in this process (the default): each process paces
@@ -42,17 +44,107 @@ pub enum Budget {
     /// be used (a read-only disk, a lock held past 250 ms), the client paces alone,
     /// says so once as a warning, and says so again when it shares again.
     Machine,
+    /// Every process of every machine calling the same base URL with the same key at
+    /// the same rate, through the Redis server this `redis://` or `rediss://` URL names
+    /// (feature `redis`; a password in the URL is never shown): one atomic step (a Lua
+    /// script, on the server's clock) per request, its key a hash of the base URL, the
+    /// key and the rate. Each step takes at most what is left of the call's time, and
+    /// 500 ms; while Redis cannot be reached (down, slow, a wrong password) the client
+    /// paces alone, says so once, tries again every second, and says when it shares
+    /// again.
+    Redis(RedisUrl),
+}
+
+/// What a client does for a request when its shared budget cannot be reached (Redis
+/// down, slow or refusing; the machine's file unwritable or locked too long).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WhenUnavailable {
+    /// Pace alone, on the client's own bucket, and say so (a warning, once; and once
+    /// again when it shares again). The default: the program goes on, at the risk of
+    /// 429s while the budget is out of reach.
+    #[default]
+    PaceAlone,
+    /// Wait for the budget, trying it every 100 ms, until the call's time runs out (the
+    /// client's timeout, for a call's first request): the call then fails with
+    /// [`Error::Timeout`](crate::Error::Timeout), nothing sent. For a key a 429 would
+    /// lock out.
+    Wait,
+}
+
+/// A Redis URL, whose `Debug` shows no password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisUrl(String);
+
+impl RedisUrl {
+    /// The URL as given, password included (its `Debug` blanks it).
+    ///
+    /// ```
+    /// let budget = core_http::config::Budget::redis("redis://:pw@127.0.0.1:6379");
+    /// if let core_http::config::Budget::Redis(url) = &budget {
+    ///     assert_eq!(url.expose(), "redis://:pw@127.0.0.1:6379");
+    ///     assert_eq!(format!("{url:?}"), "RedisUrl(\"redis://***@127.0.0.1:6379\")");
+    /// }
+    /// ```
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for RedisUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // scheme://[user[:password]@]host...: everything before an `@` is blanked.
+        let shown = match self.0.split_once("://") {
+            Some((scheme, rest)) => match rest.rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://***@{host}"),
+                None => self.0.clone(),
+            },
+            None => "***".into(),
+        };
+        f.debug_tuple("RedisUrl").field(&shown).finish()
+    }
+}
+
+impl std::fmt::Debug for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Budget::Process => f.write_str("Process"),
+            Budget::Machine => f.write_str("Machine"),
+            Budget::Redis(url) => f.debug_tuple("Redis").field(url).finish(),
+        }
+    }
 }
 
 impl Budget {
     /// [`Budget::Process`].
+    ///
+    /// ```
+    /// assert_eq!(core_http::config::Budget::process(), core_http::config::Budget::default());
+    /// ```
     pub fn process() -> Budget {
         Budget::Process
     }
 
     /// [`Budget::Machine`].
+    ///
+    /// ```
+    /// assert_eq!("machine".parse::<core_http::config::Budget>()?, core_http::config::Budget::machine());
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
     pub fn machine() -> Budget {
         Budget::Machine
+    }
+
+    /// [`Budget::Redis`] on the server `url` names (`redis://[:password@]host[:port][/db]`,
+    /// or `rediss://` for TLS).
+    ///
+    /// ```
+    /// use core_http::config::Budget;
+    /// let budget = Budget::redis("rediss://:secret@redis.internal:6380/2");
+    /// assert!(!format!("{budget:?}").contains("secret"));
+    /// ```
+    pub fn redis(url: impl Into<String>) -> Budget {
+        Budget::Redis(RedisUrl(url.into()))
     }
 }
 
@@ -65,13 +157,18 @@ impl std::str::FromStr for Budget {
             "process" | "" => Ok(Budget::Process),
             "machine" => Ok(Budget::Machine),
             other if other.starts_with("redis://") || other.starts_with("rediss://") => {
-                Err(crate::Error::config(
-                    "a rate budget shared through Redis is not available in this version: \
-                     use `machine` (the processes of one machine) or `process`",
-                ))
+                if cfg!(feature = "redis") {
+                    Ok(Budget::redis(s.trim()))
+                } else {
+                    Err(crate::Error::config(
+                        "a rate budget shared through Redis needs the client's `redis` \
+                         feature, which this build does not have",
+                    ))
+                }
             }
             _ => Err(crate::Error::config(format!(
-                "a rate budget is `process` or `machine`, got {s:?}"
+                "a rate budget is `process`, `machine` or a redis:// or rediss:// URL, got {:?}",
+                s.chars().take(40).collect::<String>()
             ))),
         }
     }
@@ -200,27 +297,67 @@ impl TokenBucket {
     }
 }
 
-/// A client's pace: its own bucket, or the machine's budget with the bucket to fall
-/// back on.
+/// A client's pace: its own bucket, or a shared budget with the bucket to fall back on.
 #[derive(Debug)]
 pub(crate) struct Pacer {
     local: TokenBucket,
-    shared: Option<machine::MachineBudget>,
+    shared: Option<Shared>,
+    when_unavailable: WhenUnavailable,
+    /// The longest a call's first request waits for a shared budget with
+    /// [`WhenUnavailable::Wait`]: the client's timeout.
+    patience: Duration,
     /// Whether the last use of the shared budget failed (said once, and once again when
     /// it works again).
     alone: AtomicBool,
 }
 
+/// How often a client that waits for its shared budget tries it again.
+const WAIT_RETRY: Duration = Duration::from_millis(100);
+
+/// Where a shared budget is kept.
+#[derive(Debug)]
+enum Shared {
+    Machine(machine::MachineBudget),
+    #[cfg(feature = "redis")]
+    Redis(Box<shared_redis::RedisBudget>),
+}
+
+impl Shared {
+    fn acquire(&self, within: Option<Duration>) -> Result<Option<Duration>, machine::Unavailable> {
+        match self {
+            Shared::Machine(b) => b.acquire(within),
+            #[cfg(feature = "redis")]
+            Shared::Redis(b) => b.acquire(within),
+        }
+    }
+
+    fn back_off(&self, pause: Duration) -> Result<(), machine::Unavailable> {
+        match self {
+            Shared::Machine(b) => b.back_off(pause),
+            #[cfg(feature = "redis")]
+            Shared::Redis(b) => b.back_off(pause),
+        }
+    }
+
+    fn what(&self) -> &'static str {
+        match self {
+            Shared::Machine(_) => "the machine's rate budget",
+            #[cfg(feature = "redis")]
+            Shared::Redis(_) => "the rate budget on Redis",
+        }
+    }
+}
+
 impl Pacer {
     /// The pace for `limit`, shared as `budget` says; `base_url` and `key` name a
-    /// machine budget.
+    /// shared budget. A Redis URL that cannot be parsed is a configuration error.
     pub(crate) fn new(
         limit: RateLimit,
         now: Instant,
-        budget: &Budget,
+        (budget, when_unavailable, patience): (&Budget, WhenUnavailable, Duration),
         base_url: &str,
         key: &str,
-    ) -> Pacer {
+    ) -> crate::Result<Pacer> {
         let shared = match budget {
             Budget::Process => None,
             Budget::Machine => {
@@ -230,7 +367,7 @@ impl Pacer {
                     })
                     .and_then(|dir| machine::MachineBudget::new(&dir, base_url, key, limit));
                 match made {
-                    Ok(budget) => Some(budget),
+                    Ok(budget) => Some(Shared::Machine(budget)),
                     Err(machine::Unavailable(why)) => {
                         log::warn!(
                             "the machine's rate budget cannot be used ({why}): this client paces alone"
@@ -239,30 +376,52 @@ impl Pacer {
                     }
                 }
             }
+            #[cfg(feature = "redis")]
+            Budget::Redis(url) => Some(Shared::Redis(Box::new(shared_redis::RedisBudget::new(
+                url.expose(),
+                base_url,
+                key,
+                limit,
+            )?))),
+            #[cfg(not(feature = "redis"))]
+            Budget::Redis(_) => {
+                return Err(crate::Error::config(
+                    "a rate budget shared through Redis needs the client's `redis` feature",
+                ));
+            }
         };
-        Pacer {
+        Ok(Pacer {
             local: TokenBucket::new(limit, now),
             shared,
+            when_unavailable,
+            patience,
             alone: AtomicBool::new(false),
-        }
+        })
     }
 
     /// Takes the next request's turn and returns how long to wait for it; `None` (no
     /// turn taken from a shared budget) when that is `within` or more away.
     pub(crate) fn acquire(&self, now: Instant, within: Option<Duration>) -> Option<Duration> {
         if let Some(shared) = &self.shared {
-            match shared.acquire(within) {
-                Ok(wait) => {
-                    if self.alone.swap(false, Ordering::AcqRel) {
-                        log::warn!("the machine's rate budget works again: this client shares it");
+            let give_up = now + within.unwrap_or(self.patience);
+            loop {
+                let left = give_up.saturating_duration_since(Instant::now());
+                match shared.acquire(within.map(|_| left)) {
+                    Ok(wait) => {
+                        if self.alone.swap(false, Ordering::AcqRel) {
+                            log::warn!("{} works again: this client shares it", shared.what());
+                        }
+                        return wait;
                     }
-                    return wait;
-                }
-                Err(machine::Unavailable(why)) => {
-                    if !self.alone.swap(true, Ordering::AcqRel) {
-                        log::warn!(
-                            "the machine's rate budget cannot be used ({why}): this client paces alone until it can"
-                        );
+                    Err(why) => {
+                        self.lost(shared, &why);
+                        if self.when_unavailable == WhenUnavailable::PaceAlone {
+                            break;
+                        }
+                        if left <= WAIT_RETRY {
+                            return None;
+                        }
+                        std::thread::sleep(WAIT_RETRY);
                     }
                 }
             }
@@ -277,10 +436,27 @@ impl Pacer {
     /// A 429 said to wait `pause`: every process sharing the budget waits it out.
     pub(crate) fn back_off(&self, pause: Duration) {
         if let Some(shared) = &self.shared
-            && shared.back_off(pause).is_err()
+            && let Err(why) = shared.back_off(pause)
         {
-            self.alone.store(true, Ordering::Release);
+            self.lost(shared, &why);
         }
+    }
+
+    /// The shared budget could not be used: said once, until it works again.
+    fn lost(&self, shared: &Shared, why: &machine::Unavailable) {
+        if !self.alone.swap(true, Ordering::AcqRel) {
+            let then = match self.when_unavailable {
+                WhenUnavailable::PaceAlone => "this client paces alone until it can",
+                WhenUnavailable::Wait => "waiting for it",
+            };
+            log::warn!("{} cannot be used ({}): {then}", shared.what(), why.0);
+        }
+    }
+
+    /// Whether the client paces alone for now, its shared budget out of reach.
+    #[allow(dead_code)]
+    pub(crate) fn alone(&self) -> bool {
+        self.alone.load(Ordering::Acquire)
     }
 }
 

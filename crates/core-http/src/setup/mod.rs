@@ -81,6 +81,7 @@ fn defaults(name: &str, version: &str, honours_idempotency_keys: bool) -> Config
         timeout: DEFAULT_TIMEOUT,
         rate_limit: None,
         budget: crate::rate_limit::Budget::Process,
+        when_unavailable: crate::rate_limit::WhenUnavailable::PaceAlone,
         headers: Vec::new(),
         user_agent: format!(
             "{name}/{version} (rust; core-http/{})",
@@ -361,8 +362,29 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// # let _ = client;
     /// # Ok::<(), core_http::Error>(())
     /// ```
-    pub fn shared(mut self, budget: crate::config::Budget) -> Self {
+    pub fn shared(mut self, budget: crate::rate_limit::Budget) -> Self {
         self.config.budget = budget;
+        self
+    }
+
+    /// What a request does when the shared budget cannot be reached: pace alone and
+    /// say so (the default), or wait for it within the call's time
+    /// ([`WhenUnavailable`](crate::config::WhenUnavailable)).
+    ///
+    /// ```
+    /// use core_http::config::{Budget, RateLimit, WhenUnavailable};
+    /// let client = core_http::HttpClient::builder()
+    ///     .base_url("https://api.example.com")
+    ///     .api_key("sk_test")
+    ///     .rate_limit(RateLimit::per_minute(100))
+    ///     .shared(Budget::machine())
+    ///     .when_unavailable(WhenUnavailable::Wait)
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), core_http::Error>(())
+    /// ```
+    pub fn when_unavailable(mut self, choice: crate::rate_limit::WhenUnavailable) -> Self {
+        self.config.when_unavailable = choice;
         self
     }
 

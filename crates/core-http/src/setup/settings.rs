@@ -22,6 +22,8 @@ pub(crate) struct Config {
     pub(crate) rate_limit: Option<RateLimit>,
     /// Who shares the rate limit's budget.
     pub(crate) budget: crate::rate_limit::Budget,
+    /// What a request does when the shared budget cannot be reached.
+    pub(crate) when_unavailable: crate::rate_limit::WhenUnavailable,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) user_agent: String,
     pub(crate) allow_insecure_http: bool,
@@ -57,6 +59,7 @@ impl fmt::Debug for Config {
             .field("timeout", &self.timeout)
             .field("rate_limit", &self.rate_limit)
             .field("budget", &self.budget)
+            .field("when_unavailable", &self.when_unavailable)
             .field(
                 "headers",
                 &crate::redact::format_headers(

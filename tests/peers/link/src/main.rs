@@ -20,17 +20,19 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use testkit::link::{Link, Shape};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use trading_client::markets::Timeframe;
 
+mod pages;
+
+use pages::{Pages, RawPage};
 use service_clients_sandbox as sandbox;
 use service_clients_testkit as testkit;
 
 const END: &str = "2026-03-02T21:00:00Z";
-const PAGE: u32 = 10_000;
+pub(crate) const PAGE: u32 = 10_000;
 const TARGET_OF_RAW: f64 = 0.3;
 const TARGET_OF_REQWEST: f64 = 0.8;
 const TARGET_OF_LIMIT: f64 = 1.25;
@@ -97,7 +99,7 @@ sandbox runs in the benchmark's process, its clock frozen at {END}.\n\n{bars}\n{
     }
 }
 
-type Range = (OffsetDateTime, OffsetDateTime);
+pub(crate) type Range = (OffsetDateTime, OffsetDateTime);
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -255,23 +257,6 @@ fn ours(client: &trading_client::Client, (start, end): Range) -> (u64, f64) {
     (n, sum.to_string().parse().unwrap())
 }
 
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct RawBar {
-    t: String,
-    o: f64,
-    h: f64,
-    l: f64,
-    c: f64,
-    v: u64,
-}
-
-#[derive(Deserialize)]
-struct RawPage {
-    bars: Vec<RawBar>,
-    next_page_token: Option<String>,
-}
-
 /// A page at a time through `get(url, authorization)`, decoded by `serde_json`.
 fn raw(
     base: &str,
@@ -301,136 +286,6 @@ fn raw(
             Some(t) if !t.is_empty() => token = Some(t),
             _ => return (n, sum),
         }
-    }
-}
-
-/// The pages of one range of bars, by the token that asks for them: plain, brotli and
-/// gzip.
-struct Pages {
-    bodies: Vec<(Option<String>, [Arc<Vec<u8>>; 3])>,
-}
-
-impl Pages {
-    fn record(url: &str, key: &str, (start, end): Range) -> Pages {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .accept_encoding("")
-            .build()
-            .into();
-        let mut bodies = Vec::new();
-        let (start, end) = (
-            start.format(&Rfc3339).unwrap(),
-            end.format(&Rfc3339).unwrap(),
-        );
-        let mut token: Option<String> = None;
-        loop {
-            let mut url = format!(
-                "{url}/v1/history?symbol=AAPL&timeframe=1Min&start={start}&end={end}&limit={PAGE}"
-            );
-            if let Some(t) = &token {
-                url.push_str(&format!("&page_token={t}"));
-            }
-            let plain = agent
-                .get(&url)
-                .header("authorization", format!("Bearer {key}"))
-                .call()
-                .unwrap()
-                .body_mut()
-                .with_config()
-                .limit(u64::MAX)
-                .read_to_vec()
-                .unwrap();
-            let next = serde_json::from_slice::<RawPage>(&plain)
-                .unwrap()
-                .next_page_token;
-            let mut br = Vec::new();
-            {
-                let mut w = brotli::CompressorWriter::new(&mut br, 4096, 4, 22);
-                w.write_all(&plain).unwrap();
-            }
-            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-            gz.write_all(&plain).unwrap();
-            let gz = gz.finish().unwrap();
-            bodies.push((token.clone(), [Arc::new(plain), Arc::new(br), Arc::new(gz)]));
-            match next {
-                Some(t) if !t.is_empty() => token = Some(t),
-                _ => return Pages { bodies },
-            }
-        }
-    }
-
-    /// Bytes in all: plain, brotli, gzip.
-    fn sizes(&self) -> (usize, usize, usize) {
-        let sum = |i: usize| self.bodies.iter().map(|(_, b)| b[i].len()).sum();
-        (sum(0), sum(1), sum(2))
-    }
-
-    /// A keep-alive server of these pages: the one the `page_token` names, in the
-    /// encoding `Accept-Encoding` prefers (brotli, then gzip).
-    fn serve(&self) -> SocketAddr {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let bodies = Arc::new(self.bodies.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let bodies = bodies.clone();
-                let _ = stream.set_nodelay(true);
-                std::thread::spawn(move || {
-                    let mut writer = stream.try_clone().unwrap();
-                    let mut reader = BufReader::new(stream);
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let token = line
-                            .split_whitespace()
-                            .nth(1)
-                            .and_then(|p| p.split_once('?'))
-                            .and_then(|(_, q)| {
-                                q.split('&').find_map(|kv| kv.strip_prefix("page_token="))
-                            })
-                            .map(str::to_owned);
-                        let mut accept = String::new();
-                        loop {
-                            let mut header = String::new();
-                            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                                return;
-                            }
-                            if header == "\r\n" {
-                                break;
-                            }
-                            if let Some(v) =
-                                header.to_ascii_lowercase().strip_prefix("accept-encoding:")
-                            {
-                                accept = v.trim().to_owned();
-                            }
-                        }
-                        let Some((_, body)) = bodies.iter().find(|(t, _)| *t == token) else {
-                            let _ = writer
-                                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
-                            continue;
-                        };
-                        let (i, encoding) = if accept.contains("br") {
-                            (1, "content-encoding: br\r\n")
-                        } else if accept.contains("gzip") {
-                            (2, "content-encoding: gzip\r\n")
-                        } else {
-                            (0, "")
-                        };
-                        let head = format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{encoding}content-length: {}\r\n\r\n",
-                            body[i].len()
-                        );
-                        if writer.write_all(head.as_bytes()).is_err()
-                            || writer.write_all(&body[i]).is_err()
-                        {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        addr
     }
 }
 
@@ -623,7 +478,10 @@ fn download_section(shape: Shape) -> String {
 /// The quotes stream from a running sandbox behind the link: how long to the first
 /// quote, in round trips, and how many arrive.
 fn quotes_section(shape: Shape) -> String {
-    let sandbox = sandbox::Sandbox::builder().market_hours(false).start().unwrap();
+    let sandbox = sandbox::Sandbox::builder()
+        .market_hours(false)
+        .start()
+        .unwrap();
     let target: SocketAddr = sandbox.url().trim_start_matches("http://").parse().unwrap();
     let link = Link::start(target, shape);
     let base = sandbox.trading().url().replace(sandbox.url(), &link.url());
