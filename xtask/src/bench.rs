@@ -62,12 +62,17 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
          `tungstenite`, `reqwest`, `curl`).\n",
         machine()
     );
+    // `--assemble`: the page from the sections a run already wrote (a run that failed
+    // late, say for want of disk), measuring only those it lacks of the last ones.
+    let assemble = args.iter().any(|a| a == "--assemble");
     for (package, bench, title) in BENCHES {
         let section = sections.join(format!("{bench}.md"));
         let mut cmd = cargo();
         cmd.args(["bench", "-p", package, "--bench", bench, "--", "--write"])
             .arg(&section);
-        step(&format!("bench: {title}"), cmd)?;
+        if !assemble {
+            step(&format!("bench: {title}"), cmd)?;
+        }
         let text =
             fs::read_to_string(&section).map_err(|e| format!("cannot read {section:?}: {e}"))?;
         report.push('\n');
@@ -81,14 +86,16 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
         .args(["build", "--release", "--manifest-path"])
         .arg(peers.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", root().join("target"));
-    step("bench: build the peers", build)?;
     let section = sections.join("peers.md");
-    let mut run = Command::new(root().join("target/release/peers"));
-    run.args(["--build", "--write"]).arg(&section);
-    step(
-        "bench: a call against reqwest and ureq; the build cost",
-        run,
-    )?;
+    if !assemble {
+        step("bench: build the peers", build)?;
+        let mut run = Command::new(root().join("target/release/peers"));
+        run.args(["--build", "--write"]).arg(&section);
+        step(
+            "bench: a call against reqwest and ureq; the build cost",
+            run,
+        )?;
+    }
     let text = fs::read_to_string(&section).map_err(|e| format!("cannot read {section:?}: {e}"))?;
     report.push('\n');
     report.push_str(&text);
@@ -99,16 +106,24 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
         .args(["build", "--release", "-p", "link", "--manifest-path"])
         .arg(peers.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", root().join("target"));
-    step("bench: build the link benchmark", build)?;
     let section = sections.join("link.md");
-    let mut run = Command::new(root().join("target/release/link"));
-    run.arg("--write").arg(&section);
-    step("bench: over a link (40 ms, 50 Mbit/s)", run)?;
+    if !assemble {
+        step("bench: build the link benchmark", build)?;
+        let mut run = Command::new(root().join("target/release/link"));
+        run.arg("--write").arg(&section);
+        step("bench: over a link (40 ms, 50 Mbit/s)", run)?;
+    }
     let text = fs::read_to_string(&section).map_err(|e| format!("cannot read {section:?}: {e}"))?;
     report.push('\n');
     report.push_str(&text);
+    let section = sections.join("shared.md");
+    if !assemble || !section.exists() {
+        fs::write(&section, shared_budget_section()?)
+            .map_err(|e| format!("cannot write {section:?}: {e}"))?;
+    }
+    let text = fs::read_to_string(&section).map_err(|e| format!("cannot read {section:?}: {e}"))?;
     report.push('\n');
-    report.push_str(&shared_budget_section()?);
+    report.push_str(&text);
     report.push('\n');
     report.push_str(&dependency_section()?);
     // The last long soak's figures (`cargo xtask soak --minutes 30`), as it wrote them.
