@@ -23,7 +23,7 @@
 //!     s.read_exact(&mut buf).unwrap();
 //!     s.write_all(&buf).unwrap();
 //! });
-//! let link = testkit::link::Link::start(target, testkit::link::Shape::new(Duration::from_millis(40), 50_000_000));
+//! let link = service_clients_testkit::link::Link::start(target, service_clients_testkit::link::Shape::new(Duration::from_millis(40), 50_000_000));
 //! let mut s = std::net::TcpStream::connect(link.addr())?;
 //! let started = Instant::now();
 //! s.write_all(b"ping")?;

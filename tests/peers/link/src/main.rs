@@ -20,6 +20,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use testkit::bench::{flag, option};
 use testkit::link::{Link, Shape};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -38,17 +39,6 @@ const TARGET_OF_REQWEST: f64 = 0.8;
 const TARGET_OF_LIMIT: f64 = 1.25;
 const TARGET_CALLS: f64 = 1.02;
 const DOWNLOAD: usize = 64 << 20;
-
-fn option(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
-
-fn flag(name: &str) -> bool {
-    std::env::args().any(|a| a == name)
-}
 
 fn main() {
     let quick = flag("--quick");
