@@ -8,7 +8,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use trading_client::{Client, Plan, config::Budget};
+use testkit::hostile::{Act, Hostile};
+use trading_client::config::{Budget, BudgetEvent, Observer, RateLimit, WhenUnavailable};
+use trading_client::{Client, Plan};
 
 const PROCESSES: usize = 4;
 const CALLS: usize = 75;
@@ -149,6 +151,11 @@ struct Redis {
 
 impl Redis {
     fn start() -> Option<Redis> {
+        Redis::start_with(&[])
+    }
+
+    /// [`Redis::start`] with more of `redis-server`'s arguments.
+    fn start_with(extra: &[&str]) -> Option<Redis> {
         if Command::new("redis-server")
             .arg("--version")
             .output()
@@ -166,10 +173,10 @@ impl Redis {
             .local_addr()
             .unwrap()
             .port();
-        Some(Redis::on(port))
+        Some(Redis::on(port, extra))
     }
 
-    fn on(port: u16) -> Redis {
+    fn on(port: u16, extra: &[&str]) -> Redis {
         let child = Command::new("redis-server")
             .args([
                 "--port",
@@ -181,6 +188,7 @@ impl Redis {
                 "--appendonly",
                 "no",
             ])
+            .args(extra)
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
@@ -280,7 +288,7 @@ fn with_redis_stopped_for_ten_seconds_the_processes_pace_alone_say_so_once_and_s
             std::thread::sleep(Duration::from_secs(3));
             drop(redis.take());
             std::thread::sleep(Duration::from_secs(10));
-            redis = Some(Redis::on(port));
+            redis = Some(Redis::on(port, &[]));
         },
     );
     eprintln!(
@@ -390,7 +398,7 @@ fn a_shared_step_costs_little_beside_a_call() {
             let client = Client::builder()
                 .base_url(sandbox.trading().url())
                 .api_key("pk_cost")
-                .rate_limit(trading_client::config::RateLimit::per_minute(6_000_000))
+                .rate_limit(RateLimit::per_minute(6_000_000))
                 .shared(budget)
                 .build()
                 .unwrap();
@@ -418,7 +426,7 @@ fn a_shared_step_costs_little_beside_a_call() {
 
 #[test]
 fn waiting_for_a_redis_that_is_down_ends_within_the_calls_timeout_with_nothing_sent() {
-    let server = testkit::hostile::Hostile::scripted(vec![testkit::hostile::Act::json(200, "{}")]);
+    let server = Hostile::scripted(vec![Act::json(200, "{}")]);
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -427,11 +435,11 @@ fn waiting_for_a_redis_that_is_down_ends_within_the_calls_timeout_with_nothing_s
     let client = core_http::HttpClient::builder()
         .base_url(server.url())
         .api_key("pk_wait")
-        .rate_limit(trading_client::config::RateLimit::per_minute(200))
+        .rate_limit(RateLimit::per_minute(200))
         .shared(Budget::redis(format!(
             "redis://:hunter2-secret@127.0.0.1:{closed}"
         )))
-        .when_unavailable(trading_client::config::WhenUnavailable::Wait)
+        .when_unavailable(WhenUnavailable::Wait)
         .timeout(Duration::from_secs(1))
         .build()
         .unwrap();
@@ -453,4 +461,271 @@ fn waiting_for_a_redis_that_is_down_ends_within_the_calls_timeout_with_nothing_s
         0,
         "nothing went out while the budget was out of reach"
     );
+}
+
+/// What an observer is told of the shared budget.
+#[derive(Clone, Default)]
+struct Told(std::sync::Arc<std::sync::Mutex<Vec<BudgetEvent>>>);
+
+impl Observer for Told {
+    fn budget(&self, event: &BudgetEvent) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}
+
+impl Told {
+    fn events(&self) -> Vec<BudgetEvent> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// A trading client paced at `limit` through the Redis `redis` names, its budget events
+/// told to the returned observer.
+fn through_redis(
+    sandbox: &sandbox::Sandbox,
+    key: &str,
+    redis: &str,
+    limit: RateLimit,
+    when: WhenUnavailable,
+    timeout: Duration,
+) -> (Client, Told) {
+    let told = Told::default();
+    let client = Client::builder()
+        .base_url(sandbox.trading().url())
+        .api_key(key)
+        .rate_limit(limit)
+        .shared(Budget::redis(redis))
+        .when_unavailable(when)
+        .observer(told.clone())
+        .max_retries(0)
+        .timeout(timeout)
+        .build()
+        .unwrap();
+    (client, told)
+}
+
+/// Every log record so far (of every crate, at every level) that holds `secret`.
+fn logged(secret: &str) -> Vec<String> {
+    testkit::logs::lines()
+        .into_iter()
+        .filter(|l| l.contains(secret))
+        .collect()
+}
+
+#[test]
+fn a_wrong_redis_password_is_paced_alone_said_once_and_never_shown_and_the_right_one_shares() {
+    testkit::logs::install(testkit::logs::all_targets);
+    let Some(redis) = Redis::start_with(&["--requirepass", "right-horse-battery"]) else {
+        return;
+    };
+    let sandbox = sandbox::Sandbox::builder()
+        .key("pk_pass", "free")
+        .market_hours(false)
+        .start()
+        .unwrap();
+    let wrong = format!("redis://:hunter2-wrong@127.0.0.1:{}", redis.port);
+    let (client, told) = through_redis(
+        &sandbox,
+        "pk_pass",
+        &wrong,
+        RateLimit::per_minute(6_000),
+        WhenUnavailable::PaceAlone,
+        Duration::from_secs(5),
+    );
+    let started = Instant::now();
+    for _ in 0..5 {
+        client.clock().get().unwrap();
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let events = told.events();
+    let [BudgetEvent::Lost { store, reason }] = events.as_slice() else {
+        panic!("said once: {events:?}");
+    };
+    assert_eq!(*store, "redis");
+    eprintln!("a wrong password, told: {reason}");
+    assert!(reason.contains("refused the password"), "{reason}");
+    for secret in ["hunter2", "right-horse"] {
+        assert!(!reason.contains(secret), "{reason}");
+        assert!(!format!("{client:?}").contains(secret));
+        assert_eq!(logged(secret), Vec::<String>::new());
+    }
+
+    // The right password: two clients of one key share a burst of 3 (2 at once, one
+    // kept in hand), so the other's first call waits for the next turn, a second on.
+    let right = format!("redis://:right-horse-battery@127.0.0.1:{}", redis.port);
+    let limit = RateLimit::per_minute(60).with_burst(3);
+    let (a, told_a) = through_redis(
+        &sandbox,
+        "pk_pass",
+        &right,
+        limit,
+        WhenUnavailable::PaceAlone,
+        Duration::from_secs(5),
+    );
+    let (b, told_b) = through_redis(
+        &sandbox,
+        "pk_pass",
+        &right,
+        limit,
+        WhenUnavailable::PaceAlone,
+        Duration::from_secs(5),
+    );
+    let started = Instant::now();
+    a.clock().get().unwrap();
+    a.clock().get().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    b.clock().get().unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(told_a.events(), vec![]);
+    assert_eq!(told_b.events(), vec![]);
+    assert_eq!(logged("right-horse"), Vec::<String>::new());
+}
+
+#[test]
+fn a_silent_a_resetting_and_a_slow_redis_never_hold_a_call_past_its_time_and_are_said_once() {
+    testkit::logs::install(testkit::logs::all_targets);
+    let service = Hostile::scripted(vec![Act::json(200, "{}")]);
+    // Accepts, reads nothing, answers nothing.
+    let silent = Hostile::scripted(vec![Act::StallBeforeRead(Duration::from_secs(30))]);
+    // Accepts and closes at once.
+    let resetting = Hostile::scripted(vec![Act::CloseBeforeRead]);
+    let as_redis = |h: &Hostile| h.url().replace("http://", "redis://:hunter2-hostile@");
+    let mut servers = vec![
+        ("silent", as_redis(&silent)),
+        ("resetting", as_redis(&resetting)),
+    ];
+    // A real Redis two seconds of round trip away: every step outlasts its 500 ms.
+    let redis = Redis::start();
+    let slow = redis.as_ref().map(|r| {
+        testkit::link::Link::start(
+            ([127, 0, 0, 1], r.port).into(),
+            testkit::link::Shape::new(Duration::from_secs(2), 100_000_000),
+        )
+    });
+    if let Some(link) = &slow {
+        servers.push(("slow", format!("redis://{}", link.addr())));
+    }
+    let client = |url: &str, when: WhenUnavailable, timeout: Duration| {
+        let told = Told::default();
+        let client = core_http::HttpClient::builder()
+            .base_url(service.url())
+            .api_key("pk_hostile")
+            .rate_limit(RateLimit::per_minute(6_000))
+            .shared(Budget::redis(url))
+            .when_unavailable(when)
+            .observer(told.clone())
+            .max_retries(0)
+            .timeout(timeout)
+            .build()
+            .unwrap();
+        (client, told)
+    };
+    let get = |c: &core_http::HttpClient| c.raw().get::<serde_json::Value>("/v1/clock", &[]);
+    for (what, url) in servers {
+        let (paced, told) = client(&url, WhenUnavailable::PaceAlone, Duration::from_secs(5));
+        let started = Instant::now();
+        let mut slowest = Duration::ZERO;
+        for _ in 0..4 {
+            let call = Instant::now();
+            get(&paced).unwrap();
+            slowest = slowest.max(call.elapsed());
+        }
+        let took = started.elapsed();
+        eprintln!("a {what} Redis: 4 calls in {took:?}, the slowest {slowest:?}");
+        // One step's bound (500 ms) and a call; the others skip Redis for a second.
+        assert!(slowest < Duration::from_millis(900), "{what}: {slowest:?}");
+        assert!(took < Duration::from_millis(1_500), "{what}: {took:?}");
+        let events = told.events();
+        assert!(
+            matches!(
+                events.as_slice(),
+                [BudgetEvent::Lost { store: "redis", .. }]
+            ),
+            "{what}: {events:?}"
+        );
+
+        // Told to wait: the call ends in its own time, nothing sent.
+        let (waiting, _) = client(&url, WhenUnavailable::Wait, Duration::from_secs(1));
+        let before = service.count("GET");
+        let started = Instant::now();
+        let err = get(&waiting).unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(err.kind(), core_http::ErrorKind::Timeout, "{what}: {err}");
+        assert_eq!(
+            err.delivery(),
+            core_http::Delivery::NotSent,
+            "{what}: {err}"
+        );
+        assert!(took < Duration::from_millis(1_300), "{what}: {took:?}");
+        assert_eq!(service.count("GET"), before, "{what}: nothing went out");
+    }
+    assert_eq!(logged("hunter2"), Vec::<String>::new());
+}
+
+#[test]
+fn an_unusable_cache_folder_is_said_once_and_refused_at_build_when_told_to_wait() {
+    const UNUSABLE: &str = "SHARED_BUDGET_UNUSABLE";
+    if std::env::var(UNUSABLE).is_err() {
+        // In a child of its own, whose cache folder is under a plain file.
+        let file = std::env::temp_dir().join(format!("not-a-folder-{}", std::process::id()));
+        std::fs::write(&file, b"x").unwrap();
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "an_unusable_cache_folder_is_said_once_and_refused_at_build_when_told_to_wait",
+                "--exact",
+                "--nocapture",
+            ])
+            .env(UNUSABLE, "1")
+            .env("XDG_CACHE_HOME", &file)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&file);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("CHECKED"), "the child ran its checks: {err}");
+        return;
+    }
+    let service = Hostile::scripted(vec![Act::json(200, "{}")]);
+    let build = |when: WhenUnavailable, told: &Told| {
+        core_http::HttpClient::builder()
+            .base_url(service.url())
+            .api_key("pk_unusable")
+            .rate_limit(RateLimit::per_minute(6_000))
+            .shared(Budget::machine())
+            .when_unavailable(when)
+            .observer(told.clone())
+            .build()
+    };
+    let told = Told::default();
+    let client = build(WhenUnavailable::PaceAlone, &told).unwrap();
+    for _ in 0..3 {
+        client
+            .raw()
+            .get::<serde_json::Value>("/v1/clock", &[])
+            .unwrap();
+    }
+    let events = told.events();
+    let [BudgetEvent::Lost { store, reason }] = events.as_slice() else {
+        panic!("said once: {events:?}");
+    };
+    assert_eq!(*store, "machine");
+    assert!(reason.contains("cannot make"), "{reason}");
+    assert_eq!(service.count("GET"), 3);
+
+    let err = build(WhenUnavailable::Wait, &Told::default()).unwrap_err();
+    assert_eq!(err.kind(), core_http::ErrorKind::Config, "{err}");
+    assert!(err.to_string().contains("told to wait"), "{err}");
+    eprintln!("CHECKED");
 }

@@ -87,8 +87,11 @@ impl HttpClient {
                 limit,
                 config.clock.now(),
                 (&config.budget, config.when_unavailable, config.timeout),
-                config.base_url.as_deref().unwrap_or_default(),
-                &config.auth.identity(),
+                (
+                    config.base_url.as_deref().unwrap_or_default(),
+                    &config.auth.identity(),
+                ),
+                config.observer.clone(),
             )?),
             None => None,
         };

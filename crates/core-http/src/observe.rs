@@ -73,8 +73,29 @@ pub enum StreamEvent {
     Ended,
 }
 
+/// What happened to a shared rate budget ([`Budget`](crate::config::Budget)), as an
+/// [`Observer`] sees it: said once when the budget goes out of reach, and once when the
+/// client shares it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BudgetEvent {
+    /// The shared budget could not be used: the client now paces alone (or waits, with
+    /// [`WhenUnavailable::Wait`](crate::config::WhenUnavailable::Wait)) until it can.
+    Lost {
+        /// Where the budget is kept: `"machine"` or `"redis"`.
+        store: &'static str,
+        /// Why, as the warning says it (never a password or a key).
+        reason: String,
+    },
+    /// The shared budget works again: the client shares it.
+    Regained {
+        /// Where the budget is kept: `"machine"` or `"redis"`.
+        store: &'static str,
+    },
+}
+
 /// Sees what a client does: [`ClientBuilder::observer`](crate::ClientBuilder::observer).
-/// Both methods have empty defaults; implement those you need. They are called on the
+/// Every method has an empty default; implement those you need. They are called on the
 /// thread that makes the call (or the stream's own thread), so keep them quick: count,
 /// record a duration, send to a channel.
 pub trait Observer: Send + Sync + 'static {
@@ -85,6 +106,11 @@ pub trait Observer: Send + Sync + 'static {
 
     /// When a stream connects, loses its connection, reconnects, falls behind or ends.
     fn stream(&self, event: &StreamEvent) {
+        let _ = event;
+    }
+
+    /// When a shared rate budget goes out of reach, and when it works again.
+    fn budget(&self, event: &BudgetEvent) {
         let _ = event;
     }
 }
@@ -129,6 +155,16 @@ impl Observers {
         tracing::info!(target: "core_http::stream", event = ?event, "stream");
         if let Some(o) = &self.0 {
             o.stream(&event);
+        }
+    }
+
+    /// Tells the observer what happened to the shared budget (and, with the `tracing`
+    /// feature, emits an event).
+    pub(crate) fn budget(&self, event: BudgetEvent) {
+        #[cfg(feature = "tracing")]
+        tracing::warn!(target: "core_http::budget", event = ?event, "rate budget");
+        if let Some(o) = &self.0 {
+            o.budget(&event);
         }
     }
 }

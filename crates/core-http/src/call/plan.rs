@@ -248,7 +248,7 @@ impl<'a> Plan<'a> {
             && api.status == 429
             && let (Some(pause), Some(bucket)) = (api.retry_after, &self.client.inner.bucket)
         {
-            bucket.back_off(pause);
+            bucket.back_off(pause, self.call.deadline.remaining(self.now()));
         }
         let decision = match self.policy.decide(
             tries.retries,

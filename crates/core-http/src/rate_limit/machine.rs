@@ -65,18 +65,20 @@ impl MachineBudget {
     }
 
     /// The file holding the state.
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Reserves the next moment the budget allows and returns how long to wait for it;
-    /// `Ok(None)` (nothing reserved) when that is `within` or more away.
+    /// `Ok(None)` (nothing reserved) when that is `within` or more away. The lock is
+    /// waited for at most `bound` (and [`LOCK_PATIENCE`]).
     pub(crate) fn acquire(
         &self,
         within: Option<Duration>,
+        bound: Duration,
     ) -> Result<Option<Duration>, Unavailable> {
-        self.update(|state, now| {
+        self.update(bound, |state, now| {
             let allowed = state
                 .tat
                 .saturating_sub(nanos(self.tolerance))
@@ -91,15 +93,21 @@ impl MachineBudget {
         })
     }
 
-    /// Holds every process back for `pause` from now (a 429's `Retry-After`).
-    pub(crate) fn back_off(&self, pause: Duration) -> Result<(), Unavailable> {
-        self.update(|state, now| {
+    /// Holds every process back for `pause` from now (a 429's `Retry-After`), waiting
+    /// for the lock at most `bound`.
+    pub(crate) fn back_off(&self, pause: Duration, bound: Duration) -> Result<(), Unavailable> {
+        self.update(bound, |state, now| {
             state.blocked = state.blocked.max(now + nanos(pause));
         })
     }
 
-    /// Runs `change` on the state under the lock and writes it back.
-    fn update<T>(&self, change: impl FnOnce(&mut State, u64) -> T) -> Result<T, Unavailable> {
+    /// Runs `change` on the state under the lock (waited for at most `bound`) and
+    /// writes it back.
+    fn update<T>(
+        &self,
+        bound: Duration,
+        change: impl FnOnce(&mut State, u64) -> T,
+    ) -> Result<T, Unavailable> {
         let failed = |what: &str, e: std::io::Error| {
             Unavailable(format!("cannot {what} {}: {e}", self.path.display()))
         };
@@ -110,7 +118,7 @@ impl MachineBudget {
             .truncate(false)
             .open(&self.path)
             .map_err(|e| failed("open", e))?;
-        lock(&file, &self.path)?;
+        lock(&file, &self.path, bound.min(LOCK_PATIENCE))?;
         let mut bytes = [0u8; 16];
         let mut read = 0;
         while read < bytes.len() {
@@ -142,18 +150,18 @@ impl MachineBudget {
     }
 }
 
-/// Takes `file`'s lock, trying for [`LOCK_PATIENCE`].
-fn lock(file: &File, path: &Path) -> Result<(), Unavailable> {
+/// Takes `file`'s lock, trying for `patience`.
+fn lock(file: &File, path: &Path, patience: Duration) -> Result<(), Unavailable> {
     let started = Instant::now();
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(()),
-            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_PATIENCE => {
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < patience => {
                 std::thread::sleep(Duration::from_micros(200));
             }
             Err(std::fs::TryLockError::WouldBlock) => {
                 return Err(Unavailable(format!(
-                    "{} stayed locked for {LOCK_PATIENCE:?}",
+                    "{} stayed locked for {patience:?}",
                     path.display()
                 )));
             }
@@ -297,7 +305,7 @@ mod tests {
         let waits: Vec<Duration> = (0..6)
             .map(|i| {
                 if i % 2 == 0 { &a } else { &b }
-                    .acquire(None)
+                    .acquire(None, LOCK_PATIENCE)
                     .unwrap()
                     .unwrap()
             })
@@ -324,10 +332,14 @@ mod tests {
         let limit = RateLimit::per_minute(6_000).with_burst(10);
         let a = MachineBudget::new(&dir, "https://api.example.com", "sk", limit).unwrap();
         let b = MachineBudget::new(&dir, "https://api.example.com", "sk", limit).unwrap();
-        a.back_off(Duration::from_secs(2)).unwrap();
-        let wait = b.acquire(None).unwrap().unwrap();
+        a.back_off(Duration::from_secs(2), LOCK_PATIENCE).unwrap();
+        let wait = b.acquire(None, LOCK_PATIENCE).unwrap().unwrap();
         assert!(wait > Duration::from_millis(1_900), "{wait:?}");
-        assert_eq!(b.acquire(Some(Duration::from_secs(1))).unwrap(), None);
+        assert_eq!(
+            b.acquire(Some(Duration::from_secs(1)), LOCK_PATIENCE)
+                .unwrap(),
+            None
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -338,7 +350,7 @@ mod tests {
         let budget = MachineBudget::new(&dir, "https://api.example.com", "sk", limit).unwrap();
         let started = Instant::now();
         for _ in 0..1_000 {
-            budget.acquire(None).unwrap();
+            budget.acquire(None, LOCK_PATIENCE).unwrap();
         }
         let each = started.elapsed() / 1_000;
         eprintln!("one shared step (open, lock, read, write, unlock): {each:?}");
@@ -351,20 +363,31 @@ mod tests {
         let dir = dir("held");
         let limit = RateLimit::per_minute(60);
         let budget = MachineBudget::new(&dir, "https://api.example.com", "sk", limit).unwrap();
-        budget.acquire(None).unwrap();
+        budget.acquire(None, LOCK_PATIENCE).unwrap();
         // Another holder (a process stopped with the lock; its death releases it).
         let holder = File::open(budget.path()).unwrap();
         holder.lock().unwrap();
         let started = Instant::now();
-        let err = budget.acquire(None).unwrap_err();
+        let err = budget.acquire(None, LOCK_PATIENCE).unwrap_err();
         assert!(
             started.elapsed() < LOCK_PATIENCE * 2,
             "{:?}",
             started.elapsed()
         );
         assert!(err.0.contains("stayed locked"), "{}", err.0);
+        // A call with less time left than the patience waits only that long.
+        let started = Instant::now();
+        let err = budget
+            .acquire(Some(Duration::from_millis(20)), Duration::from_millis(20))
+            .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_millis(120),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(err.0.contains("stayed locked for 20ms"), "{}", err.0);
         drop(holder);
-        assert!(budget.acquire(None).is_ok());
+        assert!(budget.acquire(None, LOCK_PATIENCE).is_ok());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -41,17 +41,24 @@ pub enum Budget {
     /// A 429's `Retry-After` holds back every process sharing it. One request of the
     /// burst is kept in hand (the service's bucket starts refilling when the first
     /// request arrives, a little after its turn was taken). When the file cannot
-    /// be used (a read-only disk, a lock held past 250 ms), the client paces alone,
-    /// says so once as a warning, and says so again when it shares again.
+    /// be used (a read-only disk, a lock held past 250 ms or past the call's time),
+    /// the client paces alone and says so once (a warning, and
+    /// [`BudgetEvent::Lost`](crate::config::BudgetEvent::Lost) to the observer), and
+    /// again when it shares again
+    /// ([`BudgetEvent::Regained`](crate::config::BudgetEvent::Regained)). When its
+    /// folder cannot be made at all, a client told to [`WhenUnavailable::Wait`] is
+    /// refused at build (a `Config` error), since every call would time out.
     Machine,
     /// Every process of every machine calling the same base URL with the same key at
     /// the same rate, through the Redis server this `redis://` or `rediss://` URL names
     /// (feature `redis`; a password in the URL is never shown): one atomic step (a Lua
     /// script, on the server's clock) per request, its key a hash of the base URL, the
     /// key and the rate. Each step takes at most what is left of the call's time, and
-    /// 500 ms; while Redis cannot be reached (down, slow, a wrong password) the client
-    /// paces alone, says so once, tries again every second, and says when it shares
-    /// again.
+    /// 500 ms, connecting included; while Redis cannot be reached (down, slow,
+    /// resetting, a wrong password) the client paces alone, says so once (a warning
+    /// and [`BudgetEvent::Lost`](crate::config::BudgetEvent::Lost)), tries again every
+    /// second, and says when it shares again
+    /// ([`BudgetEvent::Regained`](crate::config::BudgetEvent::Regained)).
     Redis(RedisUrl),
 }
 
@@ -60,7 +67,8 @@ pub enum Budget {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WhenUnavailable {
-    /// Pace alone, on the client's own bucket, and say so (a warning, once; and once
+    /// Pace alone, on the client's own bucket, and say so (a warning and an
+    /// [`Observer::budget`](crate::config::Observer::budget) event, once; and once
     /// again when it shares again). The default: the program goes on, at the risk of
     /// 429s while the budget is out of reach.
     #[default]
@@ -303,12 +311,14 @@ pub(crate) struct Pacer {
     local: TokenBucket,
     shared: Option<Shared>,
     when_unavailable: WhenUnavailable,
-    /// The longest a call's first request waits for a shared budget with
-    /// [`WhenUnavailable::Wait`]: the client's timeout.
+    /// The longest a call's first request spends on its shared budget (each step, and
+    /// all of them with [`WhenUnavailable::Wait`]): the client's timeout.
     patience: Duration,
     /// Whether the last use of the shared budget failed (said once, and once again when
     /// it works again).
     alone: AtomicBool,
+    /// Told when the shared budget goes out of reach and when it comes back.
+    observer: crate::observe::Observers,
 }
 
 /// How often a client that waits for its shared budget tries it again.
@@ -323,28 +333,42 @@ enum Shared {
 }
 
 impl Shared {
-    fn acquire(&self, within: Option<Duration>) -> Result<Option<Duration>, machine::Unavailable> {
+    /// Reserves a turn unless it is `horizon` or more away; the step itself takes at
+    /// most `bound`.
+    fn acquire(
+        &self,
+        horizon: Option<Duration>,
+        bound: Duration,
+    ) -> Result<Option<Duration>, machine::Unavailable> {
         match self {
-            Shared::Machine(b) => b.acquire(within),
+            Shared::Machine(b) => b.acquire(horizon, bound),
             #[cfg(feature = "redis")]
-            Shared::Redis(b) => b.acquire(within),
+            Shared::Redis(b) => b.acquire(horizon, bound),
         }
     }
 
-    fn back_off(&self, pause: Duration) -> Result<(), machine::Unavailable> {
+    fn back_off(&self, pause: Duration, bound: Duration) -> Result<(), machine::Unavailable> {
         match self {
-            Shared::Machine(b) => b.back_off(pause),
+            Shared::Machine(b) => b.back_off(pause, bound),
             #[cfg(feature = "redis")]
-            Shared::Redis(b) => b.back_off(pause),
+            Shared::Redis(b) => b.back_off(pause, bound),
         }
     }
 
-    fn what(&self) -> &'static str {
+    fn store(&self) -> &'static str {
         match self {
-            Shared::Machine(_) => "the machine's rate budget",
+            Shared::Machine(_) => "machine",
             #[cfg(feature = "redis")]
-            Shared::Redis(_) => "the rate budget on Redis",
+            Shared::Redis(_) => "redis",
         }
+    }
+}
+
+/// The words a warning uses for a store.
+fn budget_on(store: &str) -> &'static str {
+    match store {
+        "redis" => "the rate budget on Redis",
+        _ => "the machine's rate budget",
     }
 }
 
@@ -355,69 +379,86 @@ impl Pacer {
         limit: RateLimit,
         now: Instant,
         (budget, when_unavailable, patience): (&Budget, WhenUnavailable, Duration),
-        base_url: &str,
-        key: &str,
+        (base_url, key): (&str, &str),
+        observer: crate::observe::Observers,
     ) -> crate::Result<Pacer> {
-        let shared = match budget {
-            Budget::Process => None,
-            Budget::Machine => {
-                let made = machine::default_dir()
-                    .ok_or_else(|| {
-                        machine::Unavailable("no cache directory (HOME is not set)".into())
-                    })
-                    .and_then(|dir| machine::MachineBudget::new(&dir, base_url, key, limit));
-                match made {
-                    Ok(budget) => Some(Shared::Machine(budget)),
-                    Err(machine::Unavailable(why)) => {
-                        log::warn!(
-                            "the machine's rate budget cannot be used ({why}): this client paces alone"
-                        );
-                        None
-                    }
-                }
-            }
-            #[cfg(feature = "redis")]
-            Budget::Redis(url) => Some(Shared::Redis(Box::new(shared_redis::RedisBudget::new(
-                url.expose(),
-                base_url,
-                key,
-                limit,
-            )?))),
-            #[cfg(not(feature = "redis"))]
-            Budget::Redis(_) => {
-                return Err(crate::Error::config(
-                    "a rate budget shared through Redis needs the client's `redis` feature",
-                ));
-            }
-        };
-        Ok(Pacer {
+        let mut pacer = Pacer {
             local: TokenBucket::new(limit, now),
-            shared,
+            shared: None,
             when_unavailable,
             patience,
             alone: AtomicBool::new(false),
-        })
+            observer,
+        };
+        pacer.shared =
+            match budget {
+                Budget::Process => None,
+                Budget::Machine => {
+                    let made = machine::default_dir()
+                        .ok_or_else(|| {
+                            machine::Unavailable("no cache directory (HOME is not set)".into())
+                        })
+                        .and_then(|dir| machine::MachineBudget::new(&dir, base_url, key, limit));
+                    match made {
+                        Ok(budget) => Some(Shared::Machine(budget)),
+                        // Told to wait for a budget that cannot be made: a client whose
+                        // every call would time out is refused now instead.
+                        Err(why) if when_unavailable == WhenUnavailable::Wait => {
+                            return Err(crate::Error::config(format!(
+                                "the machine's rate budget cannot be used ({}), and this client \
+                             is told to wait for it",
+                                why.0
+                            )));
+                        }
+                        // For good: this client paces alone, and says so now.
+                        Err(why) => {
+                            pacer.lost("machine", &why);
+                            None
+                        }
+                    }
+                }
+                #[cfg(feature = "redis")]
+                Budget::Redis(url) => Some(Shared::Redis(Box::new(
+                    shared_redis::RedisBudget::new(url.expose(), base_url, key, limit)?,
+                ))),
+                #[cfg(not(feature = "redis"))]
+                Budget::Redis(_) => {
+                    return Err(crate::Error::config(
+                        "a rate budget shared through Redis needs the client's `redis` feature",
+                    ));
+                }
+            };
+        Ok(pacer)
     }
 
     /// Takes the next request's turn and returns how long to wait for it; `None` (no
-    /// turn taken from a shared budget) when that is `within` or more away.
+    /// turn taken) when that is `within` or more away, or when the shared budget stays
+    /// out of reach for all of `within` and the client is told to wait for it. Time on
+    /// the shared budget counts in `within` (the client's timeout, without).
     pub(crate) fn acquire(&self, now: Instant, within: Option<Duration>) -> Option<Duration> {
         if let Some(shared) = &self.shared {
             let give_up = now + within.unwrap_or(self.patience);
             loop {
                 let left = give_up.saturating_duration_since(Instant::now());
-                match shared.acquire(within.map(|_| left)) {
+                match shared.acquire(within.map(|_| left), left) {
                     Ok(wait) => {
                         if self.alone.swap(false, Ordering::AcqRel) {
-                            log::warn!("{} works again: this client shares it", shared.what());
+                            log::warn!(
+                                "{} works again: this client shares it",
+                                budget_on(shared.store())
+                            );
+                            self.observer.budget(crate::observe::BudgetEvent::Regained {
+                                store: shared.store(),
+                            });
                         }
                         return wait;
                     }
                     Err(why) => {
-                        self.lost(shared, &why);
+                        self.lost(shared.store(), &why);
                         if self.when_unavailable == WhenUnavailable::PaceAlone {
                             break;
                         }
+                        let left = give_up.saturating_duration_since(Instant::now());
                         if left <= WAIT_RETRY {
                             return None;
                         }
@@ -433,30 +474,29 @@ impl Pacer {
         }
     }
 
-    /// A 429 said to wait `pause`: every process sharing the budget waits it out.
-    pub(crate) fn back_off(&self, pause: Duration) {
+    /// A 429 said to wait `pause`: every process sharing the budget waits it out. The
+    /// step takes at most `within` (what is left of the call's time).
+    pub(crate) fn back_off(&self, pause: Duration, within: Duration) {
         if let Some(shared) = &self.shared
-            && let Err(why) = shared.back_off(pause)
+            && let Err(why) = shared.back_off(pause, within)
         {
-            self.lost(shared, &why);
+            self.lost(shared.store(), &why);
         }
     }
 
     /// The shared budget could not be used: said once, until it works again.
-    fn lost(&self, shared: &Shared, why: &machine::Unavailable) {
+    fn lost(&self, store: &'static str, why: &machine::Unavailable) {
         if !self.alone.swap(true, Ordering::AcqRel) {
             let then = match self.when_unavailable {
                 WhenUnavailable::PaceAlone => "this client paces alone until it can",
                 WhenUnavailable::Wait => "waiting for it",
             };
-            log::warn!("{} cannot be used ({}): {then}", shared.what(), why.0);
+            log::warn!("{} cannot be used ({}): {then}", budget_on(store), why.0);
+            self.observer.budget(crate::observe::BudgetEvent::Lost {
+                store,
+                reason: why.0.clone(),
+            });
         }
-    }
-
-    /// Whether the client paces alone for now, its shared budget out of reach.
-    #[allow(dead_code)]
-    pub(crate) fn alone(&self) -> bool {
-        self.alone.load(Ordering::Acquire)
     }
 }
 

@@ -6,11 +6,18 @@
 //! processes race. The key is a keyed hash of the base URL, the key and the rate
 //! (`service-clients:budget:<32 hex digits>`), never the key.
 //!
-//! Each step is bounded: connecting and each round trip get what is left of the call's
-//! time (at most [`STEP_LIMIT`]). While Redis cannot be reached, a new connection is
-//! tried at most every [`RETRY_EVERY`], and the client paces alone in between.
+//! Each step is bounded whatever the socket does: a connection is owned by a thread of
+//! its own (a [`Link`]), which connects and runs the steps it is handed, while the
+//! caller waits for the answer at most what is left of the call's time, and
+//! [`STEP_LIMIT`]. The `redis` crate's own timeouts bound each read and write, not a
+//! whole exchange (its handshake takes up to three reads, a script two round trips, and
+//! a peer may trickle), so they only let a link given up on end soon after. Links wait
+//! idle between steps, one per thread of the caller's that needs one at once, so no
+//! step waits on another's. While Redis cannot be reached, a new connection is tried at
+//! most every [`RETRY_EVERY`], and the client paces alone in between.
 
 use std::sync::Mutex;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::RateLimit;
@@ -59,14 +66,66 @@ pub(crate) struct RedisBudget {
     interval: Duration,
     tolerance: Duration,
     script: redis::Script,
-    state: Mutex<Link>,
+    /// Links between steps.
+    idle: Mutex<Vec<Link>>,
+    /// When a new connection may be tried again, after a failure.
+    retry_at: Mutex<Option<Instant>>,
 }
 
-/// The connection, or when to try for one again.
-#[derive(Default)]
+/// The most links kept idle.
+const IDLE_MAX: usize = 8;
+
+/// A step for the script: its name (`acquire`, `back_off`) and numbers.
+type Step = (&'static str, Vec<i64>);
+
+/// One connection to Redis, owned by its thread: it connects, then runs each step's
+/// arguments through the script and sends back the answer, until its link is dropped.
 struct Link {
-    connection: Option<redis::Connection>,
-    retry_at: Option<Instant>,
+    steps: mpsc::Sender<Step>,
+    answers: mpsc::Receiver<Result<i64, String>>,
+}
+
+impl Link {
+    /// A new link to the server `client` names, connecting on its own thread.
+    fn open(client: redis::Client, script: redis::Script, key: String) -> Result<Link, String> {
+        let (steps, step) = mpsc::channel::<Step>();
+        let (answer, answers) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("core-http redis budget".into())
+            .spawn(move || {
+                let connected = client
+                    .get_connection_with_timeout(STEP_LIMIT)
+                    .and_then(|c| {
+                        // Each read and write, so that a link given up on ends soon.
+                        c.set_read_timeout(Some(STEP_LIMIT))?;
+                        c.set_write_timeout(Some(STEP_LIMIT))?;
+                        Ok(c)
+                    });
+                let mut connection = match connected {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = answer.send(Err(format!("cannot reach Redis: {}", described(&e))));
+                        return;
+                    }
+                };
+                while let Ok((name, args)) = step.recv() {
+                    let mut invocation = script.key(&key);
+                    invocation.arg(name);
+                    for a in &args {
+                        invocation.arg(*a);
+                    }
+                    let done = invocation
+                        .invoke::<i64>(&mut connection)
+                        .map_err(|e| format!("Redis failed: {}", described(&e)));
+                    let failed = done.is_err();
+                    if answer.send(done).is_err() || failed {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start a thread for Redis: {e}"))?;
+        Ok(Link { steps, answers })
+    }
 }
 
 impl std::fmt::Debug for RedisBudget {
@@ -103,90 +162,112 @@ impl RedisBudget {
             interval,
             tolerance,
             script: redis::Script::new(SCRIPT),
-            state: Mutex::new(Link::default()),
+            idle: Mutex::new(Vec::new()),
+            retry_at: Mutex::new(None),
         })
     }
 
     /// Reserves the next moment the budget allows: how long to wait for it, or `None`
-    /// (nothing reserved) when that is `within` or more away.
+    /// (nothing reserved) when that is `within` or more away. The step takes at most
+    /// `bound`.
     pub(crate) fn acquire(
         &self,
         within: Option<Duration>,
+        bound: Duration,
     ) -> Result<Option<Duration>, Unavailable> {
-        let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
-        let answer: i64 = self.step(within, |script, connection| {
-            script
-                .key(&self.key)
-                .arg("acquire")
-                .arg(micros(self.interval))
-                .arg(micros(self.tolerance))
-                .arg(within.map_or(-1, micros))
-                .invoke(connection)
-        })?;
+        let answer = self.step(
+            bound,
+            (
+                "acquire",
+                vec![
+                    micros(self.interval),
+                    micros(self.tolerance),
+                    within.map_or(-1, micros),
+                ],
+            ),
+        )?;
         Ok(u64::try_from(answer).ok().map(Duration::from_micros))
     }
 
-    /// Holds every process back for `pause` (a 429's `Retry-After`).
-    pub(crate) fn back_off(&self, pause: Duration) -> Result<(), Unavailable> {
-        let micros = i64::try_from(pause.as_micros()).unwrap_or(i64::MAX);
-        self.step(None, |script, connection| {
-            script
-                .key(&self.key)
-                .arg("back_off")
-                .arg(micros)
-                .invoke::<i64>(connection)
-        })
-        .map(|_| ())
+    /// Holds every process back for `pause` (a 429's `Retry-After`), in at most
+    /// `bound`.
+    pub(crate) fn back_off(&self, pause: Duration, bound: Duration) -> Result<(), Unavailable> {
+        self.step(bound, ("back_off", vec![micros(pause)]))
+            .map(|_| ())
     }
 
-    /// Runs one step on the connection (made if needed), within `within` and
-    /// [`STEP_LIMIT`]; a failed step drops the connection.
-    fn step<T>(
-        &self,
-        within: Option<Duration>,
-        run: impl FnOnce(&redis::Script, &mut redis::Connection) -> redis::RedisResult<T>,
-    ) -> Result<T, Unavailable> {
-        let limit = within
-            .map_or(STEP_LIMIT, |w| w.min(STEP_LIMIT))
-            .max(Duration::from_millis(1));
-        let mut link = self
-            .state
+    /// When a new connection may be tried again.
+    fn retry_at(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        self.retry_at
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if link.connection.is_none() {
-            if link.retry_at.is_some_and(|at| Instant::now() < at) {
-                return Err(Unavailable(
-                    "Redis could not be reached a moment ago".into(),
-                ));
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs one step on an idle link or a new one, waiting for
+    /// its answer at most `bound` and [`STEP_LIMIT`], connecting included. A link that
+    /// fails or is given up on is dropped, with those idle beside it (Redis went away,
+    /// or restarted).
+    fn step(&self, bound: Duration, step: Step) -> Result<i64, Unavailable> {
+        let started = Instant::now();
+        let bound = bound.min(STEP_LIMIT).max(Duration::from_millis(1));
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop();
+        let link = match idle {
+            Some(link) => link,
+            None => {
+                if self.retry_at().is_some_and(|at| started < at) {
+                    return Err(Unavailable(
+                        "Redis could not be reached a moment ago".into(),
+                    ));
+                }
+                Link::open(self.client.clone(), self.script.clone(), self.key.clone())
+                    .map_err(Unavailable)?
             }
-            let connection = self
-                .client
-                .get_connection_with_timeout(limit)
-                .and_then(|c| {
-                    c.set_read_timeout(Some(limit))?;
-                    c.set_write_timeout(Some(limit))?;
-                    Ok(c)
-                })
-                .map_err(|e| {
-                    link.retry_at = Some(Instant::now() + RETRY_EVERY);
-                    Unavailable(format!("cannot reach Redis: {}", described(&e)))
-                })?;
-            link.connection = Some(connection);
-            link.retry_at = None;
-        }
-        let Some(connection) = link.connection.as_mut() else {
-            return Err(Unavailable("no Redis connection".into()));
         };
-        let _ = connection.set_read_timeout(Some(limit));
-        match run(&self.script, connection) {
-            Ok(value) => Ok(value),
-            Err(e) => {
-                link.connection = None;
-                link.retry_at = Some(Instant::now() + RETRY_EVERY);
-                Err(Unavailable(format!("Redis failed: {}", described(&e))))
+        let answer = match link.steps.send(step) {
+            Ok(()) => match link
+                .answers
+                .recv_timeout(bound.saturating_sub(started.elapsed()))
+            {
+                Ok(answer) => answer,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    Err(format!("Redis did not answer within {bound:?}"))
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    Err("the connection to Redis ended".into())
+                }
+            },
+            Err(_) => Err("the connection to Redis ended".into()),
+        };
+        match answer {
+            Ok(value) => {
+                let mut idle = self
+                    .idle
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if idle.len() < IDLE_MAX {
+                    idle.push(link);
+                }
+                Ok(value)
+            }
+            Err(why) => {
+                self.idle
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clear();
+                *self.retry_at() = Some(Instant::now() + RETRY_EVERY);
+                Err(Unavailable(why))
             }
         }
     }
+}
+
+/// A duration in whole microseconds, as the script counts.
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
 }
 
 /// What went wrong with Redis, in words that carry no password: its kind and code, and
@@ -195,6 +276,9 @@ fn described(e: &redis::RedisError) -> String {
     match (e.code(), e.detail()) {
         (Some(code), Some(detail)) => format!("{code} {detail}"),
         (Some(code), None) => code.to_owned(),
+        _ if e.kind() == redis::ErrorKind::AuthenticationFailed => {
+            "it refused the password (or user) the URL gives".into()
+        }
         _ if e.is_timeout() => "timed out".into(),
         _ if e.is_io_error() => "the connection failed".into(),
         _ => format!("{:?}", e.kind()),
