@@ -320,7 +320,7 @@ fn with_redis_stopped_for_ten_seconds_the_processes_pace_alone_say_so_once_and_s
 }
 
 #[test]
-fn a_redis_that_is_not_there_or_not_redis_is_paced_alone_and_a_bad_url_is_refused_at_build() {
+fn a_redis_url_that_cannot_be_parsed_is_refused_at_build_without_its_password() {
     let err = Client::builder()
         .base_url("http://127.0.0.1:9/trading")
         .api_key("pk")
@@ -331,30 +331,6 @@ fn a_redis_that_is_not_there_or_not_redis_is_paced_alone_and_a_bad_url_is_refuse
     assert_eq!(err.kind(), core_http::ErrorKind::Config, "{err}");
     assert!(!err.to_string().contains("hunter2"), "{err}");
     assert!(!format!("{:?}", Budget::redis("redis://:hunter2-secret@host")).contains("hunter2"));
-    // A server that is not Redis (the sandbox's HTTP port): calls go on, paced alone.
-    let sandbox = sandbox::Sandbox::builder()
-        .key("pk_http", "free")
-        .market_hours(false)
-        .start()
-        .unwrap();
-    let not_redis = sandbox.url().replace("http://", "redis://:hunter2-secret@");
-    let client = Client::builder()
-        .base_url(sandbox.trading().url())
-        .api_key("pk_http")
-        .rate_limit(Plan::Free)
-        .shared(Budget::redis(not_redis))
-        .max_retries(0)
-        .build()
-        .unwrap();
-    let started = Instant::now();
-    for _ in 0..3 {
-        client.clock().get().unwrap();
-    }
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
 }
 
 #[test]
@@ -479,19 +455,18 @@ impl Told {
     }
 }
 
-/// A trading client paced at `limit` through the Redis `redis` names, its budget events
-/// told to the returned observer.
-fn through_redis(
-    sandbox: &sandbox::Sandbox,
-    key: &str,
+/// A client of `base` paced at `limit` through the Redis `redis` names, retries off,
+/// its budget events told to the returned observer.
+fn through_redis<C: core_http::service::ServiceClient>(
+    (base, key): (&str, &str),
     redis: &str,
     limit: RateLimit,
     when: WhenUnavailable,
     timeout: Duration,
-) -> (Client, Told) {
+) -> (C, Told) {
     let told = Told::default();
-    let client = Client::builder()
-        .base_url(sandbox.trading().url())
+    let client = core_http::ClientBuilder::<C>::new()
+        .base_url(base)
         .api_key(key)
         .rate_limit(limit)
         .shared(Budget::redis(redis))
@@ -523,10 +498,11 @@ fn a_wrong_redis_password_is_paced_alone_said_once_and_never_shown_and_the_right
         .market_hours(false)
         .start()
         .unwrap();
+    let base = sandbox.trading().url();
+    let service = (base.as_str(), "pk_pass");
     let wrong = format!("redis://:hunter2-wrong@127.0.0.1:{}", redis.port);
-    let (client, told) = through_redis(
-        &sandbox,
-        "pk_pass",
+    let (client, told) = through_redis::<Client>(
+        service,
         &wrong,
         RateLimit::per_minute(6_000),
         WhenUnavailable::PaceAlone,
@@ -558,22 +534,11 @@ fn a_wrong_redis_password_is_paced_alone_said_once_and_never_shown_and_the_right
     // kept in hand), so the other's first call waits for the next turn, a second on.
     let right = format!("redis://:right-horse-battery@127.0.0.1:{}", redis.port);
     let limit = RateLimit::per_minute(60).with_burst(3);
-    let (a, told_a) = through_redis(
-        &sandbox,
-        "pk_pass",
-        &right,
-        limit,
-        WhenUnavailable::PaceAlone,
-        Duration::from_secs(5),
-    );
-    let (b, told_b) = through_redis(
-        &sandbox,
-        "pk_pass",
-        &right,
-        limit,
-        WhenUnavailable::PaceAlone,
-        Duration::from_secs(5),
-    );
+    let sharing = || {
+        let five = Duration::from_secs(5);
+        through_redis::<Client>(service, &right, limit, WhenUnavailable::PaceAlone, five)
+    };
+    let ((a, told_a), (b, told_b)) = (sharing(), sharing());
     let started = Instant::now();
     a.clock().get().unwrap();
     a.clock().get().unwrap();
@@ -594,17 +559,21 @@ fn a_wrong_redis_password_is_paced_alone_said_once_and_never_shown_and_the_right
 }
 
 #[test]
-fn a_silent_a_resetting_and_a_slow_redis_never_hold_a_call_past_its_time_and_are_said_once() {
+fn a_silent_a_resetting_a_slow_and_a_false_redis_never_hold_a_call_past_its_time_and_are_said_once()
+{
     testkit::logs::install(testkit::logs::all_targets);
     let service = Hostile::scripted(vec![Act::json(200, "{}")]);
     // Accepts, reads nothing, answers nothing.
     let silent = Hostile::scripted(vec![Act::StallBeforeRead(Duration::from_secs(30))]);
     // Accepts and closes at once.
     let resetting = Hostile::scripted(vec![Act::CloseBeforeRead]);
+    // Not Redis: an HTTP server, answering what it reads with an HTTP answer.
+    let http = Hostile::scripted(vec![Act::json(200, "{}")]);
     let as_redis = |h: &Hostile| h.url().replace("http://", "redis://:hunter2-hostile@");
     let mut servers = vec![
         ("silent", as_redis(&silent)),
         ("resetting", as_redis(&resetting)),
+        ("not", as_redis(&http)),
     ];
     // A real Redis two seconds of round trip away: every step outlasts its 500 ms.
     let redis = Redis::start();
@@ -618,19 +587,14 @@ fn a_silent_a_resetting_and_a_slow_redis_never_hold_a_call_past_its_time_and_are
         servers.push(("slow", format!("redis://{}", link.addr())));
     }
     let client = |url: &str, when: WhenUnavailable, timeout: Duration| {
-        let told = Told::default();
-        let client = core_http::HttpClient::builder()
-            .base_url(service.url())
-            .api_key("pk_hostile")
-            .rate_limit(RateLimit::per_minute(6_000))
-            .shared(Budget::redis(url))
-            .when_unavailable(when)
-            .observer(told.clone())
-            .max_retries(0)
-            .timeout(timeout)
-            .build()
-            .unwrap();
-        (client, told)
+        let limit = RateLimit::per_minute(6_000);
+        through_redis::<core_http::HttpClient>(
+            (service.url(), "pk_hostile"),
+            url,
+            limit,
+            when,
+            timeout,
+        )
     };
     let get = |c: &core_http::HttpClient| c.raw().get::<serde_json::Value>("/v1/clock", &[]);
     for (what, url) in servers {

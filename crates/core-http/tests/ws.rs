@@ -673,37 +673,9 @@ fn a_closed_port_is_a_connect_error() {
     );
 }
 
-/// A test root (its PEM), and a TLS server configuration whose certificate for
-/// 127.0.0.1 it signed.
-fn test_root_and_server() -> (String, Arc<rustls::ServerConfig>) {
-    use rcgen::{CertificateParams, IsCa, KeyPair, SanType};
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca_key = KeyPair::generate().unwrap();
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let mut leaf_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    leaf_params.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().unwrap())];
-    let leaf_key = KeyPair::generate().unwrap();
-    let leaf = leaf_params.signed_by(&leaf_key, &ca, &ca_key).unwrap();
-    let tls = Arc::new(
-        rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![leaf.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
-        )
-        .unwrap(),
-    );
-    (ca.pem(), tls)
-}
-
 #[test]
 fn wss_to_a_local_tls_server_with_a_test_root() {
-    let (ca, tls) = test_root_and_server();
+    let (ca, tls) = testkit::tls::local_root_and_server();
     let server = Server::start_tls(tls, |ws, _| subscribed_then_fill(ws, 5));
     let url = server.url.clone();
     let client = core_http::HttpClient::builder()
@@ -735,7 +707,7 @@ fn wss_to_a_local_tls_server_with_a_test_root() {
 #[test]
 fn a_reconnect_resumes_the_tls_session_of_the_clients_one_configuration() {
     use rustls::HandshakeKind;
-    let (ca, tls) = test_root_and_server();
+    let (ca, tls) = testkit::tls::local_root_and_server();
     // Each connection's handshake, as the server saw it. The first connection sends one
     // fill and is cut; the next sends another.
     let kinds: Arc<Mutex<Vec<Option<HandshakeKind>>>> = Arc::default();

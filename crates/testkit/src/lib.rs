@@ -22,6 +22,7 @@ pub mod hostile;
 pub mod hostile_ws;
 pub mod link;
 pub mod logs;
+pub mod tls;
 use serde_json::{Value, json};
 
 /// The API key the clients under test are built with; it must never reach a snapshot.

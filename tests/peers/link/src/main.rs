@@ -17,7 +17,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use testkit::bench::{flag, option};
@@ -56,9 +55,7 @@ fn main() {
         .market_hours(false)
         .start()
         .unwrap();
-    let target: SocketAddr = sandbox.url().trim_start_matches("http://").parse().unwrap();
-    let link = Link::start(target, shape);
-    let base = sandbox.trading().url().replace(sandbox.url(), &link.url());
+    let (link, base) = behind(&sandbox, shape);
     let key = sandbox.api_key().to_owned();
     let start = end - time::Duration::days(days);
     println!("over a link of {shape}: {days} days of minute bars, {rounds} rounds");
@@ -90,6 +87,14 @@ sandbox runs in the benchmark's process, its clock frozen at {END}.\n\n{bars}\n{
 }
 
 pub(crate) type Range = (OffsetDateTime, OffsetDateTime);
+
+/// A link of `shape` in front of `sandbox`, and the trading base URL through it.
+fn behind(sandbox: &sandbox::Sandbox, shape: Shape) -> (Link, String) {
+    let target: SocketAddr = sandbox.url().trim_start_matches("http://").parse().unwrap();
+    let link = Link::start(target, shape);
+    let base = sandbox.trading().url().replace(sandbox.url(), &link.url());
+    (link, base)
+}
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -311,33 +316,7 @@ takes {:.2} ms (the sandbox's answer and the client).\n",
 
 /// A TLS server for 127.0.0.1 that answers `{}` to each request and closes.
 fn tls_server() -> (SocketAddr, String) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "link bench root");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.subject_alt_names = vec![rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap())];
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "127.0.0.1");
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
-    let config = Arc::new(
-        rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![cert.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-        )
-        .unwrap(),
-    );
+    let (root, config) = service_clients_testkit::tls::local_root_and_server();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -365,7 +344,7 @@ fn tls_server() -> (SocketAddr, String) {
             });
         }
     });
-    (addr, ca.pem())
+    (addr, root)
 }
 
 fn tls_section(shape: Shape) -> String {
@@ -472,9 +451,7 @@ fn quotes_section(shape: Shape) -> String {
         .market_hours(false)
         .start()
         .unwrap();
-    let target: SocketAddr = sandbox.url().trim_start_matches("http://").parse().unwrap();
-    let link = Link::start(target, shape);
-    let base = sandbox.trading().url().replace(sandbox.url(), &link.url());
+    let (link, base) = behind(&sandbox, shape);
     let client = trading_client::Client::new(&base, sandbox.api_key()).unwrap();
     let started = Instant::now();
     let mut stream = client.stream().unwrap();

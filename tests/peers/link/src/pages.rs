@@ -6,9 +6,8 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
 use serde::Deserialize;
-use time::format_description::well_known::Rfc3339;
 
-use crate::{PAGE, Range};
+use crate::Range;
 
 #[derive(Deserialize)]
 #[allow(dead_code)]
@@ -27,34 +26,27 @@ pub(crate) struct RawPage {
     pub(crate) next_page_token: Option<String>,
 }
 
+/// One page: plain, brotli and gzip.
+pub(crate) type Encoded = [Arc<Vec<u8>>; 3];
+
 /// The pages of one range of bars, by the token that asks for them: plain, brotli and
 /// gzip.
 pub(crate) struct Pages {
-    pub(crate) bodies: Vec<(Option<String>, [Arc<Vec<u8>>; 3])>,
+    pub(crate) bodies: Vec<(Option<String>, Encoded)>,
 }
 
 impl Pages {
-    pub(crate) fn record(url: &str, key: &str, (start, end): Range) -> Pages {
+    pub(crate) fn record(url: &str, key: &str, range: Range) -> Pages {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .accept_encoding("")
             .build()
             .into();
         let mut bodies = Vec::new();
-        let (start, end) = (
-            start.format(&Rfc3339).unwrap(),
-            end.format(&Rfc3339).unwrap(),
-        );
-        let mut token: Option<String> = None;
-        loop {
-            let mut url = format!(
-                "{url}/v1/history?symbol=AAPL&timeframe=1Min&start={start}&end={end}&limit={PAGE}"
-            );
-            if let Some(t) = &token {
-                url.push_str(&format!("&page_token={t}"));
-            }
+        // The same walk as the raw side's, each page kept as it passes.
+        crate::raw(url, key, range, |url, auth| {
             let plain = agent
-                .get(&url)
-                .header("authorization", format!("Bearer {key}"))
+                .get(url)
+                .header("authorization", auth)
                 .call()
                 .unwrap()
                 .body_mut()
@@ -62,9 +54,6 @@ impl Pages {
                 .limit(u64::MAX)
                 .read_to_vec()
                 .unwrap();
-            let next = serde_json::from_slice::<RawPage>(&plain)
-                .unwrap()
-                .next_page_token;
             let mut br = Vec::new();
             {
                 let mut w = brotli::CompressorWriter::new(&mut br, 4096, 4, 22);
@@ -73,12 +62,13 @@ impl Pages {
             let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
             gz.write_all(&plain).unwrap();
             let gz = gz.finish().unwrap();
-            bodies.push((token.clone(), [Arc::new(plain), Arc::new(br), Arc::new(gz)]));
-            match next {
-                Some(t) if !t.is_empty() => token = Some(t),
-                _ => return Pages { bodies },
-            }
-        }
+            bodies.push((
+                token_of(url),
+                [Arc::new(plain.clone()), Arc::new(br), Arc::new(gz)],
+            ));
+            plain
+        });
+        Pages { bodies }
     }
 
     /// Bytes in all: plain, brotli, gzip.
@@ -105,14 +95,7 @@ impl Pages {
                         if reader.read_line(&mut line).unwrap_or(0) == 0 {
                             return;
                         }
-                        let token = line
-                            .split_whitespace()
-                            .nth(1)
-                            .and_then(|p| p.split_once('?'))
-                            .and_then(|(_, q)| {
-                                q.split('&').find_map(|kv| kv.strip_prefix("page_token="))
-                            })
-                            .map(str::to_owned);
+                        let token = line.split_whitespace().nth(1).and_then(token_of);
                         let mut accept = String::new();
                         loop {
                             let mut header = String::new();
@@ -155,4 +138,13 @@ impl Pages {
         });
         addr
     }
+}
+
+/// The `page_token` a URL (or a request's target) asks for.
+fn token_of(url: &str) -> Option<String> {
+    let (_, query) = url.split_once('?')?;
+    query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("page_token="))
+        .map(str::to_owned)
 }
