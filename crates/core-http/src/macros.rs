@@ -238,6 +238,31 @@ macro_rules! string_enum {
     };
 }
 
+/// `<PREFIX>_PLAN` in a service client's `from_env_with`: the plan's rate limit, for a
+/// service with plans; for one whose documents show none (vision, worlds), a set
+/// `<PREFIX>_PLAN` is a configuration error rather than a pace silently not kept.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __plan_from_env {
+    ($builder:ident, $prefix:literal, $lookup:ident, $plan:ty) => {
+        if let Some(plan) = $lookup(concat!($prefix, "_PLAN")).filter(|p| !p.trim().is_empty()) {
+            $builder = $builder.rate_limit(plan.parse::<$plan>()?);
+        }
+    };
+    ($builder:ident, $prefix:literal, $lookup:ident) => {
+        if $lookup(concat!($prefix, "_PLAN")).is_some_and(|p| !p.trim().is_empty()) {
+            return Err($crate::Error::Config(
+                concat!(
+                    $prefix,
+                    "_PLAN: this service documents no request-rate plans; pace the client with ",
+                    "builder().rate_limit(RateLimit::per_minute(n)) instead"
+                )
+                .into(),
+            ));
+        }
+    };
+}
+
 /// Implements a service crate's `Client` (a struct holding one `http:
 /// core_http::HttpClient` field, declared in the crate where readers see it): the
 /// [`ServiceClient`](crate::service::ServiceClient) link to core-http, `new`, `builder`,
@@ -359,13 +384,7 @@ macro_rules! service_client {
             ) -> $crate::Result<$name> {
                 #[allow(unused_mut)]
                 let mut builder = $crate::ClientBuilder::<$name>::from_env_with($prefix, &lookup)?;
-                $(
-                    if let Some(plan) = lookup(concat!($prefix, "_PLAN"))
-                        .filter(|p| !p.trim().is_empty())
-                    {
-                        builder = builder.rate_limit(plan.parse::<$plan>()?);
-                    }
-                )?
+                $crate::__plan_from_env!(builder, $prefix, lookup $(, $plan)?);
                 let client = builder.build()?;
                 $( let client = $hook(client, &lookup)?; )?
                 Ok(client)

@@ -66,7 +66,7 @@
 //!   one token request shared by every thread and clone, refreshed before expiry and once
 //!   on a 401. `Client::from_env()` reads `ESIGN_BASE_URL` and `ESIGN_API_KEY`, or
 //!   `ESIGN_CLIENT_ID`, `ESIGN_CLIENT_SECRET` and `ESIGN_TOKEN_URL` (plus `ESIGN_SCOPE`,
-//!   `ESIGN_PLAN`, `ESIGN_MAX_RETRIES`, `ESIGN_TIMEOUT_SECS`).
+//!   `ESIGN_PLAN`, `ESIGN_MAX_RETRIES`, `ESIGN_TIMEOUT_SECS`, `ESIGN_RATE_BUDGET`).
 //! - **Secrets.** The API key, client secret and tokens are never printed (`Debug` shows
 //!   `***`), put in a URL or an error, and go only to their own origin.
 //! - **Logging.** The client logs through the `log` crate (calls and retry decisions at

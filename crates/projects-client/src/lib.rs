@@ -51,7 +51,7 @@
 //!   `builder().observer(..)` sees every attempt without `tracing`.
 //!   `Client::from_env()` reads `PROJECTS_API_KEY`, `PROJECTS_BASE_URL`
 //!   and optionally `PROJECTS_PLAN` (`free`, `pro`, `enterprise`), `PROJECTS_MAX_RETRIES`,
-//!   `PROJECTS_TIMEOUT_SECS`.
+//!   `PROJECTS_TIMEOUT_SECS`, `PROJECTS_RATE_BUDGET`.
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin.
 //! - **Logging.** The client logs through the `log` crate (calls and retry decisions at

@@ -56,7 +56,7 @@
 //!   calls and streams alike. Feature `tracing`: a span per call, an event per attempt;
 //!   `builder().observer(..)` sees every attempt without `tracing`.
 //!   `Client::from_env()` reads `SOCIAL_BASE_URL` and `SOCIAL_API_KEY`
-//!   (plus `SOCIAL_PLAN`, `SOCIAL_MAX_RETRIES`, `SOCIAL_TIMEOUT_SECS`).
+//!   (plus `SOCIAL_PLAN`, `SOCIAL_MAX_RETRIES`, `SOCIAL_TIMEOUT_SECS`, `SOCIAL_RATE_BUDGET`).
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin.
 //! - **Logging.** The client logs through the `log` crate (calls and retry decisions at

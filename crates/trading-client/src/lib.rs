@@ -109,7 +109,7 @@
 //!   trading is asked for by name (`Client::live`, `TRADING_ENVIRONMENT=live`).
 //!   `Client::from_env()` reads `TRADING_BASE_URL` and `TRADING_API_KEY` (plus
 //!   `TRADING_ENVIRONMENT`, `TRADING_STREAM_URL`, `TRADING_PLAN`, `TRADING_MAX_RETRIES`,
-//!   `TRADING_TIMEOUT_SECS`).
+//!   `TRADING_TIMEOUT_SECS`, `TRADING_RATE_BUDGET`).
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin and the stream.
 //! - **Logging.** The client logs through the `log` crate (calls and retries at debug,

@@ -6,7 +6,10 @@
 /// (`VISION_API_KEY`, `VISION_BASE_URL`), then run an analysis through
 /// [`analyses`](Client::analyses) (`detect`, `classify`, `ocr`, `faces`) or read the
 /// service's [`status`](Client::status). The service documents no request-rate plans, so
-/// there is no `VISION_PLAN`; the usage quota is reported by `status().get()`.
+/// there is no `VISION_PLAN` (one that is set is a `Config` error, not a pace silently
+/// not kept): pace with `builder().rate_limit(config::RateLimit::per_minute(n))`, which
+/// `VISION_RATE_BUDGET` shares as in every client. The usage quota is reported by
+/// `status().get()`.
 #[derive(Clone, Debug)]
 pub struct Client {
     http: core_http::HttpClient,
@@ -30,5 +33,13 @@ mod tests {
         assert!(!format!("{client:?}").contains("sk_live_secret"));
         let missing = Client::from_env_with(|_| None).unwrap_err();
         assert!(missing.to_string().contains("VISION_"), "{missing}");
+        // No plans are documented: a plan asked for is refused, not ignored.
+        let planned = Client::from_env_with(|name| match name {
+            "VISION_PLAN" => Some("pro".to_owned()),
+            other => env(other),
+        })
+        .unwrap_err();
+        assert_eq!(planned.kind(), crate::ErrorKind::Config);
+        assert!(planned.to_string().contains("VISION_PLAN"), "{planned}");
     }
 }

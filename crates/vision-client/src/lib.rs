@@ -54,7 +54,7 @@
 //!   calls and streams alike. Feature `tracing`: a span per call, an event per attempt;
 //!   `builder().observer(..)` sees every attempt without `tracing`.
 //!   `Client::from_env()` reads `VISION_API_KEY` and `VISION_BASE_URL`
-//!   (plus `VISION_MAX_RETRIES`, `VISION_TIMEOUT_SECS`).
+//!   (plus `VISION_MAX_RETRIES`, `VISION_TIMEOUT_SECS`, `VISION_RATE_BUDGET`).
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin.
 //! - **Logging.** The client logs through the `log` crate (calls and retry decisions at

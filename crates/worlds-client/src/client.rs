@@ -10,7 +10,8 @@ use core_http::Result;
 ///
 /// Build it with [`Client::new`] (Bearer key), [`Client::builder`] (for a custom auth
 /// header: `.auth(Auth::header("x-api-key", key))`) or [`Client::from_env`]
-/// (`WORLDS_BASE_URL`, `WORLDS_API_KEY`, and optionally `WORLDS_STREAM_URL`), then reach
+/// (`WORLDS_BASE_URL`, `WORLDS_API_KEY`, and optionally `WORLDS_STREAM_URL`; the service
+/// shows no rate limits, so a `WORLDS_PLAN` that is set is a `Config` error), then reach
 /// the resources: [`worlds`](Client::worlds), [`assets`](Client::assets), and the
 /// [`stream`](Client::stream) channel.
 #[derive(Clone, Debug)]
@@ -104,5 +105,13 @@ mod tests {
         };
         let c = Client::from_env_with(env).unwrap();
         assert_eq!(c.stream_url(), "wss://rt.example.com/x");
+        // The service shows no limits: a plan asked for is refused, not ignored.
+        let planned = Client::from_env_with(|name| match name {
+            "WORLDS_PLAN" => Some("pro".to_owned()),
+            other => env(other),
+        })
+        .unwrap_err();
+        assert_eq!(planned.kind(), core_http::ErrorKind::Config);
+        assert!(planned.to_string().contains("WORLDS_PLAN"), "{planned}");
     }
 }

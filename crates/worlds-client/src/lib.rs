@@ -89,7 +89,7 @@
 //!   key))` sends the key in a header of your choice, on REST calls and on the realtime
 //!   upgrade; `Auth::bearer_from(|| key)` reads a key that rotates for every call and
 //!   every reconnect. `Client::from_env()` reads `WORLDS_BASE_URL` and `WORLDS_API_KEY` (plus
-//!   `WORLDS_STREAM_URL`, `WORLDS_MAX_RETRIES`, `WORLDS_TIMEOUT_SECS`). `client.raw()`
+//!   `WORLDS_STREAM_URL`, `WORLDS_MAX_RETRIES`, `WORLDS_TIMEOUT_SECS`, `WORLDS_RATE_BUDGET`). `client.raw()`
 //!   reaches anything else with the same auth, retries and errors.
 //! - **Secrets.** The API key is never printed (`Debug` shows `***`), put in a URL or an
 //!   error, and goes only to the base URL's origin and the realtime channel.

@@ -135,9 +135,11 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// `<PREFIX>_API_KEY` (required, unless the service takes OAuth and
     /// `<PREFIX>_CLIENT_ID`, `<PREFIX>_CLIENT_SECRET` and `<PREFIX>_TOKEN_URL` are set,
     /// with `<PREFIX>_SCOPE` optional), and optionally `<PREFIX>_MAX_RETRIES`,
-    /// `<PREFIX>_TIMEOUT_SECS` and `<PREFIX>_RATE_BUDGET` (`process` or `machine`:
-    /// [`shared`](Self::shared); a service client's `from_env` also reads
-    /// `<PREFIX>_PLAN`, the plan it paces itself at). A missing or invalid value gives an
+    /// `<PREFIX>_TIMEOUT_SECS` and `<PREFIX>_RATE_BUDGET` (`process`, `machine`, or a
+    /// `redis://` / `rediss://` URL with the `redis` feature: [`shared`](Self::shared);
+    /// a service client's `from_env` also reads `<PREFIX>_PLAN`, the plan it paces
+    /// itself at, and refuses it for a service that documents no plans: vision,
+    /// worlds). A missing or invalid value gives an
     /// [`Error::Config`](crate::Error::Config) naming the variable.
     ///
     /// ```no_run
