@@ -276,12 +276,6 @@ impl TokenBucket {
         }
     }
 
-    /// The configured rate.
-    #[allow(dead_code)]
-    pub(crate) fn limit(&self) -> RateLimit {
-        self.limit
-    }
-
     /// Takes a token at `now` and returns how long to wait before sending (zero when a
     /// token was available).
     pub(crate) fn acquire(&self, now: Instant) -> Duration {
