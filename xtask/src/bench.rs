@@ -261,7 +261,7 @@ minimum for the 100 calls past the burst is 30 s.\n\n{}\n{}\n{}\n{}\n\nThe cost 
 {} (core-http's unit test, 1,000 steps on a fresh file); {} (the sandbox's `clock` on loopback, the \
 median of 300 calls, paced alone and through Redis).\n",
         line(&e2e, "pacing alone"),
-        line(&e2e, "sharing the machine"),
+        line(&e2e, "sharing through the machine"),
         line(&e2e, "sharing through Redis"),
         line(&e2e, "through an outage"),
         line(&unit, "one shared step").trim_start_matches("- "),

@@ -58,7 +58,10 @@ pub enum Budget {
     /// resetting, a wrong password) the client paces alone, says so once (a warning
     /// and [`BudgetEvent::Lost`](crate::config::BudgetEvent::Lost)), tries again every
     /// second, and says when it shares again
-    /// ([`BudgetEvent::Regained`](crate::config::BudgetEvent::Regained)).
+    /// ([`BudgetEvent::Regained`](crate::config::BudgetEvent::Regained)). Each
+    /// connection to Redis is owned by a thread of its own, so that the bound holds
+    /// whatever the socket does (one per caller thread stepping at once, at most 8
+    /// kept idle); a step costs about 0.15 ms on loopback, a Redis round trip elsewhere.
     Redis(RedisUrl),
 }
 
