@@ -102,6 +102,61 @@ fn with_compression_off_no_call_asks_for_it() {
 }
 
 #[test]
+fn coding_names_are_case_insensitive_and_x_gzip_is_gzip() {
+    let json = big_list();
+    let (gz, br) = (gzip(json.as_bytes()), brotli(json.as_bytes()));
+    let server = Hostile::scripted(vec![
+        encoded("GZIP", &gz),
+        encoded("x-gzip", &gz),
+        encoded("X-GZip", &gz),
+        encoded("Br", &br),
+        encoded("identity, gzip", &gz),
+    ]);
+    let client = client(server.url());
+    let want: Value = serde_json::from_str(&json).unwrap();
+    for _ in 0..5 {
+        let got: Value = client.raw().get("/v1/bars", &[]).unwrap();
+        assert_eq!(got, want);
+    }
+    assert_eq!(server.connections(), 1, "each read to its end");
+}
+
+#[test]
+fn an_answer_with_no_body_has_nothing_to_decode_whatever_its_label() {
+    let labelled = |status: u16, extra: &[(&str, &str)]| {
+        let mut headers = vec![("content-encoding", "gzip")];
+        headers.extend_from_slice(extra);
+        let mut bytes = format!("HTTP/1.1 {status} Hostile\r\n").into_bytes();
+        for (name, value) in headers {
+            bytes.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+        }
+        bytes.extend_from_slice(b"\r\n");
+        Act::Send(bytes)
+    };
+    let server = Hostile::scripted(vec![
+        // A delete that succeeded, its 204 labelled gzip.
+        labelled(204, &[]),
+        // The same with an empty body said in so many words.
+        labelled(200, &[("content-length", "0")]),
+        // HEAD: a length, and no body.
+        labelled(200, &[("content-length", "1234")]),
+        labelled(200, &[("content-length", "0")]),
+    ]);
+    let client = client(server.url());
+    let deleted: Option<Value> = client.raw().delete("/v1/posts/p1").unwrap();
+    assert_eq!(deleted, None);
+    let deleted: Option<Value> = client.raw().delete("/v1/posts/p2").unwrap();
+    assert_eq!(deleted, None);
+    let head = client.raw().head("/v1/posts", &[]).unwrap();
+    assert_eq!(head.status(), 200);
+    assert!(head.body().is_empty());
+    let response = client.delete("/v1/posts/p3").send().unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.count("DELETE"), 3, "each asked once");
+    assert_eq!(server.connections(), 1, "and the connection kept");
+}
+
+#[test]
 fn a_body_labelled_gzip_that_is_not_gzip_is_an_error_naming_the_encoding_and_is_not_retried() {
     for encoding in ["gzip", "br"] {
         let server = Hostile::scripted(vec![encoded(encoding, br#"{"data": []}"#)]);
@@ -375,8 +430,10 @@ fn unchunk(mut wire: &[u8]) -> Vec<u8> {
 #[test]
 fn the_sandbox_compresses_a_large_json_answer_when_asked_and_can_lie_about_it() {
     use std::io::Read;
+    // A Wednesday afternoon: the last day's minute bars are a whole session's, more than
+    // the threshold, whatever day the suite runs on.
     let sandbox = sandbox::Sandbox::builder()
-        .market_hours(false)
+        .frozen_at(time::macros::datetime!(2026-03-04 20:00 UTC))
         .start()
         .unwrap();
     let path = "/trading/v1/history?symbol=AAPL&timeframe=1Min&limit=1000";

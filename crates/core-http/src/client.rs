@@ -105,7 +105,7 @@ impl HttpClient {
                 // The key's stand-in: the key itself goes only to the socket.
                 bearer: match &config.auth {
                     auth::Auth::Bearer(key) => Some(auth::bearer(&auth::Secret::new(
-                        dialer.masks.header(key.expose()),
+                        dialer.masks.own_header(key.expose()),
                     ))),
                     _ => None,
                 },

@@ -3,13 +3,25 @@
 //!
 //! A credential a request carries (a key, a token, a header named like one, an OAuth
 //! client secret) is given to the layers above the socket as a **stand-in**: random
-//! letters and digits of the same length, made once per value. The socket swaps the
-//! stand-in for the credential as the bytes reach it (a request's head, or the token
-//! request's form body), and no byte above it ever held the credential. Coming the
-//! other way, a credential a server echoes is swapped for its stand-in before anything
-//! reads it, and the access token a token endpoint answers for a new stand-in: the
+//! letters and digits of the same length, one per credential for as long as it is
+//! remembered. The socket swaps the stand-in for the credential as the bytes reach it (a
+//! request's head, or the token request's form body), and no byte above it ever held
+//! the credential. Coming the other way, a credential a server echoes is swapped for
+//! its stand-in before anything reads it, and the access token a token endpoint answers
+//! for its stand-in (the same one when the endpoint hands out the same token again): the
 //! client's token cache holds only stand-ins. Texts shown to people (errors) blank the
 //! stand-ins too ([`Masks::conceal`]).
+//!
+//! Three rules keep what reaches the socket exactly what was given:
+//! - one credential, one stand-in, and a stand-in is never masked again (a value that
+//!   holds one is a stand-in's carrier, kept as it is), so swapping back is one pass in
+//!   any order;
+//! - the client's own credentials (its key, its header's value, its client secret) are
+//!   never forgotten; tokens and rotated keys are, the least recently used first, beyond
+//!   [`REMEMBERED`];
+//! - a token that cannot be a header's value (a line break, a control character) is
+//!   given a stand-in that is never swapped back: the token request fails
+//!   ([`Masks::refusal`]) and nothing is sent with it.
 //!
 //! A credential shorter than [`MIN_LEN`] is not masked (its stand-in could be
 //! mistaken for other text); none of the services' keys are that short.
@@ -21,13 +33,13 @@ use memchr::memmem;
 /// The shortest credential masked.
 pub(crate) const MIN_LEN: usize = 8;
 
-/// How many credentials are remembered (a rotating key or a refreshed token adds one;
-/// the oldest is forgotten).
+/// How many credentials are remembered besides the client's own (a rotated key or a new
+/// token adds one; the least recently used is forgotten).
 const REMEMBERED: usize = 32;
 
 /// Where a credential's stand-in may be swapped back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Place {
+enum Place {
     /// In a request's head (a header's value).
     Head,
     /// Anywhere in a request (a token request's form body).
@@ -44,26 +56,84 @@ struct Entry {
     /// The credential is an OAuth client secret: a request carrying it is a token
     /// request, whose answer holds a token to hide.
     client_secret: bool,
-}
-
-impl Entry {
-    fn new(real: Vec<u8>, standin: Vec<u8>, place: Place, client_secret: bool) -> Self {
-        Entry {
-            find_real: memmem::Finder::new(&real).into_owned(),
-            find_standin: memmem::Finder::new(&standin).into_owned(),
-            real,
-            standin,
-            place,
-            client_secret,
-        }
-    }
+    /// The client's own: never forgotten.
+    pinned: bool,
+    /// Why the credential cannot be sent (a token with a line break): its stand-in is
+    /// never swapped back.
+    refused: Option<&'static str>,
+    /// When it was last used (a counter), to forget the least recently used.
+    used: u64,
 }
 
 /// The credentials of one client and their stand-ins.
 #[derive(Default)]
 pub(crate) struct Masks {
-    entries: Mutex<Vec<Entry>>,
+    state: Mutex<State>,
 }
+
+#[derive(Default)]
+struct State {
+    entries: Vec<Entry>,
+    clock: u64,
+}
+
+impl State {
+    fn touch(&mut self, i: usize) {
+        self.clock += 1;
+        self.entries[i].used = self.clock;
+    }
+
+    /// The entry whose stand-in `value` holds.
+    fn carrying(&self, value: &[u8]) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|e| e.find_standin.find(value).is_some())
+    }
+
+    fn add(&mut self, real: &[u8], standin: Vec<u8>, kind: Kind) -> usize {
+        self.clock += 1;
+        self.entries.push(Entry {
+            find_real: memmem::Finder::new(real).into_owned(),
+            find_standin: memmem::Finder::new(&standin).into_owned(),
+            real: real.to_vec(),
+            standin,
+            place: kind.place,
+            client_secret: kind.client_secret,
+            pinned: kind.pinned,
+            refused: kind.refused,
+            used: self.clock,
+        });
+        let forgettable = self.entries.iter().filter(|e| !e.pinned).count();
+        if forgettable > REMEMBERED
+            && let Some(oldest) = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !e.pinned)
+                .min_by_key(|(_, e)| e.used)
+                .map(|(i, _)| i)
+        {
+            self.entries.remove(oldest);
+        }
+        self.entries.len() - 1
+    }
+}
+
+/// What a new entry is.
+#[derive(Clone, Copy)]
+struct Kind {
+    place: Place,
+    client_secret: bool,
+    pinned: bool,
+    refused: Option<&'static str>,
+}
+
+const HEADER: Kind = Kind {
+    place: Place::Head,
+    client_secret: false,
+    pinned: false,
+    refused: None,
+};
 
 impl std::fmt::Debug for Masks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,73 +153,108 @@ fn standin(len: usize) -> Vec<u8> {
 }
 
 impl Masks {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
-        self.entries
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The stand-in of `real` for a header's value (made once per value); `real` itself
-    /// when it is too short to mask or is a stand-in already.
+    /// The stand-in of `real` for a header's value; `real` itself when it is too short
+    /// to mask or carries a stand-in already.
     pub(crate) fn header(&self, real: &str) -> String {
-        self.standin_for(real, Place::Head, false)
+        self.standin_for(real, HEADER)
+    }
+
+    /// [`Masks::header`] for one of the client's own credentials (its key, its
+    /// header's value), never forgotten.
+    pub(crate) fn own_header(&self, real: &str) -> String {
+        self.standin_for(
+            real,
+            Kind {
+                pinned: true,
+                ..HEADER
+            },
+        )
     }
 
     /// The stand-in of an OAuth client secret as it goes into the token request's form
     /// body (`encoded`: form-encoded).
     pub(crate) fn client_secret(&self, encoded: &str) -> String {
-        self.standin_for(encoded, Place::Body, true)
+        self.standin_for(
+            encoded,
+            Kind {
+                place: Place::Body,
+                client_secret: true,
+                pinned: true,
+                refused: None,
+            },
+        )
     }
 
-    fn standin_for(&self, real: &str, place: Place, client_secret: bool) -> String {
+    fn standin_for(&self, real: &str, kind: Kind) -> String {
         if real.len() < MIN_LEN {
             return real.to_owned();
         }
-        let mut entries = self.lock();
-        if let Some(i) = entries.iter().position(|e| e.real == real.as_bytes()) {
-            // Most recently used last.
-            let entry = entries.remove(i);
-            let shown = String::from_utf8_lossy(&entry.standin).into_owned();
-            entries.push(entry);
-            return shown;
-        }
-        if entries.iter().any(|e| e.standin == real.as_bytes()) {
+        let mut state = self.lock();
+        // A value carrying a stand-in ("Bearer <a token's stand-in>") is kept as it is:
+        // the stand-in inside is swapped back at the socket.
+        let found = match state.entries.iter().position(|e| e.real == real.as_bytes()) {
+            Some(i) => Some(i),
+            None => state.carrying(real.as_bytes()),
+        };
+        if let Some(i) = found {
+            state.touch(i);
+            state.entries[i].pinned |= kind.pinned;
+            if state.entries[i].real == real.as_bytes() {
+                return String::from_utf8_lossy(&state.entries[i].standin).into_owned();
+            }
             return real.to_owned();
         }
         let made = standin(real.len());
         let shown = String::from_utf8_lossy(&made).into_owned();
-        entries.push(Entry::new(
-            real.as_bytes().to_vec(),
-            made,
-            place,
-            client_secret,
-        ));
-        if entries.len() > REMEMBERED {
-            entries.remove(0);
-        }
+        state.add(real.as_bytes(), made, kind);
         shown
     }
 
-    /// Registers a credential that came in (an access token) under a new stand-in;
-    /// returns the stand-in.
-    fn hide(&self, real: &[u8]) -> Vec<u8> {
-        let made = standin(real.len());
-        let mut entries = self.lock();
-        entries.push(Entry::new(real.to_vec(), made.clone(), Place::Head, false));
-        if entries.len() > REMEMBERED {
-            entries.remove(0);
+    /// The stand-in of an access token a token endpoint answered (its value as JSON
+    /// decodes it): the one it has when it is known (the endpoint handed out the same
+    /// token again), or a new one. A token that cannot be a header's value gets a
+    /// stand-in that is never swapped back.
+    fn hide_token(&self, real: &[u8]) -> Vec<u8> {
+        let mut state = self.lock();
+        if let Some(i) = state.entries.iter().position(|e| e.real == real) {
+            state.touch(i);
+            return state.entries[i].standin.clone();
         }
+        if let Some(i) = state.carrying(real)
+            && state.entries[i].standin == real
+        {
+            // Blanked on its way in: a token this client knows.
+            state.touch(i);
+            return real.to_vec();
+        }
+        let made = standin(real.len());
+        let refused = crate::auth::header_value_problem(real);
+        state.add(real, made.clone(), Kind { refused, ..HEADER });
         made
+    }
+
+    /// Why the credential whose stand-in `text` holds cannot be sent, when it cannot.
+    pub(crate) fn refusal(&self, text: &str) -> Option<&'static str> {
+        let state = self.lock();
+        state
+            .carrying(text.as_bytes())
+            .and_then(|i| state.entries[i].refused)
     }
 
     /// Swaps the stand-ins in outgoing `bytes` for their credentials, in place: those of
     /// headers only when `head` (the bytes are a request's head). `true` when an OAuth
     /// client secret went out (the answer is a token to hide).
     pub(crate) fn reveal(&self, bytes: &mut [u8], head: bool) -> bool {
-        let entries = self.lock();
+        let state = self.lock();
         let mut client_secret = false;
-        for entry in entries.iter() {
-            if entry.place == Place::Head && !head {
+        for entry in &state.entries {
+            if (entry.place == Place::Head && !head) || entry.refused.is_some() {
                 continue;
             }
             let mut from = 0;
@@ -167,24 +272,22 @@ impl Masks {
     /// is the end of the bytes that came before them (kept by the caller), so that a
     /// credential cut across two reads is hidden in this one (its part here).
     pub(crate) fn blank(&self, bytes: &mut [u8], before: &[u8]) {
-        let entries = self.lock();
-        for entry in entries.iter() {
+        let state = self.lock();
+        for entry in &state.entries {
             blank_one(entry, bytes, before);
         }
     }
 
     /// Whether `text` holds a stand-in.
     pub(crate) fn finds(&self, text: &str) -> bool {
-        self.lock()
-            .iter()
-            .any(|e| e.find_standin.find(text.as_bytes()).is_some())
+        self.lock().carrying(text.as_bytes()).is_some()
     }
 
     /// `text` with every stand-in shown as `***`, when it holds one.
     pub(crate) fn conceal(&self, text: &str) -> Option<String> {
-        let entries = self.lock();
+        let state = self.lock();
         let mut out: Option<String> = None;
-        for entry in entries.iter() {
+        for entry in &state.entries {
             let Ok(standin) = std::str::from_utf8(&entry.standin) else {
                 continue;
             };
@@ -199,7 +302,12 @@ impl Masks {
     /// The longest credential remembered (how much of the bytes before a read must be
     /// kept to find one cut across reads).
     pub(crate) fn longest(&self) -> usize {
-        self.lock().iter().map(|e| e.real.len()).max().unwrap_or(0)
+        self.lock()
+            .entries
+            .iter()
+            .map(|e| e.real.len())
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -228,7 +336,6 @@ fn blank_one(entry: &Entry, bytes: &mut [u8], before: &[u8]) {
 /// string value held back until its closing quote has come.
 #[derive(Debug, Default)]
 pub(crate) struct TokenScan {
-    /// Bytes of the answer seen so far that may still be part of the member.
     state: ScanState,
 }
 
@@ -237,8 +344,6 @@ enum ScanState {
     /// Looking for the member's name.
     #[default]
     Name,
-    /// The name and its colon seen; the value's opening quote next.
-    Value,
     /// Done: the token was hidden (or the answer holds none that can be).
     Done,
 }
@@ -273,7 +378,6 @@ impl TokenScan {
                 Scanned::Ready
             };
         };
-        self.state = ScanState::Value;
         let mut i = name + NAME.len();
         while i < bytes.len() && matches!(bytes[i], b' ' | b'\t' | b'\r' | b'\n' | b':') {
             i += 1;
@@ -286,97 +390,40 @@ impl TokenScan {
             self.state = ScanState::Done;
             return Scanned::Ready;
         }
+        // The value's end: the first quote not escaped.
         let start = i + 1;
-        let Some(len) = bytes[start..].iter().position(|b| *b == b'"') else {
-            return Scanned::More;
-        };
-        let value = &bytes[start..start + len];
-        // An escape, or a line break from a chunk's framing: not a value read as it is.
-        if len >= MIN_LEN && !value.iter().any(|b| matches!(b, b'\\' | b'\r' | b'\n')) {
-            let made = masks.hide(value);
-            bytes[start..start + len].copy_from_slice(&made);
+        let mut end = start;
+        loop {
+            match bytes.get(end) {
+                None => return Scanned::More,
+                Some(b'\\') => end += 2,
+                Some(b'"') => break,
+                Some(_) => end += 1,
+            }
         }
         self.state = ScanState::Done;
+        let raw = &bytes[start..end];
+        // A line break from a chunk's framing: not a value read as it is (the token is
+        // masked where it is used instead).
+        if raw.iter().any(|b| matches!(b, b'\r' | b'\n')) {
+            return Scanned::Ready;
+        }
+        let Ok(real) = serde_json::from_slice::<String>(&bytes[start - 1..=end]) else {
+            return Scanned::Ready;
+        };
+        if real.len() < MIN_LEN {
+            return Scanned::Ready;
+        }
+        // The value decoded is never longer than its JSON: the stand-in, its closing
+        // quote, and spaces (JSON's whitespace) where the escapes were.
+        let made = masks.hide_token(real.as_bytes());
+        let quote = start + made.len();
+        bytes[start..quote].copy_from_slice(&made);
+        bytes[quote] = b'"';
+        bytes[quote + 1..=end].fill(b' ');
         Scanned::Ready
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_standin_is_the_credentials_length_and_swapped_back_only_where_it_belongs() {
-        let masks = Masks::default();
-        let key = "sk_live_0123456789abcdef";
-        let shown = masks.header(&format!("Bearer {key}"));
-        assert_eq!(shown.len(), key.len() + 7);
-        assert!(!shown.contains(key));
-        assert_eq!(masks.header(&format!("Bearer {key}")), shown, "made once");
-        assert_eq!(
-            masks.header(&shown),
-            shown,
-            "a stand-in is not masked again"
-        );
-        let mut head = format!("GET / HTTP/1.1\r\nauthorization: {shown}\r\n\r\n").into_bytes();
-        assert!(!masks.reveal(&mut head, true));
-        assert!(String::from_utf8_lossy(&head).contains(key));
-        // In a body, a header's stand-in stays as it is.
-        let mut body = shown.clone().into_bytes();
-        masks.reveal(&mut body, false);
-        assert_eq!(body, shown.as_bytes());
-        // A client secret is swapped in a body, and says so.
-        let secret = masks.client_secret("s3cr3t%2Bvalue");
-        let mut form = format!("grant_type=client_credentials&client_secret={secret}").into_bytes();
-        assert!(masks.reveal(&mut form, false));
-        assert!(String::from_utf8_lossy(&form).ends_with("client_secret=s3cr3t%2Bvalue"));
-        // Too short to mask.
-        assert_eq!(masks.header("abc"), "abc");
-    }
-
-    #[test]
-    fn an_echoed_credential_is_hidden_even_cut_across_two_reads() {
-        let masks = Masks::default();
-        let standin = masks.header("sk_test_ECHOED_KEY");
-        let mut one = b"{\"error\":\"bad key sk_test_ECHOED_KEY\"}".to_vec();
-        masks.blank(&mut one, b"");
-        let text = String::from_utf8_lossy(&one).into_owned();
-        assert!(
-            !text.contains("ECHOED") && text.contains(&standin),
-            "{text}"
-        );
-        assert_eq!(
-            masks.conceal(&text).as_deref(),
-            Some("{\"error\":\"bad key ***\"}")
-        );
-        let before = b"... sk_test_ECH".to_vec();
-        let mut after = b"OED_KEY is not valid".to_vec();
-        masks.blank(&mut after, &before);
-        assert_eq!(after[..7], standin.as_bytes()[11..]);
-        assert!(after.ends_with(b" is not valid"));
-    }
-
-    #[test]
-    fn a_token_is_hidden_once_its_value_is_whole() {
-        let masks = Masks::default();
-        let mut scan = TokenScan::default();
-        let mut answer = br#"{"token_type":"Bearer","access_to"#.to_vec();
-        assert_eq!(scan.scan(&mut answer, &masks), Scanned::More);
-        answer.extend_from_slice(br#"ken": "tok_0123456789"#);
-        assert_eq!(scan.scan(&mut answer, &masks), Scanned::More);
-        answer.extend_from_slice(br#"abcdef","expires_in":3600}"#);
-        assert_eq!(scan.scan(&mut answer, &masks), Scanned::Ready);
-        let text = String::from_utf8_lossy(&answer).into_owned();
-        assert!(!text.contains("tok_0123456789abcdef"), "{text}");
-        // The stand-in in a header is swapped for the token at the socket.
-        let standin: String = text
-            .split("\"access_token\": \"")
-            .nth(1)
-            .and_then(|r| r.split('"').next())
-            .unwrap_or_default()
-            .to_owned();
-        let mut head = format!("authorization: Bearer {standin}\r\n\r\n").into_bytes();
-        masks.reveal(&mut head, true);
-        assert!(String::from_utf8_lossy(&head).contains("tok_0123456789abcdef"));
-    }
-}
+mod tests;

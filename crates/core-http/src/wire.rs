@@ -90,20 +90,14 @@ pub(crate) enum BodyError {
 /// The decoder's failure inside `e`, when a compressed body did not decode: a claimed
 /// encoding the body does not use, a truncated stream, a bad checksum.
 pub(crate) fn encoding_failure(e: &io::Error) -> Option<String> {
-    let inner = e.get_ref()?.downcast_ref::<ureq::Error>()?;
-    encoding_failure_of(inner)
-}
-
-fn encoding_failure_of(e: &ureq::Error) -> Option<String> {
-    match e {
-        // The connection failing under the decoder is the connection's failure.
-        #[cfg(feature = "compression")]
-        ureq::Error::Decompress(_, source) if crate::encoding::is_transport(source) => None,
-        #[cfg(feature = "compression")]
-        ureq::Error::Decompress(encoding, source) => Some(format!(
-            "the answer is labelled Content-Encoding: {encoding} but does not decode as \
-             {encoding} ({source})"
-        )),
+    #[cfg(feature = "compression")]
+    if let Some(failure) = e
+        .get_ref()
+        .and_then(|i| i.downcast_ref::<crate::encoding::Undecodable>())
+    {
+        return Some(failure.to_string());
+    }
+    match e.get_ref()?.downcast_ref::<ureq::Error>()? {
         ureq::Error::Io(io) => encoding_failure(io),
         _ => None,
     }
@@ -142,17 +136,6 @@ fn io_failure(e: io::Error) -> BodyError {
     }
     let e = match e.get_ref().and_then(|i| i.downcast_ref::<ureq::Error>()) {
         Some(ureq::Error::Timeout(_)) => return BodyError::Timeout,
-        // The connection's failure, met by a decoder.
-        #[cfg(feature = "compression")]
-        Some(ureq::Error::Decompress(..)) => {
-            match e.into_inner().map(|i| i.downcast::<ureq::Error>()) {
-                Some(Ok(inner)) => match *inner {
-                    ureq::Error::Decompress(_, io) => io,
-                    other => other.into_io(),
-                },
-                _ => io::Error::other("the body could not be read"),
-            }
-        }
         _ => e,
     };
     if is_timeout(&e) {
@@ -396,12 +379,13 @@ pub(crate) fn check_header(name: &str, value: &str) -> crate::Result<()> {
     if !name_ok {
         return Err(Error::config(format!("invalid header name {name:?}")));
     }
-    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-        return Err(Error::config(format!(
-            "the value of header {name:?} contains a line break"
-        )));
+    match crate::auth::header_value_problem(value.as_bytes()) {
+        None | Some("is empty") => Ok(()),
+        // Never shown: the header may carry a credential.
+        Some(problem) => Err(Error::config(format!(
+            "the value of header {name:?} {problem}"
+        ))),
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -856,3 +856,84 @@ fn wss_presents_the_client_certificate_to_a_gateway_that_asks() {
         }
     }
 }
+
+mod common;
+
+/// A server that records each upgrade's `authorization` and keeps the stream open until
+/// the client leaves.
+#[allow(clippy::result_large_err)] // tungstenite's callback type
+fn recording_upgrades() -> (Server, Arc<Mutex<Vec<String>>>) {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    let server = Server::start_raw(move |stream, _, _| {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let log = log.clone();
+        let callback =
+            move |req: &tungstenite::handshake::server::Request,
+                  resp: tungstenite::handshake::server::Response| {
+                let value = req
+                    .headers()
+                    .get("authorization")
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                    .unwrap_or_default();
+                log.lock().unwrap().push(value);
+                Ok(resp)
+            };
+        let Ok(mut ws) = tungstenite::accept_hdr(stream, callback) else {
+            return;
+        };
+        while ws.read().is_ok() {}
+    });
+    (server, seen)
+}
+
+#[test]
+fn a_streams_key_and_token_are_the_bytes_given_or_fetched_after_a_refresh_too() {
+    use common::hostile::{Act, Hostile};
+    let (server, seen) = recording_upgrades();
+    let key = "sk_live_stream_0123456789";
+    let client = core_http::HttpClient::builder()
+        .base_url("http://127.0.0.1:9")
+        .api_key(key)
+        .build()
+        .unwrap();
+    let stream = Stream::connect(client.stream_config(&server.url).unwrap(), subscribed(&[]));
+    drop(stream.unwrap());
+    // OAuth: a call's 401 refreshes the token to the same string; the stream's upgrade
+    // carries that string, as the calls before and after it do.
+    let token = "tok_stream_SAME_0123456789";
+    let body = format!(r#"{{"access_token":"{token}","expires_in":3600}}"#);
+    let tokens = Hostile::scripted(vec![Act::json(200, &body)]);
+    let api = Hostile::scripted(vec![
+        Act::json(200, "{}"),
+        Act::json(401, r#"{"error":"expired"}"#),
+        Act::json(200, "{}"),
+    ]);
+    let oauth = core_http::HttpClient::builder()
+        .base_url(api.url())
+        .auth(core_http::config::Auth::oauth2(
+            core_http::config::OAuth2Config::new(
+                format!("{}/token", tokens.url()),
+                "id",
+                "cs_0123456789",
+            ),
+        ))
+        .build()
+        .unwrap();
+    oauth.get("/v1/x").send().unwrap();
+    oauth.get("/v1/x").send().unwrap();
+    let stream = Stream::connect(oauth.stream_config(&server.url).unwrap(), subscribed(&[]));
+    drop(stream.unwrap());
+    oauth.get("/v1/x").send().unwrap();
+    assert_eq!(tokens.seen().len(), 2, "fetched, then refreshed once");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [format!("Bearer {key}"), format!("Bearer {token}")]
+    );
+    for request in api.requests() {
+        assert!(
+            request.contains(&format!("authorization: Bearer {token}\r\n")),
+            "{request}"
+        );
+    }
+}

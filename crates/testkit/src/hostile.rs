@@ -162,6 +162,8 @@ pub struct Request {
     pub path: String,
     /// How many requests the server read before this one.
     pub index: usize,
+    /// The whole head as it came (empty when the script is asked before reading).
+    pub head: String,
 }
 
 type Script = dyn Fn(&Request) -> Act + Send + Sync;
@@ -256,6 +258,7 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
             method: String::new(),
             path: String::new(),
             index,
+            head: String::new(),
         };
         let before = script(&peek);
         if matches!(before, Act::CloseBeforeRead | Act::StallBeforeRead(_)) {
@@ -285,6 +288,7 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
             method: method.clone(),
             path: path.clone(),
             index,
+            head: head.clone(),
         };
         let act = script(&request);
         if let Ok(mut l) = log.lock() {

@@ -33,18 +33,19 @@ impl HttpClient {
                 Cow::Borrowed("authorization"),
                 match &self.inner.bearer {
                     Some(header) => Cow::Borrowed(header),
-                    None => Cow::Owned(bearer(&Secret::new(masks.header(key.expose())))),
+                    None => Cow::Owned(bearer(&Secret::new(masks.own_header(key.expose())))),
                 },
             ))),
             Auth::Header { name, value } => Ok(Some((
                 Cow::Borrowed(name.as_str()),
-                Cow::Owned(Secret::new(masks.header(value.expose()))),
+                Cow::Owned(Secret::new(masks.own_header(value.expose()))),
             ))),
             Auth::BearerFrom(source) => {
                 let key = source.read();
-                if key.is_empty() {
-                    return Err(crate::Error::config("the key source gave an empty key"));
-                }
+                crate::auth::check_credential(
+                    "the key its source (Auth::bearer_from) gave",
+                    key.expose(),
+                )?;
                 Ok(Some((
                     Cow::Borrowed("authorization"),
                     Cow::Owned(bearer(&Secret::new(masks.header(key.expose())))),
@@ -110,6 +111,22 @@ impl HttpClient {
             serde_json::from_slice(response.body()).map_err(|_| unusable())?;
         if answer.access_token.trim().is_empty() {
             return Err(unusable());
+        }
+        // A token that cannot be a header's value as it is (the socket would send its
+        // bytes, line breaks and all) is never sent.
+        let masks = &self.inner.dialer.masks;
+        let token = answer.access_token.as_str();
+        if let Some(problem) = masks
+            .refusal(token)
+            .or_else(|| crate::auth::header_value_problem(token.as_bytes()))
+        {
+            return Err(crate::Error::UnexpectedBody {
+                status: response.status(),
+                message: format!(
+                    "the OAuth token endpoint answered an access token that {problem}, \
+                     which cannot be sent as a header: nothing was sent with it"
+                ),
+            });
         }
         Ok(CachedToken::new(answer, self.inner.config.clock.now()))
     }

@@ -40,7 +40,10 @@ pub(super) fn env_config(
         )));
     }
     apply_env_settings(&mut config, prefix, lookup)?;
+    // Values read from the environment lose the whitespace around them (a key read
+    // from a file keeps its newline); one with a control character inside is refused.
     if let Some(key) = key {
+        crate::auth::check_credential(&key_var, key.trim())?;
         config.auth = Auth::bearer(key.trim());
         return Ok(config);
     }
@@ -153,8 +156,16 @@ pub(super) fn checked(mut config: Config, prefix: &str) -> Result<Config> {
         token_origin.check_secure(&oauth.token_url, config.allow_insecure_http)?;
     }
     match &config.auth {
-        Auth::Bearer(k) | Auth::Header { value: k, .. } if k.is_empty() => {
-            return Err(Error::config("the API key is empty"));
+        Auth::Bearer(key) => crate::auth::check_credential(
+            "the API key (given to Client::new or the builder's api_key(..))",
+            key.expose(),
+        )?,
+        Auth::Header { name, value } => {
+            crate::wire::check_header(name, "")?;
+            crate::auth::check_credential(
+                &format!("the API key (given for the {name} header)"),
+                value.expose(),
+            )?;
         }
         _ => {}
     }

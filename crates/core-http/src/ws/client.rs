@@ -61,9 +61,11 @@ impl crate::HttpClient {
                 let source = source.clone();
                 config = config.auth_with("authorization", move || {
                     let key = source.read();
-                    if key.is_empty() {
-                        return Err("the key source gave an empty key".into());
-                    }
+                    crate::auth::check_credential(
+                        "the key its source (Auth::bearer_from) gave",
+                        key.expose(),
+                    )
+                    .map_err(|e| e.to_string())?;
                     Ok(crate::auth::bearer(&key))
                 });
             }
