@@ -245,3 +245,75 @@ fn a_page_fetched_ahead_waits_out_retry_after_as_any_call() {
     assert_eq!(seen.len(), 3);
     assert!(seen[2].at.duration_since(seen[1].at) >= Duration::from_millis(990));
 }
+
+#[test]
+fn a_page_waiting_for_the_rate_limit_or_a_retry_after_is_never_asked_after_a_drop() {
+    // One request a second: page 2, asked ahead, waits a second for its turn.
+    let server = offset_server(1_000);
+    let paced = HttpClient::builder()
+        .base_url(server.url())
+        .api_key("sk_test_prefetch")
+        .rate_limit(core_http::config::RateLimit::per_minute(60).with_burst(1))
+        .build()
+        .unwrap();
+    let mut list = offset_list(&paced, 10);
+    assert_eq!(list.next().unwrap().unwrap(), json!(0));
+    drop(list);
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert_eq!(server.count("GET"), 1, "{:?}", server.lines());
+
+    // Page 2 answers 429 with Retry-After: 1; the list is dropped during the wait.
+    let server = Hostile::start(|r: &Request| match query(&r.path, "offset").as_deref() {
+        Some("2") => Act::json_with(
+            429,
+            &[("retry-after", "1")],
+            r#"{"error": {"code": "rate_limited", "message": "slow down"}}"#,
+        ),
+        _ => Act::json(200, r#"{"data": [0, 1], "meta": {"total": 4}}"#),
+    });
+    let mut list = offset_list(&client(server.url(), true), 2);
+    assert_eq!(list.next().unwrap().unwrap(), json!(0));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(server.count("GET"), 2, "page 2 asked ahead, refused");
+    drop(list);
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert_eq!(server.count("GET"), 2, "{:?}", server.lines());
+}
+
+#[test]
+fn a_page_ahead_that_fails_in_an_outage_is_asked_again_when_the_caller_comes_to_it() {
+    // Page 2 is refused with 503 for the first two seconds; the caller takes three
+    // seconds over page 1, by which time the service is back.
+    let outage = Instant::now() + Duration::from_secs(2);
+    let serve = move |r: &Request| {
+        let offset: u64 = query(&r.path, "offset")
+            .and_then(|o| o.parse().ok())
+            .unwrap_or(0);
+        if offset > 0 && Instant::now() < outage {
+            return Act::json(
+                503,
+                r#"{"error": {"code": "unavailable", "message": "down"}}"#,
+            );
+        }
+        let items: Vec<u64> = (offset..(offset + 100).min(300)).collect();
+        Act::json(
+            200,
+            &json!({"data": items, "meta": {"total": 300}}).to_string(),
+        )
+    };
+    let (on, off) = (Hostile::start(serve), Hostile::start(serve));
+    for (server, prefetch) in [(&on, true), (&off, false)] {
+        let list = offset_list(&client(server.url(), prefetch), 100);
+        let (items, _) = read_all(list, 100, Duration::from_millis(3_000) / 3);
+        assert_eq!(items, (0..300).collect::<Vec<u64>>(), "prefetch {prefetch}");
+    }
+    assert!(
+        on.seen()
+            .iter()
+            .filter(|s| s.path.contains("offset=100"))
+            .count()
+            > 1,
+        "page 2 was asked ahead, in the outage, then again: {:?}",
+        on.lines()
+    );
+}

@@ -228,3 +228,37 @@ fn when_the_caller_stops_reading_deliveries_are_refused_503_never_accepted_and_l
     assert!(listener.next_timeout(Duration::from_secs(5)).is_some());
     assert!(listener.next_timeout(Duration::from_millis(200)).is_none());
 }
+
+#[test]
+fn a_head_of_hundreds_of_headers_is_taken_and_a_request_cut_short_is_told_400() {
+    use social_client::webhooks;
+    let mut listener = webhooks::listen("127.0.0.1:0", SECRET).unwrap();
+    let addr = listener.local_addr();
+    let body = br#"{"type":"post.published","data":{"id":"post_9"}}"#;
+    // 500 headers a proxy might add, 13 KB of head under the documented 16 KiB.
+    let mut headers = core_http::webhook::signed_headers(SECRET, "msg_many", body).unwrap();
+    headers.extend((0..500).map(|i| (format!("x-forwarded-{i:03}"), "0123456789".into())));
+    assert_eq!(post(addr, &headers, body), 200);
+    assert!(listener.next_timeout(Duration::from_secs(10)).is_some());
+    // More than the documented 1,024 headers: 431.
+    let mut headers = core_http::webhook::signed_headers(SECRET, "msg_more", body).unwrap();
+    headers.extend((0..1_100).map(|i| (format!("h{i}"), "1".into())));
+    assert_eq!(post(addr, &headers, body), 431);
+    // A sender that half-closes before its Content-Length has come is told 400.
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(b"POST /hooks HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nonly part")
+        .unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let started = Instant::now();
+    assert_eq!(status_of(&mut stream), 400);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(listener.next_timeout(Duration::from_millis(100)).is_none());
+}

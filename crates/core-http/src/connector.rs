@@ -77,6 +77,7 @@ impl Connector<()> for Connect {
             token: None,
             received: 0,
             tail: Vec::new(),
+            refused: None,
         }))
     }
 }
@@ -109,6 +110,10 @@ pub(crate) struct Wire {
     received: u64,
     /// The end of the bytes read last, to blank a credential cut across two reads.
     tail: Vec<u8>,
+    /// The peer stopped taking the request (reset, or closed its side) while it was
+    /// being sent: the rest of it is dropped, and the answer the peer may have sent
+    /// first (an early `413`) is read; when there is none, this is the call's failure.
+    refused: Option<io::Error>,
 }
 
 impl fmt::Debug for Wire {
@@ -117,6 +122,17 @@ impl fmt::Debug for Wire {
             .field("tls", &self.conn.is_tls())
             .finish_non_exhaustive()
     }
+}
+
+/// Whether a failed write means the peer stopped reading the request (it may have
+/// answered first).
+fn refused_midway(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+    )
 }
 
 /// A failed read or write as `ureq` takes it: the time up as its timeout.
@@ -186,12 +202,28 @@ impl Transport for Wire {
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         let timeout = timeout.for_write();
         let until = deadline(timeout)?;
+        if self.new_request {
+            self.refused = None;
+        }
         self.reveal(amount);
+        if self.refused.is_some() {
+            return Ok(());
+        }
         self.conn.socket_mut().set_deadline(until);
         let Wire { conn, buffers, .. } = self;
-        conn.write_all(&buffers.output()[..amount])
+        match conn
+            .write_all(&buffers.output()[..amount])
             .and_then(|()| conn.flush())
-            .map_err(|e| io_error(e, timeout.reason))
+        {
+            Ok(()) => Ok(()),
+            // The peer answered before taking all of the request (an early 413) and
+            // closed: what it said is read next, not lost to a blind repeat.
+            Err(e) if refused_midway(&e) => {
+                self.refused = Some(e);
+                Ok(())
+            }
+            Err(e) => Err(io_error(e, timeout.reason)),
+        }
     }
 
     /// Reads what has come, by the timeout. A token endpoint's answer is read on until
@@ -208,7 +240,18 @@ impl Transport for Wire {
             if room.is_empty() {
                 break;
             }
-            let n = conn.read(room).map_err(|e| io_error(e, timeout.reason))?;
+            let n = match conn.read(room) {
+                // Nothing came before the peer's refusal to read on: the write's
+                // failure is the call's.
+                Ok(0) | Err(_) if total == 0 && self.refused.is_some() => {
+                    let e = self
+                        .refused
+                        .take()
+                        .unwrap_or_else(|| io::ErrorKind::BrokenPipe.into());
+                    return Err(io_error(e, timeout.reason));
+                }
+                read => read.map_err(|e| io_error(e, timeout.reason))?,
+            };
             self.blank(total, total + n);
             self.received = self.received.saturating_add(n as u64);
             total += n;

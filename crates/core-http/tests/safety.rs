@@ -1070,3 +1070,32 @@ fn a_retry_after_date_is_read_on_the_clients_clock() {
         "{wait:?}"
     );
 }
+
+#[test]
+fn an_upload_refused_with_an_early_413_is_that_answer_never_a_blind_repeat() {
+    let server = Hostile::scripted(vec![Act::AnswerBeforeBody(raw(
+        413,
+        &[
+            ("content-type", "application/json"),
+            ("connection", "close"),
+        ],
+        br#"{"error":{"code":"too_large","message":"the upload is over 1 MiB"}}"#,
+    ))]);
+    let c = HttpClient::builder()
+        .base_url(server.url())
+        .api_key(KEY)
+        .idempotency_keys(true)
+        .build()
+        .unwrap();
+    let body = vec![b'x'; 8 * 1024 * 1024];
+    let started = Instant::now();
+    let err = c
+        .post("/v1/uploads")
+        .bytes("application/octet-stream", body)
+        .send()
+        .unwrap_err();
+    assert_eq!(err.status(), Some(413), "{err}");
+    assert!(err.to_string().contains("over 1 MiB"), "{err}");
+    assert_eq!(server.count("POST"), 1, "sent once: {:?}", server.lines());
+    within(started, Duration::from_secs(5));
+}

@@ -41,6 +41,9 @@ pub enum Act {
     CloseAfterRead,
     /// Send these bytes (a whole answer) and keep the connection open.
     Send(Vec<u8>),
+    /// Read the request's head only, send these bytes (an early `413`), and close with
+    /// the body unread: the client's writes meet a reset. Decided before reading.
+    AnswerBeforeBody(Vec<u8>),
     /// Send these bytes, then stall for this long, then close.
     SendThenStall(Vec<u8>, Duration),
     /// Wait this long, then send these bytes (a whole answer) and keep the connection
@@ -126,7 +129,10 @@ impl Act {
             Act::Trickle { head, .. } | Act::Flood { head, .. } | Act::Repeat { head, .. } => {
                 status_of(head)
             }
-            Act::CloseBeforeRead | Act::StallBeforeRead(_) | Act::CloseAfterRead => None,
+            Act::CloseBeforeRead
+            | Act::StallBeforeRead(_)
+            | Act::CloseAfterRead
+            | Act::AnswerBeforeBody(_) => None,
         };
         !matches!(status, Some(429 | 503))
     }
@@ -278,6 +284,24 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
             }
             return;
         }
+        if let Act::AnswerBeforeBody(bytes) = before {
+            let Some(head) = read_head(&mut reader) else {
+                return;
+            };
+            let mut words = head.split_whitespace();
+            if let Ok(mut l) = log.lock() {
+                l.push(Seen {
+                    method: words.next().unwrap_or_default().to_owned(),
+                    path: words.next().unwrap_or_default().to_owned(),
+                    head: shorten_first_line(head),
+                    body: String::new(),
+                    may_have_acted: false,
+                    at: std::time::Instant::now(),
+                });
+            }
+            let _ = reader.get_mut().write_all(&bytes);
+            return;
+        }
         let Some((head, body)) = read_request(&mut reader) else {
             return;
         };
@@ -306,7 +330,10 @@ fn serve(stream: TcpStream, script: &Script, log: &Mutex<Vec<Seen>>) {
         }
         let stream = reader.get_mut();
         match act {
-            Act::CloseBeforeRead | Act::StallBeforeRead(_) | Act::CloseAfterRead => return,
+            Act::CloseBeforeRead
+            | Act::StallBeforeRead(_)
+            | Act::CloseAfterRead
+            | Act::AnswerBeforeBody(_) => return,
             Act::Send(bytes) => {
                 if stream.write_all(&bytes).is_err() || says_close(&bytes) {
                     return;
@@ -401,7 +428,7 @@ fn shorten_first_line(head: String) -> String {
 }
 
 /// Reads one request head and its body (by `Content-Length`).
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
+fn read_head(reader: &mut BufReader<TcpStream>) -> Option<String> {
     let mut head = String::new();
     loop {
         let mut line = String::new();
@@ -411,9 +438,13 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
         }
         head.push_str(&line);
         if line == "\r\n" {
-            break;
+            return Some(head);
         }
     }
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
+    let head = read_head(reader)?;
     let len = head
         .lines()
         .find_map(|l| {

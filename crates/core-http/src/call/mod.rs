@@ -116,6 +116,11 @@ fn execute(rb: RequestBuilder<'_>, mode: Mode, purpose: Purpose) -> Result<Answe
     );
     let mut tries = Tries::default();
     let error = loop {
+        // A page fetched ahead for a list dropped meanwhile (during a rate-limit wait,
+        // a Retry-After, a backoff) is not asked for; no one reads this error.
+        if crate::pagination::abandoned() {
+            break Error::config("internal: the list this page was fetched for was dropped");
+        }
         let auth = match plan.auth(&mut tries) {
             Ok(auth) => auth,
             Err(error) => break error,

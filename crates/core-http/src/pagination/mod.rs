@@ -9,6 +9,7 @@
 //! the total or repeats a token.
 
 mod ahead;
+pub(crate) use ahead::abandoned;
 mod offset;
 mod token;
 

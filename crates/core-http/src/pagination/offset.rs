@@ -28,8 +28,9 @@ fn call<T, F: FnMut(u64, u32) -> Result<Page<T>>>(
 fn spawn<T: Send + 'static>(
     fetch: &std::sync::Arc<std::sync::Mutex<OffsetFetch<T>>>,
     at: (u64, u32),
+    dropped: &std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> std::sync::mpsc::Receiver<Result<Page<T>>> {
-    ahead::on_thread(fetch, at, call)
+    ahead::on_thread(fetch, at, dropped, call)
 }
 
 /// Where a list method's iteration starts, and its fetch over offsets, one page ahead

@@ -29,8 +29,9 @@ fn call<T, F: FnMut(Option<&str>) -> Result<TokenPage<T>>>(
 fn spawn<T: Send + 'static>(
     fetch: &std::sync::Arc<std::sync::Mutex<TokenFetch<T>>>,
     token: Option<String>,
+    dropped: &std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> std::sync::mpsc::Receiver<Result<TokenPage<T>>> {
-    ahead::on_thread(fetch, token, call)
+    ahead::on_thread(fetch, token, dropped, call)
 }
 
 /// A list method's fetch from `params`, one page ahead when `client` says so; and the

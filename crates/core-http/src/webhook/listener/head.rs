@@ -4,8 +4,11 @@
 /// The longest request head read.
 pub(super) const MAX_HEAD: usize = 16 * 1024;
 
-/// The most headers a request head may have.
-const MAX_HEADERS: usize = 64;
+/// The most headers a request head may have: as many as fit in [`MAX_HEAD`] at sixteen
+/// bytes each, which no sender's head comes near (a delivery has a dozen; a proxy adds a
+/// few), while the slots httparse needs stay 32 KiB, made for a head only when it is
+/// parsed.
+pub(super) const MAX_HEADERS: usize = MAX_HEAD / 16;
 
 /// What a request's answer is: its status, and `Retry-After` when it has one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +32,7 @@ pub(super) enum Head {
 
 /// Reads and checks a request head from the start of `buf`.
 pub(super) fn read_head(buf: &[u8], max_body: usize) -> Head {
-    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut slots = vec![httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut slots);
     let start = match request.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,

@@ -27,12 +27,15 @@
 //!   slowest one is dropped to make room); each is read only as its bytes arrive, never
 //!   allocated from its `Content-Length`.
 //! - **HTTP/1.1 as RFC 9112 has it.** A body over the limit (1 MiB by default,
-//!   [`Listener::bind_with`]) is answered `413` without being read; a head over 16 KiB
-//!   `431`; a method other than `POST` `405`; a body without `Content-Length` (or with
-//!   `Transfer-Encoding`) `411`; an HTTP/1.1 request without exactly one `Host`, a
-//!   `Content-Length` that is not digits alone or given twice, a malformed head `400`;
-//!   `Expect: 100-continue` is answered `100 Continue` at once (another expectation
-//!   `417`). Every answer closes its connection (`Connection: close`).
+//!   [`Listener::bind_with`]) is answered `413` without being read; a head over 16 KiB,
+//!   or of more than 1,024 headers (as many as fit in 16 KiB at 16 bytes each; a
+//!   delivery has a dozen), `431`; a method other than `POST` `405`; a body without
+//!   `Content-Length` (or with `Transfer-Encoding`) `411`; an HTTP/1.1 request without
+//!   exactly one `Host`, a `Content-Length` that is not digits alone or given twice, a
+//!   malformed head, a request whose sender stops sending (a half-close) before its
+//!   `Content-Length` has come, `400`; `Expect: 100-continue` is answered
+//!   `100 Continue` at once (another expectation `417`). Every answer closes its
+//!   connection (`Connection: close`).
 //!
 //! What it needs in front of it: nothing for a script's endpoint. It is not a defence
 //! against a flood of connections from many addresses faster than it can accept them

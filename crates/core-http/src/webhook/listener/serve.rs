@@ -302,6 +302,13 @@ impl<E: WebhookEvent> Loop<E> {
             }
             let want = room.min(chunk.len());
             match conn.stream.read(&mut chunk[..want]) {
+                // The sender stopped sending (a half-close) before its request was
+                // whole: told so, if it still reads.
+                Ok(0) if !conn.buf.is_empty() => {
+                    log::debug!("webhook listener: a request ended before its length (400)");
+                    Counters::add(&self.receiving.counters.refused_request);
+                    return self.answer(conn, Status(400, None), false);
+                }
                 Ok(0) => return false,
                 Ok(n) => {
                     if !self.make_room(n, conn) {
