@@ -71,28 +71,10 @@ impl From<&str> for Secret {
     }
 }
 
-/// What keeps `value` from being sent as a header's value as it is (RFC 9110 §5.5: no
-/// control character but a tab, no whitespace at either end), in words; `None` when it
-/// can be. A credential is sent exactly as it was given or not at all, so one with such a
-/// byte is refused before anything is sent.
-pub(crate) fn header_value_problem(value: &[u8]) -> Option<&'static str> {
-    let control = |b: &u8| (*b < 0x20 && *b != b'\t') || *b == 0x7f;
-    match value {
-        [] => Some("is empty"),
-        [.., b'\r' | b'\n'] => Some("ends with a line break"),
-        v if v.iter().any(|b| matches!(b, b'\r' | b'\n')) => Some("holds a line break"),
-        v if v.contains(&0) => Some("holds a NUL byte"),
-        v if v.iter().any(control) => Some("holds a control character"),
-        [b' ' | b'\t', ..] => Some("starts with whitespace"),
-        [.., b' ' | b'\t'] => Some("ends with whitespace"),
-        _ => None,
-    }
-}
-
 /// A credential that cannot be sent as it was given: a configuration error naming it
 /// (`what`: where it came from) and what is wrong, never its value.
 pub(crate) fn check_credential(what: &str, value: &str) -> crate::Result<()> {
-    match header_value_problem(value.as_bytes()) {
+    match crate::masks::header_value_problem(value.as_bytes()) {
         None => Ok(()),
         Some(problem) => Err(crate::Error::config(format!(
             "{what} {problem}: a credential is sent exactly as given or not at all{}",

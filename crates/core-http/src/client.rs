@@ -84,14 +84,22 @@ impl HttpClient {
         );
         let bucket = match config.rate_limit {
             Some(limit) => Some(rate_limit::Pacer::new(
-                limit,
-                config.clock.now(),
-                (&config.budget, config.when_unavailable, config.timeout),
-                (
-                    config.base_url.as_deref().unwrap_or_default(),
-                    &config.auth.identity(),
-                ),
-                config.observer.clone(),
+                rate_limit::PaceSettings {
+                    limit,
+                    shared: config.shared.as_deref(),
+                    when_unavailable: config.when_unavailable,
+                    patience: config.timeout,
+                    observer: config.observer.clone(),
+                    clock: config.clock.clone(),
+                    sleeper: config.sleeper.clone(),
+                },
+                &rate_limit::shared::Scope {
+                    base_url: config.base_url.as_deref().unwrap_or_default(),
+                    identity: &config.auth.identity(),
+                    limit,
+                    connect: dialer.clone(),
+                    clock: config.clock.clone(),
+                },
             )?),
             None => None,
         };

@@ -5,7 +5,7 @@
 pub use crate::auth::{Auth, KeySource, OAuth2Config, Secret};
 pub use crate::backoff::Backoff;
 pub use crate::observe::{Attempt, BudgetEvent, Observer, StreamEvent};
-pub use crate::rate_limit::{Budget, RateLimit, RedisUrl, WhenUnavailable};
+pub use crate::rate_limit::{RateLimit, WhenUnavailable};
 pub use crate::request::RequestOptions;
 pub use crate::retry::{MAX_RETRY_AFTER, RetryPolicy};
 pub use crate::setup::{

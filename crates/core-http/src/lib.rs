@@ -84,7 +84,7 @@ mod kind;
 mod macros;
 mod masks;
 mod method;
-mod net;
+pub mod net;
 mod observe;
 pub mod pagination;
 #[cfg(test)]

@@ -263,6 +263,37 @@ macro_rules! __plan_from_env {
     };
 }
 
+/// `<PREFIX>_RATE_BUDGET` in a service client's `from_env_with`: where its pace's
+/// budget is shared (`process`, `machine`, a Redis URL), read by `core-budgets` under the
+/// client crate's `shared-budget` feature; without the feature, anything but `process`
+/// is a configuration error rather than a budget silently not shared.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __budget_from_env {
+    ($builder:ident, $prefix:literal, $lookup:ident) => {
+        if let Some(value) = $lookup(concat!($prefix, "_RATE_BUDGET")) {
+            #[cfg(feature = "shared-budget")]
+            {
+                $builder = $builder.shared(::core_budgets::Budget::from_setting(
+                    concat!($prefix, "_RATE_BUDGET"),
+                    &value,
+                )?);
+            }
+            #[cfg(not(feature = "shared-budget"))]
+            if !matches!(value.trim(), "" | "process") {
+                return Err($crate::Error::Config(
+                    concat!(
+                        $prefix,
+                        "_RATE_BUDGET: a budget shared beyond the process needs the client's ",
+                        "`shared-budget` feature, which this build does not have"
+                    )
+                    .into(),
+                ));
+            }
+        }
+    };
+}
+
 /// Implements a service crate's `Client` (a struct holding one `http:
 /// core_http::HttpClient` field, declared in the crate where readers see it): the
 /// [`ServiceClient`](crate::service::ServiceClient) link to core-http, `new`, `builder`,
@@ -385,6 +416,7 @@ macro_rules! service_client {
                 #[allow(unused_mut)]
                 let mut builder = $crate::ClientBuilder::<$name>::from_env_with($prefix, &lookup)?;
                 $crate::__plan_from_env!(builder, $prefix, lookup $(, $plan)?);
+                $crate::__budget_from_env!(builder, $prefix, lookup);
                 let client = builder.build()?;
                 $( let client = $hook(client, &lookup)?; )?
                 Ok(client)
@@ -460,9 +492,16 @@ macro_rules! reexports {
             ApiError, BulkOutcome, CutShort, Delivery, Error, ErrorKind, ItemFailure, Result,
         };
 
-        /// Building and tuning a client: its builder, credentials, retries, rate limit,
-        /// per-call options, the observer, and the clock and sleeper tests may replace.
-        pub use $crate::config;
+        /// Building and tuning a client: its builder, credentials, retries, rate limit
+        /// and where its budget is shared (`Budget`, feature `shared-budget`), per-call
+        /// options, the observer, and the clock and sleeper tests may replace.
+        pub mod config {
+            #[cfg(feature = "shared-budget")]
+            #[doc(inline)]
+            pub use ::core_budgets::{Budget, RedisUrl};
+            #[doc(inline)]
+            pub use $crate::config::*;
+        }
         /// Paged lists: a page as the service answers it, and the iterators over items
         /// and pages that the list methods return.
         pub use $crate::pagination;

@@ -141,6 +141,24 @@ impl std::fmt::Debug for Masks {
     }
 }
 
+/// What keeps `value` from being sent as a header's value as it is (RFC 9110 §5.5: no
+/// control character but a tab, no whitespace at either end), in words; `None` when it
+/// can be. A credential is sent exactly as it was given or not at all, so one with such a
+/// byte is refused before anything is sent.
+pub(crate) fn header_value_problem(value: &[u8]) -> Option<&'static str> {
+    let control = |b: &u8| (*b < 0x20 && *b != b'\t') || *b == 0x7f;
+    match value {
+        [] => Some("is empty"),
+        [.., b'\r' | b'\n'] => Some("ends with a line break"),
+        v if v.iter().any(|b| matches!(b, b'\r' | b'\n')) => Some("holds a line break"),
+        v if v.contains(&0) => Some("holds a NUL byte"),
+        v if v.iter().any(control) => Some("holds a control character"),
+        [b' ' | b'\t', ..] => Some("starts with whitespace"),
+        [.., b' ' | b'\t'] => Some("ends with whitespace"),
+        _ => None,
+    }
+}
+
 /// Random letters and digits, `len` of them.
 fn standin(len: usize) -> Vec<u8> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -234,7 +252,7 @@ impl Masks {
             return real.to_vec();
         }
         let made = standin(real.len());
-        let refused = crate::auth::header_value_problem(real);
+        let refused = header_value_problem(real);
         state.add(real, made.clone(), Kind { refused, ..HEADER });
         made
     }

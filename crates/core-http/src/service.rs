@@ -3,8 +3,12 @@
 //! a client crate do not need any of it.
 
 use crate::client::HttpClient;
+pub use crate::error::rounded;
 pub use crate::pagination::check_page_size;
 pub use crate::random::uuid_v4;
+pub use crate::rate_limit::shared::{
+    BudgetStore, LONGEST_HOLD, LONGEST_QUEUE, Opening, Scope, SharedBudget, Take, Turn, Unavailable,
+};
 pub use crate::url::{check_absolute_http, path_segment};
 
 /// What a service crate tells core-http about itself, so that one builder serves every

@@ -23,14 +23,20 @@ pub(crate) fn wall_time(clock: &dyn Clock) -> std::time::SystemTime {
     }
 }
 
-/// The default [`Clock`]: `Instant::now()`.
+/// The default [`Clock`]: the system's monotonic clock.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> Instant {
-        Instant::now()
+        now()
     }
+}
+
+/// The system's monotonic clock: the one place it is read. A socket's deadline, which
+/// the operating system keeps, is on it whatever clock the client was given.
+pub(crate) fn now() -> Instant {
+    Instant::now()
 }
 
 /// Sleeps between attempts and while waiting for the rate limiter. Replace it in tests

@@ -379,7 +379,7 @@ pub(crate) fn check_header(name: &str, value: &str) -> crate::Result<()> {
     if !name_ok {
         return Err(Error::config(format!("invalid header name {name:?}")));
     }
-    match crate::auth::header_value_problem(value.as_bytes()) {
+    match crate::masks::header_value_problem(value.as_bytes()) {
         None | Some("is empty") => Ok(()),
         // Never shown: the header may carry a credential.
         Some(problem) => Err(Error::config(format!(

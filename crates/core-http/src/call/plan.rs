@@ -436,28 +436,46 @@ fn origin_of<'a>(client: &'a HttpClient, absolute: bool, target: &str) -> Result
     }
 }
 
-/// Waits for the client-side rate limiter. With a deadline, a wait that would outlast it
-/// is not made.
+/// Waits for the client's pace. With a deadline (a retry), a wait that would outlast it
+/// is not made; before a call's first request, the client's own bucket is waited for
+/// however long (the caller asked for the pace) and a shared budget within the client's
+/// timeout.
 fn wait_for_rate_limit(client: &HttpClient, deadline: Option<&Deadline>) -> Result<()> {
     let cfg = &client.inner.config;
     let Some(bucket) = &client.inner.bucket else {
         return Ok(());
     };
     let now = cfg.clock.now();
-    let Some(wait) = bucket.acquire(now, deadline.map(|d| d.remaining(now))) else {
-        // Before a call's first request nothing was sent; before a retry, the
-        // earlier attempt may have been acted on.
-        return Err(match deadline {
-            Some(deadline) => Error::Timeout {
-                elapsed: deadline.elapsed(now),
-                delivery: crate::Delivery::MayHaveBeenProcessed,
-            },
-            None => Error::Timeout {
-                elapsed: cfg.clock.now().saturating_duration_since(now),
-                delivery: crate::Delivery::NotSent,
-            },
-        });
-    };
+    let wait = bucket
+        .acquire(deadline.map(|d| d.remaining(now)))
+        .map_err(|refusal| {
+            let elapsed = cfg.clock.now().saturating_duration_since(now);
+            match (refusal, deadline) {
+                // Before a retry the earlier attempt may have been acted on: the
+                // caller is given that attempt's error.
+                (_, Some(deadline)) => Error::Timeout {
+                    elapsed: deadline.elapsed(now),
+                    delivery: crate::Delivery::MayHaveBeenProcessed,
+                },
+                (crate::rate_limit::Refusal::Held(retry_after), None) => Error::RateLimited {
+                    retry_after,
+                    reason: "the service asked every program using this key to wait (a \
+                             Retry-After kept in the shared rate budget), longer than this \
+                             call can"
+                        .into(),
+                },
+                (crate::rate_limit::Refusal::TooFar(retry_after), None) => Error::RateLimited {
+                    retry_after,
+                    reason: "the shared rate budget's next turn is further off than this \
+                             call can wait (other programs using this key queue before it)"
+                        .into(),
+                },
+                (crate::rate_limit::Refusal::Unreachable, None) => Error::Timeout {
+                    elapsed,
+                    delivery: crate::Delivery::NotSent,
+                },
+            }
+        })?;
     if wait.is_zero() {
         return Ok(());
     }

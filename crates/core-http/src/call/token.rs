@@ -118,7 +118,7 @@ impl HttpClient {
         let token = answer.access_token.as_str();
         if let Some(problem) = masks
             .refusal(token)
-            .or_else(|| crate::auth::header_value_problem(token.as_bytes()))
+            .or_else(|| crate::masks::header_value_problem(token.as_bytes()))
         {
             return Err(crate::Error::UnexpectedBody {
                 status: response.status(),

@@ -104,6 +104,7 @@ impl Error {
             Error::IdConflict { .. } => ErrorKind::Conflict,
             Error::WaitEnded { .. } => ErrorKind::EndedOtherwise,
             Error::WaitTimedOut { .. } => ErrorKind::Timeout,
+            Error::RateLimited { .. } => ErrorKind::RateLimited,
             Error::InvalidRequest(_) => ErrorKind::InvalidInput,
             Error::Config(_) => ErrorKind::Config,
             #[cfg(feature = "ws")]
@@ -172,6 +173,7 @@ impl Error {
             Error::ListCutShort { .. }
             | Error::Proxy { .. }
             | Error::Tls { .. }
+            | Error::RateLimited { .. }
             | Error::InvalidRequest(_)
             | Error::Config(_) => Delivery::NotSent,
             #[cfg(feature = "ws")]

@@ -9,8 +9,9 @@ pub use crate::api_error::{ApiError, ItemFailure};
 pub(crate) use crate::error_body::{excerpt, parse_error_body};
 pub use crate::kind::ErrorKind;
 pub use facts::{CutShort, Delivery};
+pub use text::rounded;
+pub(crate) use text::timed_out_text;
 use text::{UnsettledAdvice, WaitText, list_failures};
-pub(crate) use text::{rounded, timed_out_text};
 
 mod facts;
 mod text;
@@ -275,6 +276,19 @@ pub enum Error {
         /// `Retry-After` reached past the deadline.
         #[source]
         cause: Option<Box<Error>>,
+    },
+
+    /// The request was not sent: the rate budget this client shares with other programs
+    /// using its key ([`ClientBuilder::shared`](crate::ClientBuilder::shared)) has no turn
+    /// for it within the call's time, because the service asked every program using the
+    /// key to wait (a 429's `Retry-After`) or because their calls queue past it.
+    /// [`ErrorKind::RateLimited`]: send it again after `retry_after`.
+    #[error("{reason}: nothing was sent; try again in {}", rounded(*retry_after))]
+    RateLimited {
+        /// How long until a turn.
+        retry_after: Duration,
+        /// Why, in words.
+        reason: String,
     },
 
     /// The request was refused before anything was sent, because an input broke a

@@ -72,15 +72,28 @@ pub(crate) fn timed_out_text(
     }
 }
 
-/// A duration as a person reads it: `1.0 s`, `30 s`, `250 ms`.
-pub(crate) fn rounded(d: Duration) -> String {
+/// A duration as a person reads it: `250 ms`, `1.0 s`, `30 s`, `59 min`, `5 h`,
+/// `421 years`.
+///
+/// ```
+/// use std::time::Duration;
+/// use core_http::service::rounded;
+/// assert_eq!(rounded(Duration::from_millis(250)), "250 ms");
+/// assert_eq!(rounded(Duration::from_secs(90)), "90 s");
+/// assert_eq!(rounded(Duration::from_secs(3_599)), "60 min");
+/// assert_eq!(rounded(Duration::from_secs(7 * 3_600)), "7 h");
+/// assert_eq!(rounded(Duration::MAX), "584942417355 years");
+/// ```
+pub fn rounded(d: Duration) -> String {
     let secs = d.as_secs_f64();
-    if secs < 1.0 {
-        format!("{} ms", d.as_millis())
-    } else if secs < 10.0 {
-        format!("{secs:.1} s")
-    } else {
-        format!("{secs:.0} s")
+    match secs {
+        s if s < 1.0 => format!("{} ms", d.as_millis()),
+        s if s < 10.0 => format!("{s:.1} s"),
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 2.0 * 3_600.0 => format!("{:.0} min", s / 60.0),
+        s if s < 2.0 * 86_400.0 => format!("{:.0} h", s / 3_600.0),
+        s if s < 2.0 * 31_557_600.0 => format!("{:.0} days", s / 86_400.0),
+        s => format!("{:.0} years", s / 31_557_600.0),
     }
 }
 

@@ -1,9 +1,12 @@
-//! One connection stack for calls and streams: the host resolved (cached, within the
-//! deadline, on lookup threads reused from one lookup to the next), the first of its
-//! addresses that answers, a `CONNECT` tunnel through the client's proxy for that host,
-//! TLS with the client's one configuration; every step held to one deadline on a
-//! socket that keeps it ([`Socket`]). What it gives is a [`Connection`]; the credentials
-//! crossing it are the [`Masks`]' to swap in and out.
+//! One connection stack for calls, streams and shared budgets: the host resolved
+//! (cached, within the deadline, on lookup threads reused from one lookup to the next),
+//! the first of its addresses that answers, a `CONNECT` tunnel through the client's
+//! proxy for that host, TLS with the client's one configuration; every step held to one
+//! deadline on a socket that keeps it. What it gives is a [`Connection`]; the
+//! credentials crossing it are the masks' to swap in and out.
+//!
+//! For crates built on core-http: a [`Dialer`] is what a client connects with, and
+//! [`Dialer::connect_direct`] what a store on the network (`core-budgets`' Redis) uses.
 
 mod dial;
 mod resolve;
@@ -11,6 +14,7 @@ mod socket;
 pub(crate) mod tls;
 pub(crate) mod tunnel;
 
+use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,7 +48,7 @@ impl Target<'_> {
     }
 }
 
-/// Why no connection was made. Nothing was sent to the service in any case.
+/// Why no connection was made. Nothing was sent in any case.
 #[derive(Debug)]
 pub(crate) enum ConnectError {
     /// The host's name has no address.
@@ -169,6 +173,42 @@ impl<S: Read + Write> Connection<S> {
     }
 }
 
+/// An open connection for a crate built on core-http ([`Dialer::connect_direct`]):
+/// TLS or plain, every read and write ending by the deadline it was last given.
+pub struct Link(Connection);
+
+impl fmt::Debug for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Link")
+            .field("tls", &self.0.is_tls())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Link {
+    /// Holds every read and write from now on to end within `within`.
+    pub fn limit(&mut self, within: std::time::Duration) {
+        let deadline = crate::time::now() + crate::time::bounded(within);
+        self.0.socket_mut().set_deadline(Some(deadline));
+    }
+}
+
+impl Read for Link {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Write for Link {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
 impl<S: Read + Write> Read for Connection<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.io {
@@ -195,8 +235,9 @@ impl<S: Read + Write> Write for Connection<S> {
 }
 
 /// What a client connects with: its resolver, its proxies, its TLS configuration and
-/// the masks of its credentials. One per client, for its calls and its streams.
-pub(crate) struct Dialer {
+/// the masks of its credentials. One per client, for its calls, its streams and its
+/// shared budget.
+pub struct Dialer {
     resolver: Resolver,
     pub(crate) proxies: Proxies,
     pub(crate) tls: Arc<rustls::ClientConfig>,
@@ -230,8 +271,19 @@ impl Dialer {
         deadline: Instant,
         abort: Option<&Abort>,
     ) -> Result<Connection, ConnectError> {
+        let via = self.proxies.route_for(target.tls, target.bare_host());
+        self.connect_via(target, via, deadline, abort)
+    }
+
+    /// [`Dialer::connect`] through `via`, or straight to the target.
+    fn connect_via(
+        &self,
+        target: &Target<'_>,
+        via: Option<&crate::proxy::ProxyRoute>,
+        deadline: Instant,
+        abort: Option<&Abort>,
+    ) -> Result<Connection, ConnectError> {
         let host = target.bare_host();
-        let via = self.proxies.route_for(target.tls, host);
         let stream = self.dial(target, via, deadline, abort)?;
         let _ = stream.set_nodelay(true);
         if let Some(abort) = abort {
@@ -253,6 +305,32 @@ impl Dialer {
             io,
             masks: self.masks.clone(),
         })
+    }
+
+    /// Connects to `host:port` within `within`, over TLS (the client's roots) when
+    /// `tls`, never through the client's HTTP proxy: for a store on the network. Every
+    /// read and write of the link ends by the same deadline until [`Link::limit`] gives
+    /// it another.
+    ///
+    /// # Errors
+    ///
+    /// Why no connection was made by then (refused, not found, timed out, TLS), in
+    /// words.
+    pub fn connect_direct(
+        &self,
+        host: &str,
+        port: u16,
+        tls: bool,
+        within: std::time::Duration,
+    ) -> io::Result<Link> {
+        let target = Target { host, port, tls };
+        let deadline = crate::time::now() + crate::time::bounded(within);
+        self.connect_via(&target, None, deadline, None)
+            .map(Link)
+            .map_err(|e| match e {
+                ConnectError::TimedOut { .. } => io::Error::new(io::ErrorKind::TimedOut, e),
+                other => io::Error::other(other),
+            })
     }
 
     /// A TCP connection to the first address of the target (or of its proxy `via`)

@@ -128,12 +128,6 @@ pub(super) fn apply_env_settings(
             })?;
         config.timeout = Duration::from_secs_f64(secs);
     }
-    let budget_var = format!("{prefix}_RATE_BUDGET");
-    if let Some(v) = lookup(&budget_var) {
-        config.budget = v
-            .parse()
-            .map_err(|e: Error| Error::config(format!("{budget_var}: {}", without_prefix(&e))))?;
-    }
     Ok(())
 }
 

@@ -80,7 +80,7 @@ fn defaults(name: &str, version: &str, honours_idempotency_keys: bool) -> Config
         connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         timeout: DEFAULT_TIMEOUT,
         rate_limit: None,
-        budget: crate::rate_limit::Budget::Process,
+        shared: None,
         when_unavailable: crate::rate_limit::WhenUnavailable::PaceAlone,
         headers: Vec::new(),
         user_agent: format!(
@@ -134,12 +134,11 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// A builder configured from the environment: `<PREFIX>_BASE_URL` (required),
     /// `<PREFIX>_API_KEY` (required, unless the service takes OAuth and
     /// `<PREFIX>_CLIENT_ID`, `<PREFIX>_CLIENT_SECRET` and `<PREFIX>_TOKEN_URL` are set,
-    /// with `<PREFIX>_SCOPE` optional), and optionally `<PREFIX>_MAX_RETRIES`,
-    /// `<PREFIX>_TIMEOUT_SECS` and `<PREFIX>_RATE_BUDGET` (`process`, `machine`, or a
-    /// `redis://` / `rediss://` URL with the `redis` feature: [`shared`](Self::shared);
-    /// a service client's `from_env` also reads `<PREFIX>_PLAN`, the plan it paces
-    /// itself at, and refuses it for a service that documents no plans: vision,
-    /// worlds). A missing or invalid value gives an
+    /// with `<PREFIX>_SCOPE` optional), and optionally `<PREFIX>_MAX_RETRIES` and
+    /// `<PREFIX>_TIMEOUT_SECS` (a service client's `from_env` also reads
+    /// `<PREFIX>_PLAN`, the plan it paces itself at, refused for a service that
+    /// documents no plans: vision, worlds; and `<PREFIX>_RATE_BUDGET`, where the pace's
+    /// budget is shared: [`shared`](Self::shared)). A missing or invalid value gives an
     /// [`Error::Config`](crate::Error::Config) naming the variable.
     ///
     /// ```no_run
@@ -347,25 +346,15 @@ impl<C: ServiceClient> ClientBuilder<C> {
         self
     }
 
-    /// Who shares the rate limit's budget: this process's clones of the client (the
-    /// default), or every process of the machine using the same key
-    /// ([`Budget::Machine`](crate::config::Budget::Machine)). `<SERVICE>_RATE_BUDGET`
-    /// (`process`, `machine`) sets it from the environment. Without a rate limit there
-    /// is nothing to share: the client is not paced.
-    ///
-    /// ```
-    /// use core_http::config::{Budget, RateLimit};
-    /// let client = core_http::HttpClient::builder()
-    ///     .base_url("https://api.example.com")
-    ///     .api_key("sk_test")
-    ///     .rate_limit(RateLimit::per_minute(100))
-    ///     .shared(Budget::machine())
-    ///     .build()?;
-    /// # let _ = client;
-    /// # Ok::<(), core_http::Error>(())
-    /// ```
-    pub fn shared(mut self, budget: crate::rate_limit::Budget) -> Self {
-        self.config.budget = budget;
+    /// Where the rate limit's budget is shared beyond this process: with every process
+    /// of the machine using the same key, or of many machines through Redis
+    /// (`core-budgets`' `Budget`, re-exported by each client as `config::Budget`, which
+    /// `<SERVICE>_RATE_BUDGET` also sets). Without it (the default) the clones of the
+    /// client share its bucket and each process paces alone; without a rate limit there
+    /// is nothing to share. Whatever the store holds or answers, no call waits past its
+    /// own time for it, nor past a minute for a turn ([`Error::RateLimited`](crate::Error::RateLimited)).
+    pub fn shared(mut self, budget: impl crate::service::SharedBudget + 'static) -> Self {
+        self.config.shared = Some(std::sync::Arc::new(budget));
         self
     }
 
@@ -374,12 +363,12 @@ impl<C: ServiceClient> ClientBuilder<C> {
     /// ([`WhenUnavailable`](crate::config::WhenUnavailable)).
     ///
     /// ```
-    /// use core_http::config::{Budget, RateLimit, WhenUnavailable};
+    /// use core_http::config::{RateLimit, WhenUnavailable};
     /// let client = core_http::HttpClient::builder()
     ///     .base_url("https://api.example.com")
     ///     .api_key("sk_test")
     ///     .rate_limit(RateLimit::per_minute(100))
-    ///     .shared(Budget::machine())
+    ///     // with .shared(..): a budget kept in a file or on Redis
     ///     .when_unavailable(WhenUnavailable::Wait)
     ///     .build()?;
     /// # let _ = client;

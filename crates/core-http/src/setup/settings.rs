@@ -20,8 +20,9 @@ pub(crate) struct Config {
     pub(crate) connect_timeout: Duration,
     pub(crate) timeout: Duration,
     pub(crate) rate_limit: Option<RateLimit>,
-    /// Who shares the rate limit's budget.
-    pub(crate) budget: crate::rate_limit::Budget,
+    /// Where the rate limit's budget is shared beyond the process (`None`: this
+    /// process's clones of the client alone).
+    pub(crate) shared: Option<Arc<dyn crate::rate_limit::shared::SharedBudget>>,
     /// What a request does when the shared budget cannot be reached.
     pub(crate) when_unavailable: crate::rate_limit::WhenUnavailable,
     pub(crate) headers: Vec<(String, String)>,
@@ -58,7 +59,7 @@ impl fmt::Debug for Config {
             .field("connect_timeout", &self.connect_timeout)
             .field("timeout", &self.timeout)
             .field("rate_limit", &self.rate_limit)
-            .field("budget", &self.budget)
+            .field("shared", &self.shared)
             .field("when_unavailable", &self.when_unavailable)
             .field(
                 "headers",
