@@ -121,9 +121,22 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     let mut moved = cargo();
     if has_faketime() {
         if nextest {
-            moved.args(["nextest", "run", "--workspace", "--all-features", "--no-fail-fast"]);
+            moved.args([
+                "nextest",
+                "run",
+                "--workspace",
+                "--all-features",
+                "--no-fail-fast",
+            ]);
         } else {
-            moved.args(["test", "--workspace", "--all-features", "--lib", "--bins", "--tests"]);
+            moved.args([
+                "test",
+                "--workspace",
+                "--all-features",
+                "--lib",
+                "--bins",
+                "--tests",
+            ]);
         }
         moved.arg("--config").arg(format!(
             "target.'cfg(all())'.runner = [\"env\", \"FAKETIME_DONT_FAKE_MONOTONIC=1\", \"faketime\", \"{MOVED_TO}\"]"
