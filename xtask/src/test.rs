@@ -119,7 +119,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     // the e2e sandboxes starting there too. Without faketime, the e2e sandboxes alone
     // start there.
     let mut moved = cargo();
-    if has_faketime() {
+    if let Some(runner) = faketime_runner(MOVED_TO)? {
         if nextest {
             moved.args([
                 "nextest",
@@ -138,9 +138,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
                 "--tests",
             ]);
         }
-        moved.arg("--config").arg(format!(
-            "target.'cfg(all())'.runner = [\"env\", \"FAKETIME_DONT_FAKE_MONOTONIC=1\", \"faketime\", \"{MOVED_TO}\"]"
-        ));
+        moved.arg("--config").arg(runner);
     } else {
         println!(
             "faketime is missing (apt-get install faketime): only the e2e sandboxes start at \
@@ -225,12 +223,54 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
 /// Sunday, a Saturday night.
 const MOVED_TO: &str = "2033-12-31T23:59:30Z";
 
-/// Whether libfaketime's `faketime` is on this machine.
-fn has_faketime() -> bool {
-    std::process::Command::new("faketime")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+/// A test runner (as `cargo --config` takes it) that runs each test binary with its wall
+/// clock moved to `moment` (RFC 3339) as the run starts, through libfaketime preloaded
+/// (its thread-safe build) with one offset for every process, so that the programs a
+/// test starts agree on the time; the monotonic clock stays the system's. `None` when
+/// libfaketime is not on this machine.
+fn faketime_runner(moment: &str) -> Result<Option<String>, String> {
+    let Some(library) = [
+        "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+        "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+        "/usr/lib/faketime/libfaketimeMT.so.1",
+        "/usr/local/lib/faketime/libfaketimeMT.so.1",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists()) else {
+        return Ok(None);
+    };
+    let target = unix_seconds(moment)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| format!("the clock is before 1970: {e}"))?
+        .as_secs();
+    let offset = i128::from(target) - i128::from(now);
+    Ok(Some(format!(
+        "target.'cfg(all())'.runner = [\"env\", \"LD_PRELOAD={library}\", \
+         \"FAKETIME={offset:+}\", \"FAKETIME_DONT_FAKE_MONOTONIC=1\"]"
+    )))
+}
+
+/// The seconds since 1970 of `YYYY-MM-DDTHH:MM:SSZ`.
+fn unix_seconds(moment: &str) -> Result<u64, String> {
+    let bad = || format!("{moment:?} is not YYYY-MM-DDTHH:MM:SSZ");
+    let n = |range: std::ops::Range<usize>| -> Result<i64, String> {
+        moment
+            .get(range)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(bad)
+    };
+    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
+    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
+    // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3_600 + mm * 60 + ss).map_err(|_| bad())
 }
 
 /// The end-to-end test files (their names) that start a sandbox through the suite's
@@ -315,4 +355,21 @@ pub(crate) fn fuzz(args: &[String]) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_moment_is_read_as_unix_seconds() {
+        assert_eq!(super::unix_seconds("1970-01-01T00:00:00Z"), Ok(0));
+        assert_eq!(
+            super::unix_seconds("2033-12-31T23:59:30Z"),
+            Ok(2_019_686_370)
+        );
+        assert_eq!(
+            super::unix_seconds("2024-02-29T12:00:00Z"),
+            Ok(1_709_208_000)
+        );
+        assert!(super::unix_seconds("yesterday").is_err());
+    }
 }
