@@ -1,9 +1,5 @@
 //! `cargo xtask structure` (and a step of `test`): no crate's modules import each other
-//! in a circle, none of core-http's functions is longer than [`MAX_FN_LINES`]; every
-//! function of a service crate (and of the code core-http's `macros.rs` writes into one:
-//! `service_client!`, `string_id!`, `string_enum!`, `service_plans!`) is `#[inline]`,
-//! so that a program compiles only the endpoints it calls and the models they read (see
-//! [`not_inline`]).
+//! in a circle, and none of core-http's functions is longer than [`MAX_FN_LINES`].
 //!
 //! Read from the text, as a reviewer reads it: a file's imports are its `use crate::..`
 //! and `use super::..` paths and every other `crate::a::b` path; a name the crate root
@@ -43,36 +39,12 @@ pub(crate) fn check() -> Result<(), String> {
             ));
         }
     }
-    let mut inline_files: Vec<(PathBuf, String)> = files
-        .iter()
-        .filter(|(p, _)| *p == src.join("macros.rs"))
-        .cloned()
-        .collect();
-    for krate in crate::CLIENTS {
-        let krate_src = root().join("crates").join(krate).join("src");
-        let files = rust_files(&krate_src)?;
-        inline_files.extend(
-            files
-                .into_iter()
-                .filter(|(p, _)| inline_rule_covers(p.strip_prefix(&krate_src).unwrap_or(p))),
-        );
-    }
-    for (path, text) in &inline_files {
-        for (name, line) in not_inline(&strip_tests(text)) {
-            problems.push(format!(
-                "{}:{line}: fn {name} has no #[inline] (a service crate's functions are \
-                 compiled only into the programs that call them)",
-                path.strip_prefix(root()).unwrap_or(path).display()
-            ));
-        }
-    }
     if problems.is_empty() {
         println!(
             "ok: {} crates, no import circle; core-http: {} files, no function over \
-             {MAX_FN_LINES} lines; {} files of the service crates, every function #[inline]",
+             {MAX_FN_LINES} lines",
             crates.len(),
             files.len(),
-            inline_files.len()
         );
         Ok(())
     } else {
@@ -440,47 +412,6 @@ fn functions(text: &str) -> Vec<(usize, String, Option<usize>)> {
     out
 }
 
-/// Whether the inline rule covers a service crate's file, given as a path inside the
-/// crate's `src` (so that the folders the checkout sits in play no part): every file but
-/// the streams' modules (`stream/`) and out-of-line test modules (`tests.rs`,
-/// `*_tests.rs`).
-fn inline_rule_covers(in_src: &Path) -> bool {
-    let name = in_src.file_name().map(|n| n.to_string_lossy().into_owned());
-    let name = name.unwrap_or_default();
-    !in_src.components().any(|c| c.as_os_str() == "stream")
-        && name != "tests.rs"
-        && !name.ends_with("_tests.rs")
-}
-
-/// Functions with a body and no inline attribute (`#[inline]`, `#[inline(..)]` or
-/// `#[cold]`) among the attributes above them: (name, line).
-///
-/// Every function of the service crates ([`CLIENTS`](crate::CLIENTS)) carries one. A
-/// function that is not generic and not `#[inline]` is compiled into the crate that
-/// defines it, with everything it reaches (an endpoint: its request, its answer's model
-/// and `serde_json`'s reader for it), whether or not a program calls it; an `#[inline]`
-/// one only into the programs that call it. For a program on social-client calling one
-/// endpoint, social-client's share of the release build went from 5.5 s to 2.4 s of CPU
-/// (2026-11-29). `#[inline(never)]` and `#[cold]` also count: a choice made on purpose.
-/// The streams' modules (`stream/`) keep their own placement, tuned for the processor's
-/// instruction cache on their hot path; test modules are left out.
-fn not_inline(text: &str) -> Vec<(String, usize)> {
-    let lines: Vec<&str> = text.lines().collect();
-    functions(text)
-        .into_iter()
-        .filter(|(i, _, end)| {
-            end.is_some()
-                && !lines[..*i]
-                    .iter()
-                    .rev()
-                    .map(|l| l.trim())
-                    .take_while(|l| l.is_empty() || l.starts_with("#["))
-                    .any(|l| l.starts_with("#[inline") || l.starts_with("#[cold"))
-        })
-        .map(|(i, name, _)| (name, i + 1))
-        .collect()
-}
-
 /// Functions longer than [`MAX_FN_LINES`]: (name, first line, length).
 fn long_functions(text: &str) -> Vec<(String, usize, usize)> {
     functions(text)
@@ -518,35 +449,6 @@ mod tests {
         let found = long_functions(&strip_tests(&text));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, "long");
-    }
-
-    #[test]
-    fn a_function_without_an_inline_attribute_is_found() {
-        let text = "/// Docs.\n#[inline]\npub fn a() {}\n\n/// Docs.\n#[must_use]\n\
-            #[inline(never)]\npub(crate) fn b() -> u8 {\n    0\n}\n#[cold]\nfn c() {}\n\
-            impl X {\n    /// Docs.\n    pub fn d(\n        &self,\n    ) -> u8 {\n        1\n    }\n}\n\
-            trait T {\n    fn e(&self) -> u8;\n    fn f<A: B<'a>>(\n        a: A,\n    ) -> u8;\n}\n\
-            #[inline]\nconst fn g() {}\npub const fn h() {}\nfn k(x: [u8; 3]) -> u8 {\n    x[0]\n}\n\
-            #[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
-        let found = not_inline(&strip_tests(text));
-        let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
-        // d, h and k (a `;` in its signature's brackets) have bodies and no attribute;
-        // e and f are declarations; t is a test.
-        assert_eq!(names, ["d", "h", "k"], "{found:?}");
-        assert_eq!(found[0].1, 15, "{found:?}");
-    }
-
-    #[test]
-    fn the_inline_rule_reads_paths_inside_src_only() {
-        assert!(inline_rule_covers(Path::new("orders/mod.rs")));
-        assert!(inline_rule_covers(Path::new("streaming.rs")));
-        assert!(!inline_rule_covers(Path::new("stream/session.rs")));
-        assert!(!inline_rule_covers(Path::new("orders/tests.rs")));
-        assert!(!inline_rule_covers(Path::new("bars_tests.rs")));
-        // A checkout under a folder called `stream` is still checked.
-        let krate_src = Path::new("/home/stream/repo/crates/x/src");
-        let file = krate_src.join("orders/mod.rs");
-        assert!(inline_rule_covers(file.strip_prefix(krate_src).unwrap()));
     }
 
     #[test]

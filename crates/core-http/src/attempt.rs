@@ -238,7 +238,6 @@ fn send(
         connect: call.connect_timeout,
         remaining,
         per_read: call.per_read_timeout,
-        agent: (cfg.connect_timeout, cfg.timeout),
     };
     let agent = &call.client.inner.agent;
     // The proxy for this hop's URL, to name it when the connection fails.

@@ -296,8 +296,6 @@ impl Raw<'_> {
     /// Any method, with query parameters and an optional JSON body; the answer comes back
     /// undecoded (status, headers, body bytes). Error statuses are still
     /// [`Error::Api`].
-    // `#[inline]`: compiled only into the programs that call it, not into every build.
-    #[inline]
     pub fn send(
         &self,
         method: Method,

@@ -176,7 +176,6 @@ enum Entry {
 /// What else the answer holds beside its list that could speak of the items (another
 /// non-empty list or object): each a failure without an id, so that the outcome is not
 /// read as complete.
-#[inline]
 fn unread_beside(map: &Map<String, Value>, key: &str) -> Vec<ItemFailure> {
     map.iter()
         .filter(|(_, v)| match v {
@@ -198,7 +197,6 @@ fn unread_beside(map: &Map<String, Value>, key: &str) -> Vec<ItemFailure> {
 }
 
 /// The id an element names: its own `id`, `symbol` or `order_id`, else its body's.
-#[inline]
 fn id_of(map: &Map<String, Value>, body: Option<&Value>) -> Option<String> {
     let text = |v: &Value| match v {
         Value::String(s) => Some(s.clone()),
@@ -219,10 +217,6 @@ fn id_of(map: &Map<String, Value>, body: Option<&Value>) -> Option<String> {
 /// One element of a bulk answer: a per-item status (`{"status": <int>, "body": ...}`)
 /// or the item itself. In a `207` (`multi_status`) every element must carry a status it
 /// reads.
-///
-/// `#[inline]`: compiled only in the crates that decode bulk answers (the generic
-/// [`Response::bulk`] is its only caller), not in every program on core-http.
-#[inline]
 fn entry(element: Value, multi_status: bool) -> Entry {
     let Value::Object(mut map) = element else {
         return if multi_status {
@@ -279,7 +273,6 @@ fn entry(element: Value, multi_status: bool) -> Entry {
     Entry::Failed(ItemFailure::new(id, status, parsed.code, parsed.message))
 }
 
-#[inline]
 fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",

@@ -6,9 +6,6 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The byte that opens a JSON object (a name, so that no brace stands alone in a function).
-pub(crate) const OPEN: u8 = b'{';
-
 /// Where the value under a top-level `data` member of a JSON object is in `body`; `None`
 /// when the body is not an object, has no such member or has it `null`. The whole body
 /// is read by serde_json (every other member skipped unread: no `serde_json::Value` is
@@ -20,7 +17,7 @@ pub(crate) fn data_span(body: &[u8]) -> serde_json::Result<Option<Range<usize>>>
         #[serde(borrow, default)]
         data: Option<&'a RawValue>,
     }
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&OPEN) {
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Ok(None);
     }
     let envelope: Envelope<'_> = serde_json::from_slice(body)?;

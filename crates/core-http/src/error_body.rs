@@ -1,8 +1,6 @@
 //! Reading an error body whatever its shape: RFC 9457 problem details, the common JSON
 //! conventions, an HTML page's title, plain text; bounded in what it keeps.
 
-use std::fmt;
-
 /// The code and message found in an error body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ParsedErrorBody {
@@ -105,194 +103,43 @@ pub(crate) fn parse_error_body(
 
 /// The fields of an error body that are read, at its top level or in a nested `error`
 /// object; everything else is skipped unread. A field given twice makes the body
-/// unreadable as JSON (it is then shown as text), as with serde's derive.
-///
-/// Written out rather than derived: one reader serves the body and its nested `error`
-/// object, and a body's JSON is always an object (arrays never reach it), which keeps
-/// the decoder every program builds small.
-#[derive(Default)]
+/// unreadable as JSON (it is then shown as text).
+#[derive(Default, serde::Deserialize)]
 struct ErrorFields {
-    /// `type`
+    #[serde(rename = "type")]
     kind: Option<Value>,
     title: Option<Value>,
     detail: Option<Value>,
     code: Option<Value>,
-    /// `errorCode`
+    #[serde(rename = "errorCode")]
     error_code: Option<Value>,
     message: Option<Value>,
     error: Option<Value>,
     error_description: Option<Value>,
 }
 
-/// A field's value, as far as an error body's reader cares.
+/// A field's value, as far as an error body's reader cares (`null` reads as absent).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
 enum Value {
     /// A string.
     Str(String),
-    /// A number, as text.
-    Num(String),
+    /// A number.
+    Num(serde_json::Number),
     /// An object, its fields read as an error body's.
     Object(Box<ErrorFields>),
-    /// `null`: the member reads as absent.
-    Null,
     /// Anything else (a boolean, a list).
-    Other,
+    Other(serde::de::IgnoredAny),
 }
 
 impl Value {
     /// The text of a string or a number.
     fn text(self) -> Option<String> {
         match self {
-            Value::Str(s) | Value::Num(s) => Some(s),
-            Value::Object(_) | Value::Null | Value::Other => None,
+            Value::Str(s) => Some(s),
+            Value::Num(n) => Some(n.to_string()),
+            Value::Object(_) | Value::Other(_) => None,
         }
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for ErrorFields {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = ErrorFields;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an error object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> std::result::Result<ErrorFields, A::Error> {
-                read_fields(map)
-            }
-        }
-        d.deserialize_map(Visitor)
-    }
-}
-
-/// The known members of an object, the others skipped unread.
-fn read_fields<'de, A: serde::de::MapAccess<'de>>(
-    mut map: A,
-) -> std::result::Result<ErrorFields, A::Error> {
-    let mut fields = ErrorFields::default();
-    // The members seen, by their `Key`'s number: a `null` one is absent, but given twice
-    // it is still a member given twice.
-    let mut seen = 0u16;
-    while let Some(key) = map.next_key::<Key>()? {
-        let bit = 1u16 << (key as u16);
-        let (slot, name) = match key {
-            Key::Other => {
-                map.next_value::<serde::de::IgnoredAny>()?;
-                continue;
-            }
-            Key::Kind => (&mut fields.kind, "type"),
-            Key::Title => (&mut fields.title, "title"),
-            Key::Detail => (&mut fields.detail, "detail"),
-            Key::Code => (&mut fields.code, "code"),
-            Key::ErrorCode => (&mut fields.error_code, "errorCode"),
-            Key::Message => (&mut fields.message, "message"),
-            Key::Error => (&mut fields.error, "error"),
-            Key::ErrorDescription => (&mut fields.error_description, "error_description"),
-        };
-        if seen & bit != 0 {
-            return Err(serde::de::Error::duplicate_field(name));
-        }
-        seen |= bit;
-        *slot = match map.next_value()? {
-            Value::Null => None,
-            value => Some(value),
-        };
-    }
-    Ok(fields)
-}
-
-/// A member's name.
-#[derive(Clone, Copy)]
-enum Key {
-    Kind,
-    Title,
-    Detail,
-    Code,
-    ErrorCode,
-    Message,
-    Error,
-    ErrorDescription,
-    Other,
-}
-
-impl<'de> serde::Deserialize<'de> for Key {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Key, E> {
-                Ok(match v {
-                    "type" => Key::Kind,
-                    "title" => Key::Title,
-                    "detail" => Key::Detail,
-                    "code" => Key::Code,
-                    "errorCode" => Key::ErrorCode,
-                    "message" => Key::Message,
-                    "error" => Key::Error,
-                    "error_description" => Key::ErrorDescription,
-                    _ => Key::Other,
-                })
-            }
-        }
-        d.deserialize_identifier(Visitor)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Value {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Value;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Value, E> {
-                Ok(Value::Str(v.to_owned()))
-            }
-            fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
-                Ok(Value::Num(v.to_string()))
-            }
-            fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
-                Ok(Value::Num(v.to_string()))
-            }
-            fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
-                Ok(Value::Num(v.to_string()))
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<Value, E> {
-                Ok(Value::Other)
-            }
-            fn visit_unit<E>(self) -> std::result::Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_none<E>(self) -> std::result::Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_some<D: serde::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> std::result::Result<Value, D::Error> {
-                serde::Deserialize::deserialize(d)
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> std::result::Result<Value, A::Error> {
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Value::Other)
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> std::result::Result<Value, A::Error> {
-                read_fields(map).map(|fields| Value::Object(Box::new(fields)))
-            }
-        }
-        d.deserialize_any(Visitor)
     }
 }
 

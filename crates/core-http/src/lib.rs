@@ -96,7 +96,6 @@ mod redact;
 mod request;
 mod response;
 mod retry;
-pub mod scan;
 pub mod service;
 mod setup;
 mod time;

@@ -39,13 +39,11 @@ macro_rules! string_id {
 
         impl $name {
             /// Wraps an id.
-            #[inline]
             pub fn new(id: impl Into<String>) -> Self {
                 $name(id.into())
             }
 
             /// The id as a string.
-            #[inline]
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -54,63 +52,54 @@ macro_rules! string_id {
             /// [`InvalidRequest`](core_http::Error::InvalidRequest) error when it is empty or
             /// would change the path (`.`, `..`), so that nothing is sent.
             #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), ";\nassert_eq!(", stringify!($name), "::new(\"a/b c\").segment()?, \"a%2Fb%20c\");\nassert!(", stringify!($name), "::new(\"..\").segment().is_err());\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn segment(&self) -> $crate::Result<::std::string::String> {
                 $crate::__private::path_segment(concat!("a ", stringify!($name)), &self.0)
             }
         }
 
         impl ::std::fmt::Display for $name {
-            #[inline]
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.pad(&self.0)
             }
         }
 
         impl ::std::convert::AsRef<str> for $name {
-            #[inline]
             fn as_ref(&self) -> &str {
                 &self.0
             }
         }
 
         impl ::std::convert::From<&str> for $name {
-            #[inline]
             fn from(id: &str) -> Self {
                 $name(id.to_owned())
             }
         }
 
         impl ::std::convert::From<String> for $name {
-            #[inline]
             fn from(id: String) -> Self {
                 $name(id)
             }
         }
 
         impl ::std::convert::From<&String> for $name {
-            #[inline]
             fn from(id: &String) -> Self {
                 $name(id.clone())
             }
         }
 
         impl ::std::convert::From<&$name> for $name {
-            #[inline]
             fn from(id: &$name) -> Self {
                 id.clone()
             }
         }
 
         impl $crate::__private::serde::Serialize for $name {
-            #[inline]
             fn serialize<S: $crate::__private::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
                 s.serialize_str(&self.0)
             }
         }
 
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
-            #[inline]
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
                 // A JSON string, or an integer kept as its exact decimal text: the
                 // documents do not fix an id's JSON type.
@@ -164,7 +153,6 @@ macro_rules! string_enum {
 
             /// The wire spelling.
             #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), ";\nfor known in ", stringify!($name), "::KNOWN {\n    assert_eq!(", stringify!($name), "::from(known.as_str()), *known);\n}\n// A value added by the service later is kept as it was sent.\nassert_eq!(", stringify!($name), "::from(\"something_new\").as_str(), \"something_new\");\n```")]
-            #[inline]
             pub fn as_str(&self) -> &str {
                 match self {
                     $( $name::$variant => $value, )+
@@ -174,12 +162,10 @@ macro_rules! string_enum {
 
             /// Whether this is a value this version does not know.
             #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), $($("::", stringify!($module),)+)? "::", stringify!($name), ";\nassert!(", stringify!($name), "::from(\"something_new\").is_unknown());\nassert!(!", stringify!($name), "::KNOWN[0].is_unknown());\n```")]
-            #[inline]
             pub fn is_unknown(&self) -> bool {
                 matches!(self, $name::Unknown(_))
             }
 
-            #[inline]
             fn from_wire(raw: &str) -> Self {
                 $(
                     if raw.eq_ignore_ascii_case($value) $(|| raw.eq_ignore_ascii_case($alias))* {
@@ -191,7 +177,6 @@ macro_rules! string_enum {
         }
 
         impl ::std::fmt::Display for $name {
-            #[inline]
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.pad(self.as_str())
             }
@@ -199,14 +184,12 @@ macro_rules! string_enum {
 
         /// `Unknown("")`: what a field the server left out reads as.
         impl ::std::default::Default for $name {
-            #[inline]
             fn default() -> Self {
                 $name::Unknown(::std::string::String::new())
             }
         }
 
         impl ::std::convert::From<&str> for $name {
-            #[inline]
             fn from(raw: &str) -> Self {
                 $name::from_wire(raw)
             }
@@ -214,21 +197,18 @@ macro_rules! string_enum {
 
         impl ::std::str::FromStr for $name {
             type Err = ::std::convert::Infallible;
-            #[inline]
             fn from_str(raw: &str) -> ::std::result::Result<Self, Self::Err> {
                 Ok($name::from_wire(raw))
             }
         }
 
         impl $crate::__private::serde::Serialize for $name {
-            #[inline]
             fn serialize<S: $crate::__private::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
             }
         }
 
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
-            #[inline]
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
                 // `null` reads as an empty `Unknown`, like an absent field.
                 let raw = <::std::option::Option<::std::borrow::Cow<'de, str>> as $crate::__private::serde::Deserialize>::deserialize(d)?;
@@ -346,7 +326,6 @@ macro_rules! service_client {
     ) => {
         // Every service client is `Clone + Send + Sync`: checked where it is declared.
         const _: fn() = || {
-            #[inline]
             fn check<T: ::std::clone::Clone + ::std::marker::Send + ::std::marker::Sync>() {}
             check::<$name>();
         };
@@ -358,7 +337,6 @@ macro_rules! service_client {
             $( const OAUTH: bool = $oauth; )?
             $( const HONOURS_IDEMPOTENCY_KEYS: bool = $keys; )?
 
-            #[inline]
             fn from_http_client(http: $crate::HttpClient) -> Self {
                 $name {
                     http,
@@ -372,7 +350,6 @@ macro_rules! service_client {
             /// authenticated with `api_key` as a Bearer token, with every other setting at
             /// its default.
             #[doc = concat!("\n```\nlet key = std::env::var(\"", $prefix, "_API_KEY\").unwrap_or_else(|_| \"sk_test\".into());\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"https://api.example.com\", key)?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn new(
                 base_url: impl Into<::std::string::String>,
                 api_key: impl Into<$crate::config::Secret>,
@@ -383,7 +360,6 @@ macro_rules! service_client {
             /// A builder for every setting: timeouts, retries, rate limit, headers,
             /// authentication.
             #[doc = concat!("\n```\nuse std::time::Duration;\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::builder()\n    .base_url(\"https://api.example.com\")\n    .api_key(\"sk_test\")\n    .timeout(Duration::from_secs(20))\n    .max_retries(3)\n    .build()?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn builder() -> $crate::ClientBuilder<$name> {
                 $crate::ClientBuilder::new()
             }
@@ -395,7 +371,6 @@ macro_rules! service_client {
                 "::from_env_with`] lists the rest."
             )]
             #[doc = concat!("\n```no_run\n// ", $prefix, "_BASE_URL=https://api.example.com ", $prefix, "_API_KEY=sk_... cargo run\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::from_env()?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn from_env() -> $crate::Result<$name> {
                 $name::from_env_with(|name| ::std::env::var(name).ok())
             }
@@ -409,7 +384,6 @@ macro_rules! service_client {
                 "."
             )]
             #[doc = concat!("\n```\nlet client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::from_env_with(|name| match name {\n    \"", $prefix, "_BASE_URL\" => Some(\"https://api.example.com\".to_owned()),\n    \"", $prefix, "_API_KEY\" => Some(\"sk_test\".to_owned()),\n    \"", $prefix, "_TIMEOUT_SECS\" => Some(\"20\".to_owned()),\n    _ => None,\n})?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn from_env_with(
                 lookup: impl Fn(&str) -> ::std::option::Option<::std::string::String>,
             ) -> $crate::Result<$name> {
@@ -425,7 +399,6 @@ macro_rules! service_client {
             /// A copy of this client whose calls use these options (timeout, retries,
             /// extra headers); the connection pool and the rate limiter stay shared.
             #[doc = concat!("\n```\nuse std::time::Duration;\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nuse ", env!("CARGO_CRATE_NAME"), "::config::RequestOptions;\nlet client = ", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\n// One slow job: a longer timeout and no retries, for this copy only.\nlet patient = client.with_options(&RequestOptions::new().timeout(Duration::from_secs(300)).max_retries(0));\n# let _ = patient;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn with_options(&self, options: &$crate::config::RequestOptions) -> $name {
                 $name {
                     http: self.http.with_options(options),
@@ -438,7 +411,6 @@ macro_rules! service_client {
             /// rate-limit figures), as Stainless SDKs' `with_raw_response` does:
             /// `client.with_response(|c| c.<resource>().<method>(..))`.
             #[doc = concat!("\n```no_run\nuse ", env!("CARGO_CRATE_NAME"), "::serde_json::Value;\n# let client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\nlet answer = client.with_response(|c| c.raw().get::<Value>(\"/v1/anything\", &[]))?;\nprintln!(\"{} request {:?}, limit {:?}\", answer.status, answer.request_id(), answer.rate_limit());\nlet value = answer.into_value();\n# let _ = value;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn with_response<T>(
                 &self,
                 call: impl FnOnce(&$name) -> $crate::Result<T>,
@@ -456,13 +428,11 @@ macro_rules! service_client {
             /// authentication, retries and errors:
             /// `client.raw().get::<serde_json::Value>("/v1/...", &[])`.
             #[doc = concat!("\n```no_run\nuse ", env!("CARGO_CRATE_NAME"), "::serde_json::Value;\n# let client = ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), "::new(\"https://api.example.com\", \"sk_test\")?;\nlet beta: Value = client.raw().get(\"/v1/beta/feature\", &[(\"limit\", \"10\")])?;\nprintln!(\"{beta}\");\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn raw(&self) -> $crate::transport::Raw<'_> {
                 self.http.raw()
             }
 
             #[allow(dead_code)]
-            #[inline]
             pub(crate) fn http(&self) -> &$crate::HttpClient {
                 &self.http
             }
@@ -558,7 +528,6 @@ macro_rules! service_plans {
 
             /// The plan's name as `<PREFIX>_PLAN` takes it.
             #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::", stringify!($name), ";\nfor plan in ", stringify!($name), "::ALL {\n    assert_eq!(plan.as_str().parse::<", stringify!($name), ">()?, *plan);\n}\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn as_str(self) -> &'static str {
                 match self {
                     $( $name::$variant => $wire, )+
@@ -568,7 +537,6 @@ macro_rules! service_plans {
             /// The plan's documented limit as a core-http token bucket; `None` when the
             /// plan is unlimited.
             #[doc = concat!("\n```\nuse ", env!("CARGO_CRATE_NAME"), "::{Client, ", stringify!($name), "};\nfor plan in ", stringify!($name), "::ALL {\n    println!(\"{plan}: {:?}\", plan.rate_limit());\n}\n// The client paces itself under the plan's limit.\nlet client = Client::builder()\n    .base_url(\"https://api.example.com\")\n    .api_key(\"sk\")\n    .rate_limit(", stringify!($name), "::ALL[0])\n    .build()?;\n# let _ = client;\n# Ok::<(), ", env!("CARGO_CRATE_NAME"), "::Error>(())\n```")]
-            #[inline]
             pub fn rate_limit(self) -> ::std::option::Option<$crate::config::RateLimit> {
                 match self {
                     $( $name::$variant => $limit, )+
@@ -577,14 +545,12 @@ macro_rules! service_plans {
         }
 
         impl ::std::convert::From<$name> for ::std::option::Option<$crate::config::RateLimit> {
-            #[inline]
             fn from(plan: $name) -> Self {
                 plan.rate_limit()
             }
         }
 
         impl ::std::fmt::Display for $name {
-            #[inline]
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.pad(self.as_str())
             }
@@ -593,7 +559,6 @@ macro_rules! service_plans {
         impl ::std::str::FromStr for $name {
             type Err = $crate::Error;
 
-            #[inline]
             fn from_str(s: &str) -> $crate::Result<$name> {
                 let wanted = s.trim();
                 $name::ALL
@@ -647,12 +612,10 @@ macro_rules! service_plans {
 macro_rules! token_params {
     ($name:ty) => {
         impl $crate::pagination::TokenParams for $name {
-            #[inline]
             fn token(&self) -> ::std::option::Option<&str> {
                 self.page_token.as_deref()
             }
 
-            #[inline]
             fn set_token(&mut self, token: ::std::option::Option<&str>) {
                 self.page_token = token.map(::std::borrow::ToOwned::to_owned);
             }

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use serde::de::DeserializeOwned;
 
-use crate::envelope::{OPEN, data_span};
+use crate::envelope::data_span;
 use crate::error::{Error, Result, excerpt};
 pub use crate::headers::{Headers, RateLimitInfo};
 use crate::method::Method;
@@ -117,7 +117,7 @@ impl Response {
     pub fn json_list<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
         self.in_envelope(|value| {
             // An object is one item; anything else must be a list.
-            if value.iter().find(|b| !b.is_ascii_whitespace()) == Some(&OPEN) {
+            if value.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
                 serde_json::from_slice::<T>(value).map(|one| vec![one])
             } else {
                 serde_json::from_slice::<Vec<T>>(value)
@@ -131,7 +131,7 @@ impl Response {
     /// is an error.
     pub fn json_page<T: DeserializeOwned>(&self) -> Result<crate::pagination::Page<T>> {
         // serde's derived reader would also take a list of the two members.
-        if self.body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&OPEN) {
+        if self.body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             let unexpected = serde::de::Unexpected::Other("something other than an object");
             return Err(self.decode_error(serde::de::Error::invalid_type(
                 unexpected,

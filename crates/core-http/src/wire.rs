@@ -29,34 +29,17 @@ pub(crate) struct Timeouts {
     pub(crate) remaining: Duration,
     /// For each read of a streamed body.
     pub(crate) per_read: Duration,
-    /// The agent's own timeouts (the client's connect and whole-call timeouts).
-    pub(crate) agent: (Duration, Duration),
 }
-
-/// How much of its budget a buffered exchange may take beyond what is left when it runs
-/// on the agent's own timeouts (its first attempt, which has the whole of it but the
-/// microseconds since the call began).
-const SLACK: Duration = Duration::from_millis(1);
 
 /// Runs one exchange, its budget passed down as `ureq`'s timeouts: in buffered mode the
 /// whole exchange, body included, must fit in `remaining`; in streaming mode everything
-/// up to the answer's headers must, then each read of the body `per_read`. An exchange
-/// whose budget is the client's own (a buffered first attempt, but for the time since
-/// its call began, under [`SLACK`]) runs on the agent's timeouts, which are the same.
+/// up to the answer's headers must, then each read of the body `per_read`.
 pub(crate) fn run<S: ureq::AsSendBody>(
     agent: &ureq::Agent,
     request: ureq::http::Request<S>,
     mode: Mode,
     t: Timeouts,
 ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-    let (agent_connect, agent_global) = t.agent;
-    if mode == Mode::Buffered
-        && t.connect == agent_connect
-        && t.remaining <= agent_global
-        && t.remaining.saturating_add(SLACK) >= agent_global
-    {
-        return agent.run(request);
-    }
     let remaining = bounded(t.remaining);
     let connect = Some(bounded(t.connect.min(remaining)));
     let configured = agent.configure_request(request).timeout_connect(connect);

@@ -44,7 +44,6 @@ impl Client {
     /// # let _ = client;
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn with_oauth(
         base_url: impl Into<String>,
         token_url: impl Into<String>,

@@ -18,7 +18,6 @@ pub struct Documents<'a> {
 }
 
 impl<'a> Documents<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Documents { client }
     }
@@ -50,7 +49,6 @@ impl<'a> Documents<'a> {
     /// println!("{} is {:?}", document.id, document.status);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn send(&self, document: &SendDocument) -> Result<Document> {
         document.validate()?;
         let key = document
@@ -69,7 +67,6 @@ impl<'a> Documents<'a> {
     /// println!("{:?}, {} signers", document.status, document.signers.len());
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self, id: impl Into<DocumentId>) -> Result<Document> {
         let id = id.into();
         let path = format!("/documents/{}", id.segment()?);
@@ -92,7 +89,6 @@ impl<'a> Documents<'a> {
     /// client.documents().download_to_path(&document.id, "signed.pdf")?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
     pub fn wait_until_completed(
         &self,
         id: impl Into<DocumentId>,
@@ -133,7 +129,6 @@ impl<'a> Documents<'a> {
     /// println!("{} bytes", download.bytes);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn download_to(&self, id: impl Into<DocumentId>, to: &mut impl Write) -> Result<Download> {
         self.download(id).to_writer(to)
     }
@@ -148,7 +143,6 @@ impl<'a> Documents<'a> {
     /// println!("{} bytes written", download.bytes);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn download_to_path(
         &self,
         id: impl Into<DocumentId>,
@@ -168,14 +162,12 @@ impl<'a> Documents<'a> {
     ///     .to_path("signed.pdf")?;
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn download(&self, id: impl Into<DocumentId>) -> DownloadRequest<'a> {
         DownloadRequest::new(self.client, id.into())
     }
 }
 
 /// The document at `path`, checked to be `id`'s.
-#[inline]
 fn read_document(http: &core_http::HttpClient, path: &str, id: &DocumentId) -> Result<Document> {
     let document: Document = http.get(path).send()?.json_data()?;
     core_http::service::check_answered("document", id.as_str(), document.id.as_str())?;
@@ -192,7 +184,6 @@ impl Client {
     /// println!("{} is {}", document.name, document.status);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn documents(&self) -> Documents<'_> {
         Documents::new(self)
     }

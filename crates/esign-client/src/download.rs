@@ -37,7 +37,6 @@ pub struct DownloadRequest<'a> {
 type ProgressFn<'a> = Box<dyn FnMut(u64, Option<u64>) + 'a>;
 
 impl std::fmt::Debug for DownloadRequest<'_> {
-    #[inline]
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DownloadRequest")
             .field("id", &self.id)
@@ -50,7 +49,6 @@ impl std::fmt::Debug for DownloadRequest<'_> {
 const PDF_SIGNATURE: &[u8] = b"%PDF-";
 
 impl<'a> DownloadRequest<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client, id: DocumentId) -> Self {
         DownloadRequest {
             client,
@@ -73,7 +71,6 @@ impl<'a> DownloadRequest<'a> {
     ///     .to_path("signed.pdf")?;
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn on_progress(mut self, progress: impl FnMut(u64, Option<u64>) + 'a) -> Self {
         self.progress = Some(Box::new(progress));
         self
@@ -88,7 +85,6 @@ impl<'a> DownloadRequest<'a> {
     /// assert_eq!(done.bytes as usize, pdf.len());
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn to_writer(mut self, to: &mut impl Write) -> Result<Download> {
         let bytes = self.stream(to)?;
         Ok(Download { bytes, path: None })
@@ -102,7 +98,6 @@ impl<'a> DownloadRequest<'a> {
     /// println!("{} bytes in {:?}", done.bytes, done.path);
     /// # Ok::<(), esign_client::Error>(())
     /// ```
-    #[inline]
     pub fn to_path(mut self, path: impl AsRef<Path>) -> Result<Download> {
         let path = path.as_ref();
         let io_error = |source: io::Error| Error::Io {
@@ -157,7 +152,6 @@ impl<'a> DownloadRequest<'a> {
     }
 
     /// Fetches and checks the body, writing it to `to`; returns the byte count.
-    #[inline]
     fn stream(&mut self, to: &mut dyn Write) -> Result<u64> {
         let path = format!("/documents/{}/download", self.id.segment()?);
         let mut response = self
@@ -244,14 +238,12 @@ struct Checked<'w> {
 }
 
 impl Write for Checked<'_> {
-    #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
         self.tail.push(&buf[..n]);
         Ok(n)
     }
 
-    #[inline]
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
     }
@@ -264,7 +256,6 @@ struct Tail(Vec<u8>);
 impl Tail {
     const KEEP: usize = 1024;
 
-    #[inline]
     fn push(&mut self, bytes: &[u8]) {
         let bytes = &bytes[bytes.len().saturating_sub(Self::KEEP)..];
         self.0.extend_from_slice(bytes);
@@ -272,7 +263,6 @@ impl Tail {
         self.0.drain(..excess);
     }
 
-    #[inline]
     fn has_eof_marker(&self) -> bool {
         let end = self
             .0
@@ -289,7 +279,6 @@ struct TempFile {
 }
 
 impl Drop for TempFile {
-    #[inline]
     fn drop(&mut self) {
         if let Some(path) = self.path.take() {
             let _ = std::fs::remove_file(path);
@@ -298,7 +287,6 @@ impl Drop for TempFile {
 }
 
 /// Creates `.<name>.<random>.part` in `folder`, failing rather than reusing a file.
-#[inline]
 fn create_temp(folder: &Path, name: &str) -> io::Result<(PathBuf, File)> {
     for _ in 0..8 {
         let suffix: String = core_http::service::uuid_v4().chars().take(8).collect();
@@ -316,7 +304,6 @@ fn create_temp(folder: &Path, name: &str) -> io::Result<(PathBuf, File)> {
 }
 
 /// Makes the rename durable where the platform allows it.
-#[inline]
 fn sync_folder(folder: &Path) {
     #[cfg(unix)]
     if let Ok(dir) = File::open(folder) {

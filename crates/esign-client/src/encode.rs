@@ -7,7 +7,6 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 /// The length of the standard (padded) base64 encoding of `n` bytes.
-#[inline]
 pub(crate) fn encoded_len(n: u64) -> u64 {
     n.div_ceil(3) * 4
 }
@@ -25,7 +24,6 @@ pub(crate) struct Base64Reader<R> {
 }
 
 impl<R: Read> Base64Reader<R> {
-    #[inline]
     pub(crate) fn new(inner: R) -> Self {
         Base64Reader {
             inner,
@@ -38,7 +36,6 @@ impl<R: Read> Base64Reader<R> {
 
     /// Reads the next step of raw bytes (a full step unless the input ends) and encodes
     /// it.
-    #[inline]
     fn refill(&mut self) -> io::Result<()> {
         let mut filled = 0;
         while filled < STEP {
@@ -64,7 +61,6 @@ impl<R: Read> Base64Reader<R> {
 }
 
 impl<R: Read> Read for Base64Reader<R> {
-    #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.at == self.encoded.len() {
             if self.done {

@@ -39,7 +39,6 @@ impl DocumentStatus {
     /// assert!(DocumentStatus::Completed.is_final());
     /// assert!(!DocumentStatus::Sent.is_final());
     /// ```
-    #[inline]
     pub fn is_final(&self) -> bool {
         matches!(
             self,

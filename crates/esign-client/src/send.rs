@@ -44,7 +44,6 @@ impl DocumentSource {
     ///     .signer(NewSigner::new("Ada Lovelace", "ada@example.com"));
     /// # let _ = nda;
     /// ```
-    #[inline]
     pub fn path(path: impl Into<PathBuf>) -> Self {
         DocumentSource::Path(path.into())
     }
@@ -57,7 +56,6 @@ impl DocumentSource {
     /// let source = DocumentSource::bytes("nda.pdf", pdf);
     /// # let _ = source;
     /// ```
-    #[inline]
     pub fn bytes(filename: impl Into<String>, content: impl Into<Vec<u8>>) -> Self {
         DocumentSource::Bytes {
             filename: filename.into(),
@@ -72,7 +70,6 @@ impl DocumentSource {
     /// let source = DocumentSource::url("https://files.example.com/nda.pdf");
     /// # let _ = source;
     /// ```
-    #[inline]
     pub fn url(url: impl Into<String>) -> Self {
         DocumentSource::Url(url.into())
     }
@@ -93,7 +90,6 @@ pub struct NewSigner {
 
 impl NewSigner {
     /// A signer with no particular place in the order.
-    #[inline]
     pub fn new(name: impl Into<String>, email: impl Into<String>) -> Self {
         NewSigner {
             name: name.into(),
@@ -103,7 +99,6 @@ impl NewSigner {
     }
 
     /// Sets the signer's place in the order (1 first).
-    #[inline]
     pub fn order(mut self, order: u32) -> Self {
         self.order = Some(order);
         self
@@ -145,7 +140,6 @@ pub struct SendDocument {
 
 impl SendDocument {
     /// A document from `source`, with no signers yet.
-    #[inline]
     pub fn new(source: DocumentSource) -> Self {
         SendDocument {
             source,
@@ -160,35 +154,30 @@ impl SendDocument {
     }
 
     /// Sets the document's name.
-    #[inline]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// Adds a signer.
-    #[inline]
     pub fn signer(mut self, signer: NewSigner) -> Self {
         self.signers.push(signer);
         self
     }
 
     /// Sets the email subject.
-    #[inline]
     pub fn subject(mut self, subject: impl Into<String>) -> Self {
         self.subject = Some(subject.into());
         self
     }
 
     /// Sets the email message.
-    #[inline]
     pub fn message(mut self, message: impl Into<String>) -> Self {
         self.message = Some(message.into());
         self
     }
 
     /// Sets one metadata entry.
-    #[inline]
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.metadata
             .get_or_insert_with(Map::new)
@@ -197,7 +186,6 @@ impl SendDocument {
     }
 
     /// Sets the largest document accepted.
-    #[inline]
     pub fn max_size(mut self, bytes: u64) -> Self {
         self.max_size = bytes;
         self
@@ -217,13 +205,11 @@ impl SendDocument {
     /// client.documents().send(&document)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
         self
     }
 
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         let invalid = |m: String| Err(Error::InvalidRequest(m));
         if self.signers.is_empty() {
@@ -263,7 +249,6 @@ impl SendDocument {
 
 /// A plausible email address: one `@`, something before it, a dotted domain after it,
 /// no spaces. (Only the service can know whether it exists.)
-#[inline]
 fn looks_like_email(email: &str) -> bool {
     let Some((local, domain)) = email.split_once('@') else {
         return false;
@@ -281,7 +266,6 @@ impl SendDocument {
     /// streamed as `{"file": {"filename", "content_base64"}, ...}`. A file or bytes are
     /// checked against [`max_size`](Self::max_size) before anything is sent; a path is
     /// reopened for each attempt and refused if its size changed.
-    #[inline]
     pub(crate) fn body<'c>(&self, request: RequestBuilder<'c>) -> Result<RequestBuilder<'c>> {
         let fields = fields_json(self)?;
         match &self.source {
@@ -326,7 +310,6 @@ impl SendDocument {
     }
 }
 
-#[inline]
 fn file_size(path: &Path) -> Result<u64> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::InvalidRequest(format!("cannot read {}: {e}", path.display())))?;
@@ -339,7 +322,6 @@ fn file_size(path: &Path) -> Result<u64> {
     Ok(meta.len())
 }
 
-#[inline]
 fn check_size(size: u64, max: u64, what: &str) -> Result<()> {
     if size == 0 {
         return Err(Error::InvalidRequest(format!("{what} is empty")));
@@ -353,7 +335,6 @@ fn check_size(size: u64, max: u64, what: &str) -> Result<()> {
 }
 
 /// The JSON fields of a send request other than the file.
-#[inline]
 fn fields_json(document: &SendDocument) -> Result<Map<String, Value>> {
     let mut fields = Map::new();
     let name = document.name.clone().or_else(|| match &document.source {
@@ -383,7 +364,6 @@ fn fields_json(document: &SendDocument) -> Result<Map<String, Value>> {
 
 /// A request whose body is `{"file": {"filename", "content_base64"}, ...fields}`, with
 /// the file encoded as the body is written.
-#[inline]
 fn streamed<'c>(
     request: core_http::transport::RequestBuilder<'c>,
     filename: &str,
@@ -417,7 +397,6 @@ fn streamed<'c>(
 struct ArcBytes(Arc<Vec<u8>>);
 
 impl AsRef<[u8]> for ArcBytes {
-    #[inline]
     fn as_ref(&self) -> &[u8] {
         &self.0
     }

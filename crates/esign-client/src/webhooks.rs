@@ -47,7 +47,6 @@ impl Event {
     /// }
     /// # Ok::<(), esign_client::webhooks::WebhookError>(())
     /// ```
-    #[inline]
     pub fn document(&self) -> Option<&Document> {
         match self {
             Event::Sent(d)
@@ -64,7 +63,6 @@ impl Event {
 
 /// A signed example delivery, for documentation examples.
 #[doc(hidden)]
-#[inline]
 pub fn example_delivery() -> (String, Vec<(String, String)>, Vec<u8>) {
     let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned();
     let body = br#"{"type":"document.completed","timestamp":"2026-01-01T09:00:00Z","data":{"id":"doc_1","name":"NDA","status":"completed","signers":[{"name":"Ada","email":"ada@example.com","status":"signed","signed_at":"2026-01-01T09:00:00Z"}]}}"#.to_vec();

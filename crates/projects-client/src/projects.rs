@@ -89,7 +89,6 @@ pub struct NewProject {
 
 impl NewProject {
     /// A project called `name`.
-    #[inline]
     pub fn new(name: impl Into<String>) -> Self {
         NewProject {
             name: name.into(),
@@ -99,20 +98,17 @@ impl NewProject {
     }
 
     /// Sets the description.
-    #[inline]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
     /// Sets the environment.
-    #[inline]
     pub fn environment(mut self, environment: Environment) -> Self {
         self.environment = Some(environment);
         self
     }
 
-    #[inline]
     fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {
             return Err(Error::InvalidRequest("a project needs a name".into()));
@@ -144,7 +140,6 @@ pub struct Projects<'a> {
 }
 
 impl<'a> Projects<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Projects { client }
     }
@@ -161,7 +156,6 @@ impl<'a> Projects<'a> {
     /// println!("{} of {:?}", page.data.len(), page.meta.map(|m| m.total));
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self, params: &ListProjects) -> Result<Page<Project>> {
         self.client
             .http()
@@ -183,7 +177,6 @@ impl<'a> Projects<'a> {
     ///     .collect::<Result<_, _>>()?;
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter(&self) -> OffsetPaginator<Project> {
         self.iter_from(&ListProjects::new())
     }
@@ -200,7 +193,6 @@ impl<'a> Projects<'a> {
     /// println!("go on from offset {}", items.next_offset());
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter_from(&self, params: &ListProjects) -> OffsetPaginator<Project> {
         let client = self.client.clone();
         OffsetPaginator::over(self.client.http(), params, MAX_PAGE_SIZE, move |p| {
@@ -219,7 +211,6 @@ impl<'a> Projects<'a> {
     /// }
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    #[inline]
     pub fn pages(&self, params: &ListProjects) -> OffsetPages<Project> {
         let client = self.client.clone();
         OffsetPages::over(self.client.http(), params, MAX_PAGE_SIZE, move |p| {
@@ -241,7 +232,6 @@ impl<'a> Projects<'a> {
     /// println!("{} is {}", project.id, project.status);
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    #[inline]
     pub fn create(&self, project: &NewProject) -> Result<Project> {
         project.validate()?;
         self.client
@@ -269,7 +259,6 @@ impl<'a> Projects<'a> {
     /// }
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    #[inline]
     pub fn delete(&self, id: impl Into<ProjectId>) -> Result<()> {
         let path = format!("/v1/projects/{}", id.into().segment()?);
         self.client.http().delete(&path).send_delete()
@@ -286,7 +275,6 @@ impl Client {
     /// println!("{} projects on the first page", page.data.len());
     /// # Ok::<(), projects_client::Error>(())
     /// ```
-    #[inline]
     pub fn projects(&self) -> Projects<'_> {
         Projects::new(self)
     }

@@ -12,7 +12,6 @@ pub struct Accounts<'a> {
 }
 
 impl<'a> Accounts<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Accounts { client }
     }
@@ -26,7 +25,6 @@ impl<'a> Accounts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self) -> Result<Vec<Account>> {
         self.client.http().get("/v1/accounts").send()?.json_list()
     }
@@ -47,7 +45,6 @@ impl<'a> Accounts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn disconnect(&self, id: impl Into<AccountId>) -> Result<()> {
         let path = format!("/v1/accounts/{}", id.into().segment()?);
         self.client.http().delete(&path).send_delete()
@@ -64,7 +61,6 @@ impl Client {
     /// println!("{connected} accounts connected");
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn accounts(&self) -> Accounts<'_> {
         Accounts::new(self)
     }

@@ -12,7 +12,6 @@ pub struct Analytics<'a> {
 }
 
 impl<'a> Analytics<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Analytics { client }
     }
@@ -25,7 +24,6 @@ impl<'a> Analytics<'a> {
     /// println!("{:?} followers, {:?} impressions", stats.followers, stats.impressions);
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn overview(&self) -> Result<AnalyticsOverview> {
         self.fetch(None)
     }
@@ -39,12 +37,10 @@ impl<'a> Analytics<'a> {
     /// println!("{:?} impressions this week", week.impressions);
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn overview_for(&self, period: Period) -> Result<AnalyticsOverview> {
         self.fetch(Some(period))
     }
 
-    #[inline]
     fn fetch(&self, period: Option<Period>) -> Result<AnalyticsOverview> {
         self.client
             .http()
@@ -65,7 +61,6 @@ impl Client {
     /// println!("{:?} followers", stats.followers);
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn analytics(&self) -> Analytics<'_> {
         Analytics::new(self)
     }

@@ -113,7 +113,6 @@ pub struct NewPost {
 
 impl NewPost {
     /// A post to publish now on `platforms`.
-    #[inline]
     pub fn new(content: impl Into<String>, platforms: impl IntoIterator<Item = Platform>) -> Self {
         NewPost {
             content: content.into(),
@@ -123,13 +122,11 @@ impl NewPost {
     }
 
     /// Publishes at `at` instead of now (the service refuses a time in the past).
-    #[inline]
     pub fn scheduled_at(mut self, at: OffsetDateTime) -> Self {
         self.scheduled_at = Some(at);
         self
     }
 
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         if self.content.trim().is_empty() {
             return Err(Error::InvalidRequest(

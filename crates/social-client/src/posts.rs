@@ -15,7 +15,6 @@ pub struct Posts<'a> {
 }
 
 impl<'a> Posts<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Posts { client }
     }
@@ -37,7 +36,6 @@ impl<'a> Posts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn create(&self, post: &NewPost) -> Result<Vec<Post>> {
         post.validate()?;
         self.client
@@ -65,7 +63,6 @@ impl<'a> Posts<'a> {
     /// println!("{} is {}", post.id, post.status);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
     pub fn wait_until_published(
         &self,
         id: impl Into<PostId>,
@@ -104,7 +101,6 @@ impl<'a> Posts<'a> {
     /// println!("{} posts here, {:?} in all", page.data.len(), page.meta.map(|m| m.total));
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self, params: &ListPosts) -> Result<core_http::pagination::Page<Post>> {
         self.client
             .http()
@@ -123,7 +119,6 @@ impl<'a> Posts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter(&self) -> OffsetPaginator<Post> {
         self.iter_from(&ListPosts::new())
     }
@@ -140,7 +135,6 @@ impl<'a> Posts<'a> {
     /// println!("go on from offset {}", items.next_offset());
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter_from(&self, params: &ListPosts) -> OffsetPaginator<Post> {
         let client = self.client.clone();
         OffsetPaginator::over(self.client.http(), params, MAX_PAGE_SIZE, move |p| {
@@ -159,7 +153,6 @@ impl<'a> Posts<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn pages(&self, params: &ListPosts) -> OffsetPages<Post> {
         let client = self.client.clone();
         OffsetPages::over(self.client.http(), params, MAX_PAGE_SIZE, move |p| {
@@ -172,7 +165,6 @@ impl<'a> Posts<'a> {
 /// page the service sends again ends it as [`Error::ListCutShort`], so a list that
 /// ignores `offset` is not read for ever); `None`: not listed. All the pages fit in
 /// `http`'s timeout together (a wait's reading is cut to the time left).
-#[inline]
 fn find_post(http: &core_http::HttpClient, id: &PostId) -> Result<Option<Post>> {
     let budget = http.timeout();
     let started = std::time::Instant::now();
@@ -207,7 +199,6 @@ impl Client {
     /// # let _ = posts;
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn posts(&self) -> Posts<'_> {
         Posts::new(self)
     }

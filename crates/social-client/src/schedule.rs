@@ -12,7 +12,6 @@ pub struct Schedule<'a> {
 }
 
 impl<'a> Schedule<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Schedule { client }
     }
@@ -26,7 +25,6 @@ impl<'a> Schedule<'a> {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self) -> Result<Vec<ScheduleEntry>> {
         self.client.http().get("/v1/schedule").send()?.json_list()
     }
@@ -43,7 +41,6 @@ impl Client {
     /// }
     /// # Ok::<(), social_client::Error>(())
     /// ```
-    #[inline]
     pub fn schedule(&self) -> Schedule<'_> {
         Schedule::new(self)
     }

@@ -33,7 +33,6 @@ core_http::webhook_events! {
 
 /// A signed example delivery, for documentation examples.
 #[doc(hidden)]
-#[inline]
 pub fn example_delivery() -> (String, Vec<(String, String)>, Vec<u8>) {
     let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned();
     let body = br#"{"type":"post.published","timestamp":"2026-01-01T09:00:00Z","data":{"id":"post_1","content":"hi","platform":"x","status":"published"}}"#.to_vec();

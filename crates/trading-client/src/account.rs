@@ -79,7 +79,6 @@ pub struct AccountHandle<'a> {
 }
 
 impl<'a> AccountHandle<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         AccountHandle { client }
     }
@@ -94,7 +93,6 @@ impl<'a> AccountHandle<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self) -> Result<Account> {
         self.client.http().get("/v1/account").send_json()
     }
@@ -111,7 +109,6 @@ impl<'a> AccountHandle<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn portfolio_history(
         &self,
         query: &crate::activities::PortfolioQuery,
@@ -130,7 +127,6 @@ impl Client {
     /// println!("buying power {:?}", account.buying_power);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn account(&self) -> AccountHandle<'_> {
         AccountHandle::new(self)
     }

@@ -116,48 +116,41 @@ core_http::token_params!(ListActivities);
 
 impl ListActivities {
     /// Every activity, newest first.
-    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Only activities of these types.
-    #[inline]
     pub fn types(mut self, types: &[ActivityType]) -> Self {
         self.types = types.to_vec();
         self
     }
 
     /// Only activities after `t`.
-    #[inline]
     pub fn after(mut self, t: OffsetDateTime) -> Self {
         self.after = Some(t);
         self
     }
 
     /// Only activities at or before `t`.
-    #[inline]
     pub fn until(mut self, t: OffsetDateTime) -> Self {
         self.until = Some(t);
         self
     }
 
     /// Newest first (the default) or oldest first.
-    #[inline]
     pub fn direction(mut self, direction: Direction) -> Self {
         self.direction = Some(direction);
         self
     }
 
     /// At most `n` a page (1 to 100).
-    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
     }
 
     /// The page `token` names.
-    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -279,7 +272,6 @@ struct HistoryWire {
 struct Stamp(OffsetDateTime);
 
 impl<'de> Deserialize<'de> for Stamp {
-    #[inline]
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -305,7 +297,6 @@ struct MaybeMoney(#[serde(deserialize_with = "crate::money::opt_decimal")] Optio
 impl TryFrom<HistoryWire> for PortfolioHistory {
     type Error = String;
 
-    #[inline]
     fn try_from(wire: HistoryWire) -> std::result::Result<Self, String> {
         let points = match (wire.points, wire.timestamp, wire.equity) {
             (Some(points), _, _) => points,
@@ -361,7 +352,6 @@ pub struct Activities<'a> {
 }
 
 impl<'a> Activities<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Activities { client }
     }
@@ -379,7 +369,6 @@ impl<'a> Activities<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self, params: &ListActivities) -> Result<TokenPage<Activity>> {
         core_http::service::check_page_size(params.limit, 100)?;
         let format = core_http::timestamp::format;
@@ -415,7 +404,6 @@ impl<'a> Activities<'a> {
     /// println!("net cash moved: {cash}");
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter(&self) -> TokenPaginator<Activity> {
         self.iter_from(&ListActivities::new())
     }
@@ -432,7 +420,6 @@ impl<'a> Activities<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter_from(&self, params: &ListActivities) -> TokenPaginator<Activity> {
         let client = self.client.clone();
         TokenPaginator::over(self.client.http(), params, move |p| {
@@ -450,7 +437,6 @@ impl<'a> Activities<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn pages(&self, params: &ListActivities) -> TokenPages<Activity> {
         let client = self.client.clone();
         TokenPages::over(self.client.http(), params, move |p| {
@@ -474,7 +460,6 @@ pub struct PortfolioQuery {
 
 impl PortfolioQuery {
     /// `period` in steps of `timeframe`, ending now.
-    #[inline]
     pub fn new(period: Period, timeframe: Step) -> Self {
         PortfolioQuery {
             period: Some(period),
@@ -484,13 +469,11 @@ impl PortfolioQuery {
     }
 
     /// Ending at `t` rather than now.
-    #[inline]
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self
     }
 
-    #[inline]
     pub(crate) fn send(&self, client: &Client) -> Result<PortfolioHistory> {
         client
             .http()
@@ -514,7 +497,6 @@ impl Client {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn activities(&self) -> Activities<'_> {
         Activities::new(self)
     }

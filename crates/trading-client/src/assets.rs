@@ -87,7 +87,6 @@ impl Asset {
     /// assert!(!asset.on_tick("187.105".parse().unwrap()));
     /// assert!(asset.on_tick("0.1234".parse().unwrap()));
     /// ```
-    #[inline]
     pub fn on_tick(&self, price: Decimal) -> bool {
         let tick = if price < Decimal::ONE {
             SUB_DOLLAR_TICK
@@ -114,7 +113,6 @@ impl Asset {
     /// let one = OrderRequest::limit("BRK.A", Side::Buy, Decimal::ONE, "712000.00".parse().unwrap());
     /// assert!(asset.check(&one).is_ok());
     /// ```
-    #[inline]
     pub fn check(&self, order: &OrderRequest) -> Result<()> {
         let refuse = |m: String| Err(Error::InvalidRequest(m));
         if !order.symbol.eq_ignore_ascii_case(&self.symbol) {
@@ -194,7 +192,6 @@ pub struct Assets<'a> {
 }
 
 impl<'a> Assets<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Assets { client }
     }
@@ -208,7 +205,6 @@ impl<'a> Assets<'a> {
     /// println!("fractionable: {}, tick {:?}", asset.fractionable, asset.tick_size);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self, symbol: &str) -> Result<Asset> {
         crate::markets::check_symbols(&[symbol])?;
         let symbol = symbol.to_ascii_uppercase();
@@ -232,7 +228,6 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self, status: Option<AssetStatus>) -> Result<Vec<Asset>> {
         let list: AssetList = self
             .client
@@ -254,7 +249,6 @@ impl Client {
     /// println!("whole shares only: {}", !asset.fractionable);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn assets(&self) -> Assets<'_> {
         Assets::new(self)
     }

@@ -51,7 +51,6 @@ impl Environment {
     /// use trading_client::Environment;
     /// assert_eq!(Environment::Paper.as_str(), "paper");
     /// ```
-    #[inline]
     pub fn as_str(self) -> &'static str {
         match self {
             Environment::Paper => "paper",
@@ -61,7 +60,6 @@ impl Environment {
 }
 
 impl std::fmt::Display for Environment {
-    #[inline]
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -90,7 +88,6 @@ impl Client {
     /// assert_eq!(client.environment(), Environment::Live);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn live(
         base_url: impl Into<String>,
         api_key: impl Into<core_http::config::Secret>,
@@ -107,7 +104,6 @@ impl Client {
     /// assert_eq!(client.environment(), Environment::Live);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn with_environment(mut self, environment: Environment) -> Client {
         Arc::make_mut(&mut self.settings.inner).environment = environment;
         self
@@ -123,7 +119,6 @@ impl Client {
     /// assert_eq!(client.stream_url(), "wss://stream.example.com/v1");
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn with_stream_url(mut self, url: impl Into<String>) -> Client {
         Arc::make_mut(&mut self.settings.inner).stream_url = Some(url.into());
         self
@@ -144,7 +139,6 @@ impl Client {
     /// assert!(client.stream().is_err()); // streaming is a Pro feature: refused before connecting
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn with_plan(mut self, plan: Plan) -> Client {
         Arc::make_mut(&mut self.settings.inner).plan = Some(plan);
         self
@@ -158,7 +152,6 @@ impl Client {
     /// assert_eq!(client.environment(), Environment::Paper);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn environment(&self) -> Environment {
         self.settings.inner.environment
     }
@@ -172,7 +165,6 @@ impl Client {
     /// assert_eq!(client.with_plan(Plan::Pro).plan(), Some(Plan::Pro));
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn plan(&self) -> Option<Plan> {
         self.settings.inner.plan
     }
@@ -185,7 +177,6 @@ impl Client {
     /// assert_eq!(client.stream_url(), "wss://paper.example.com/v1/stream");
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn stream_url(&self) -> String {
         if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
@@ -193,7 +184,6 @@ impl Client {
         self.http.websocket_url("/stream")
     }
 
-    #[inline]
     fn from_env_settings(
         client: Client,
         lookup: &impl Fn(&str) -> Option<String>,

@@ -42,13 +42,11 @@ pub struct TradingDay {
     pub early_close: bool,
 }
 
-#[inline]
 fn iso_date<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Date, D::Error> {
     let text = String::deserialize(d)?;
     parse_date(&text).ok_or_else(|| serde::de::Error::custom(format!("{text:?} is not a date")))
 }
 
-#[inline]
 fn parse_date(text: &str) -> Option<Date> {
     let mut parts = text.splitn(3, '-');
     let year = parts.next()?.parse().ok()?;
@@ -57,7 +55,6 @@ fn parse_date(text: &str) -> Option<Date> {
     Date::from_calendar_date(year, month.try_into().ok()?, day).ok()
 }
 
-#[inline]
 fn format_date(date: Date) -> String {
     format!(
         "{:04}-{:02}-{:02}",
@@ -80,7 +77,6 @@ pub struct ClockHandle<'a> {
 }
 
 impl<'a> ClockHandle<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         ClockHandle { client }
     }
@@ -97,7 +93,6 @@ impl<'a> ClockHandle<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self) -> Result<MarketClock> {
         self.client.http().get("/v1/clock").send_json()
     }
@@ -117,7 +112,6 @@ impl<'a> ClockHandle<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn calendar(&self, start: Date, end: Date) -> Result<Vec<TradingDay>> {
         if end < start {
             return Err(core_http::Error::InvalidRequest(
@@ -144,7 +138,6 @@ impl Client {
     /// println!("open: {}", client.clock().get()?.is_open);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn clock(&self) -> ClockHandle<'_> {
         ClockHandle::new(self)
     }

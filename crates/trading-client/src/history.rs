@@ -57,7 +57,6 @@ core_http::token_params!(ListBars);
 
 impl ListBars {
     /// `symbol`'s bars of `timeframe`.
-    #[inline]
     pub fn new(symbol: impl Into<String>, timeframe: Timeframe) -> Self {
         ListBars {
             symbol: symbol.into(),
@@ -70,21 +69,18 @@ impl ListBars {
     }
 
     /// From `t` (included).
-    #[inline]
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
         self
     }
 
     /// Up to `t` (excluded).
-    #[inline]
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self
     }
 
     /// At most `n` bars a page (1 to 10,000).
-    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
@@ -92,7 +88,6 @@ impl ListBars {
 
     /// The page `token` names (a `next_page_token`, or a `resume_token()` saved by an
     /// earlier iteration).
-    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -109,7 +104,6 @@ pub struct History<'a> {
 }
 
 impl<'a> History<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         History { client }
     }
@@ -124,7 +118,6 @@ impl<'a> History<'a> {
     /// println!("{} bars, more: {}", first.data.len(), first.next_page_token.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self, params: &ListBars) -> Result<TokenPage<Bar>> {
         if params.symbol.trim().is_empty() {
             return Err(Error::InvalidRequest("the symbol is empty".into()));
@@ -146,15 +139,8 @@ impl<'a> History<'a> {
             .query_opt("limit", params.limit)
             .query_opt("page_token", params.page_token.as_deref())
             .send()?;
-        // The service's usual page in one pass; anything else through serde, with its
-        // errors (`bars_page`).
-        let (bars, token) = match crate::bars_page::read(response.body()) {
-            Some(page) => page,
-            None => {
-                let page: BarList = response.json()?;
-                (page.bars, page.next_page_token)
-            }
-        };
+        let page: BarList = response.json()?;
+        let (bars, token) = (page.bars, page.next_page_token);
         Ok(TokenPage::new(bars, token))
     }
 
@@ -181,7 +167,6 @@ impl<'a> History<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter_from(&self, params: &ListBars) -> TokenPaginator<Bar> {
         let client = self.client.clone();
         TokenPaginator::over(self.client.http(), params, move |p| {
@@ -199,7 +184,6 @@ impl<'a> History<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn pages(&self, params: &ListBars) -> TokenPages<Bar> {
         let client = self.client.clone();
         TokenPages::over(self.client.http(), params, move |p| {
@@ -219,7 +203,6 @@ impl Client {
     /// println!("{} daily bars", page.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn history(&self) -> History<'_> {
         History::new(self)
     }

@@ -126,7 +126,6 @@
 pub mod account;
 pub mod activities;
 pub mod assets;
-mod bars_page;
 mod client;
 pub mod clock;
 pub mod history;

@@ -198,7 +198,6 @@ struct Trades {
 }
 
 /// Checks the symbols of a call: 1 to 100, none empty.
-#[inline]
 pub(crate) fn check_symbols<S: AsRef<str>>(symbols: &[S]) -> Result<String> {
     if symbols.is_empty() || symbols.len() > MAX_SYMBOLS {
         return Err(Error::InvalidRequest(format!(
@@ -226,7 +225,6 @@ pub struct Markets<'a> {
 }
 
 impl<'a> Markets<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Markets { client }
     }
@@ -240,7 +238,6 @@ impl<'a> Markets<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn quotes<S: AsRef<str>>(&self, symbols: &[S]) -> Result<Vec<Quote>> {
         let symbols = check_symbols(symbols)?;
         let answer: Quotes = self
@@ -263,7 +260,6 @@ impl<'a> Markets<'a> {
     /// println!("AAPL {} (bid {:?}, ask {:?})", aapl.price, aapl.bid, aapl.ask);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn quote(&self, symbol: &str) -> Result<Quote> {
         let wanted = check_symbols(&[symbol])?;
         self.quotes(&[symbol])?
@@ -286,7 +282,6 @@ impl<'a> Markets<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn bars<S: AsRef<str>>(
         &self,
         symbols: &[S],
@@ -316,7 +311,6 @@ impl<'a> Markets<'a> {
     /// println!("best bid {:?}", books[0].bids.first().map(|l| l.price));
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn orderbook<S: AsRef<str>>(&self, symbols: &[S], depth: u32) -> Result<Vec<OrderBook>> {
         let symbols = check_symbols(symbols)?;
         core_http::service::check_page_size(Some(depth), 50)?;
@@ -340,7 +334,6 @@ impl<'a> Markets<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn trades<S: AsRef<str>>(&self, symbols: &[S], limit: u32) -> Result<Vec<Trade>> {
         let symbols = check_symbols(symbols)?;
         core_http::service::check_page_size(Some(limit), 1000)?;
@@ -367,7 +360,6 @@ impl Client {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn markets(&self) -> Markets<'_> {
         Markets::new(self)
     }

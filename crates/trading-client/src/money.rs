@@ -11,7 +11,6 @@ use serde_json::value::RawValue;
 /// Parses a JSON number's or string's text as a decimal, exactly: `None` when it is not
 /// a number, or when it has more digits than a `Decimal` holds (28 after the point, about
 /// 7.9e28 in all), so that a value is never rounded on the way in.
-#[inline]
 pub(crate) fn parse(raw: &str) -> Option<Decimal> {
     let text = raw.trim();
     let text = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
@@ -40,68 +39,14 @@ pub(crate) fn parse(raw: &str) -> Option<Decimal> {
     Decimal::from_str_exact(text).ok()
 }
 
-/// As [`parse`] for a JSON number token already checked against JSON's grammar (no
-/// quotes, no spaces): the same value, without looking for them.
-#[inline]
-pub(crate) fn parse_number(token: &str) -> Option<Decimal> {
-    if let Some(plain) = plain_decimal(token) {
-        return Some(plain);
-    }
-    if token.contains(['e', 'E']) {
-        return parse(token);
-    }
-    Decimal::from_str_exact(token).ok()
-}
-
-/// The common price: unsigned digits with at most one point, at most 18 of them (so the
-/// digits fit an `i64`), read straight into a `Decimal` with the scale written (`1.50`
-/// has scale 2), as `Decimal::from_str_exact` reads it; `None` for anything else.
-#[inline]
-fn plain_decimal(token: &str) -> Option<Decimal> {
-    let mut digits: i64 = 0;
-    let mut count = 0u32;
-    let mut scale: Option<u32> = None;
-    for c in token.bytes() {
-        match c {
-            b'0'..=b'9' if count < 18 => {
-                digits = digits * 10 + i64::from(c - b'0');
-                count += 1;
-                if let Some(s) = scale.as_mut() {
-                    *s += 1;
-                }
-            }
-            b'.' if scale.is_none() => scale = Some(0),
-            _ => return None,
-        }
-    }
-    match scale {
-        // A point with no digit after it is not a number this reads.
-        Some(0) => None,
-        _ if count == 0 => None,
-        scale => Some(Decimal::new(digits, scale.unwrap_or(0))),
-    }
-}
-
-/// A price in a one-pass reader ([`core_http::scan`]): a number, or a numeric string,
-/// read exactly as the `serde` path reads it; `None` for anything else.
-#[inline]
-pub(crate) fn scan(p: &mut core_http::scan::Scanner<'_>) -> Option<Decimal> {
-    if p.peek()? == b'"' {
-        return parse(p.quoted()?);
-    }
-    parse_number(p.number()?)
-}
-
 /// Reads a decimal an answer must carry (a quote's price, a fill's quantity): a JSON
 /// number or numeric string; `null`, a missing value or anything else is an error rather
 /// than a zero someone might trade on.
-#[inline]
 pub(crate) fn required_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
     let raw: Box<RawValue> = Box::deserialize(d)?;
     parse(raw.get()).ok_or_else(|| not_a_decimal(raw.get()))
 }
 
-#[inline]
 fn not_a_decimal<E: serde::de::Error>(raw: &str) -> E {
     E::custom(format_args!(
         "expected a decimal number, found {}",
@@ -110,7 +55,6 @@ fn not_a_decimal<E: serde::de::Error>(raw: &str) -> E {
 }
 
 /// At most 40 characters of `text`, for an error message.
-#[inline]
 fn excerpt(text: &str) -> String {
     let mut out: String = text.chars().take(40).collect();
     if out.len() < text.len() {
@@ -121,7 +65,6 @@ fn excerpt(text: &str) -> String {
 
 /// Reads an optional decimal: `None` for `null` or an absent field; a value that is there
 /// but not a number (or not exactly a `Decimal`) is an error, never a `None` or a zero.
-#[inline]
 pub(crate) fn opt_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
     let raw: Option<Box<RawValue>> = Option::deserialize(d)?;
     match raw {
@@ -140,14 +83,12 @@ pub(crate) struct JsonObject {
 }
 
 impl JsonObject {
-    #[inline]
     pub(crate) fn new() -> Self {
         JsonObject {
             out: String::from("{"),
         }
     }
 
-    #[inline]
     fn key(&mut self, key: &str) {
         if self.out.len() > 1 {
             self.out.push(',');
@@ -157,7 +98,6 @@ impl JsonObject {
     }
 
     /// `"key": "value"`.
-    #[inline]
     pub(crate) fn string(mut self, key: &str, value: &str) -> Self {
         self.key(key);
         self.out.push_str(&quote(value));
@@ -165,7 +105,6 @@ impl JsonObject {
     }
 
     /// `"key": 12.50`: the decimal's own digits, as a JSON number.
-    #[inline]
     pub(crate) fn decimal(mut self, key: &str, value: Decimal) -> Self {
         self.key(key);
         self.out.push_str(&number_text(value));
@@ -173,7 +112,6 @@ impl JsonObject {
     }
 
     /// `"key": true`.
-    #[inline]
     pub(crate) fn boolean(mut self, key: &str, value: bool) -> Self {
         self.key(key);
         self.out.push_str(if value { "true" } else { "false" });
@@ -181,28 +119,24 @@ impl JsonObject {
     }
 
     /// `"key": {...}`.
-    #[inline]
     pub(crate) fn object(mut self, key: &str, value: JsonObject) -> Self {
         self.key(key);
         self.out.push_str(&value.finish());
         self
     }
 
-    #[inline]
     pub(crate) fn finish(mut self) -> String {
         self.out.push('}');
         self.out
     }
 }
 
-#[inline]
 fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
 /// A decimal as JSON number text: plain digits (a `Decimal` never prints an exponent),
 /// trailing zeros kept as given.
-#[inline]
 pub(crate) fn number_text(value: Decimal) -> String {
     value.to_string()
 }
@@ -212,63 +146,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::str::FromStr;
-
-    #[test]
-    fn a_plain_price_reads_as_from_str_exact_reads_it_scale_included() {
-        for token in [
-            "0",
-            "1",
-            "187.25",
-            "1.50",
-            "0.0001",
-            "123456789012345678",
-            "12345678901234567.8",
-            "1234567890123456789",
-            "1.",
-            ".5",
-            "-1.5",
-            "1e3",
-            "",
-            "1.2.3",
-            "00.10",
-        ] {
-            let exact = Decimal::from_str_exact(token).ok();
-            match plain_decimal(token) {
-                Some(fast) => {
-                    let exact =
-                        exact.unwrap_or_else(|| panic!("{token} read only by the fast path"));
-                    assert_eq!(fast.to_string(), exact.to_string(), "{token}");
-                    assert_eq!(fast.scale(), exact.scale(), "{token}");
-                }
-                None => assert!(
-                    !token.bytes().all(|c| c.is_ascii_digit() || c == b'.')
-                        || token.len() > 18
-                        || token.is_empty()
-                        || token.ends_with('.')
-                        || token.matches('.').count() > 1,
-                    "{token} left to from_str_exact without a reason"
-                ),
-            }
-        }
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn any_digits_and_point_read_as_from_str_exact_reads_them(
-            int in "[0-9]{1,12}",
-            frac in proptest::option::of("[0-9]{0,10}"),
-        ) {
-            let token = match &frac {
-                Some(f) => format!("{int}.{f}"),
-                None => int.clone(),
-            };
-            if let Some(fast) = plain_decimal(&token) {
-                let exact = Decimal::from_str_exact(&token).unwrap();
-                proptest::prop_assert_eq!(fast.to_string(), exact.to_string());
-                proptest::prop_assert_eq!(fast.scale(), exact.scale());
-            }
-        }
-    }
 
     #[test]
     fn reads_every_form_exactly() {

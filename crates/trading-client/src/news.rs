@@ -124,7 +124,6 @@ core_http::token_params!(ListNews);
 
 impl ListNews {
     /// News about `symbols`, newest first.
-    #[inline]
     pub fn new<S: AsRef<str>>(symbols: &[S]) -> Self {
         ListNews {
             symbols: symbols.iter().map(|s| s.as_ref().to_owned()).collect(),
@@ -133,28 +132,24 @@ impl ListNews {
     }
 
     /// Only items published at or after `t`.
-    #[inline]
     pub fn start(mut self, t: OffsetDateTime) -> Self {
         self.start = Some(t);
         self
     }
 
     /// Only items published at or before `t`.
-    #[inline]
     pub fn end(mut self, t: OffsetDateTime) -> Self {
         self.end = Some(t);
         self
     }
 
     /// At most `n` items a page (1 to 50).
-    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
     }
 
     /// The page `token` names.
-    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -169,7 +164,6 @@ pub struct News<'a> {
 }
 
 impl<'a> News<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         News { client }
     }
@@ -186,7 +180,6 @@ impl<'a> News<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self, params: &ListNews) -> Result<TokenPage<NewsItem>> {
         let symbols = check_symbols(&params.symbols)?;
         core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
@@ -229,7 +222,6 @@ impl<'a> News<'a> {
     /// # let _ = go_on_from;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter_from(&self, params: &ListNews) -> TokenPaginator<NewsItem> {
         let client = self.client.clone();
         TokenPaginator::over(self.client.http(), params, move |p| client.news().list(p))
@@ -245,7 +237,6 @@ impl<'a> News<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn pages(&self, params: &ListNews) -> TokenPages<NewsItem> {
         let client = self.client.clone();
         TokenPages::over(self.client.http(), params, move |p| client.news().list(p))
@@ -264,7 +255,6 @@ impl Client {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn news(&self) -> News<'_> {
         News::new(self)
     }

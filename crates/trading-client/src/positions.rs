@@ -80,7 +80,6 @@ pub struct Positions<'a> {
 }
 
 impl<'a> Positions<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Positions { client }
     }
@@ -94,7 +93,6 @@ impl<'a> Positions<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self) -> Result<Vec<Position>> {
         let list: PositionList = self.client.http().get("/v1/positions").send_json()?;
         Ok(list.positions)
@@ -109,7 +107,6 @@ impl<'a> Positions<'a> {
     /// println!("{:?} shares, P/L {:?}", aapl.qty, aapl.unrealized_pl);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self, symbol: &str) -> Result<Position> {
         crate::markets::check_symbols(&[symbol])?;
         let path = format!(
@@ -139,7 +136,6 @@ impl<'a> Positions<'a> {
     /// println!("selling {:?} in {}", order.qty, order.id);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn close(&self, symbol: &str, how: Close) -> Result<Order> {
         // A checked symbol (letters, digits, `.`, `-`) is one path segment as it is.
         crate::markets::check_symbols(&[symbol])?;
@@ -203,7 +199,6 @@ impl<'a> Positions<'a> {
     /// # let _ = orders;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn close_all(&self) -> Result<core_http::BulkOutcome<Order>> {
         self.client
             .http()
@@ -225,7 +220,6 @@ impl Client {
     /// println!("{} positions closing, {} not", closing.done.len(), closing.failed.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn positions(&self) -> Positions<'_> {
         Positions::new(self)
     }

@@ -27,7 +27,6 @@ impl BBox {
     /// let bbox = vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]);
     /// assert_eq!(bbox.xyxy(), [10, 20, 40, 60]);
     /// ```
-    #[inline]
     pub fn from_xywh(xywh: [i64; 4]) -> BBox {
         BBox(xywh)
     }
@@ -39,7 +38,6 @@ impl BBox {
     /// assert_eq!(bbox.raw(), [10, 21, 30, 40]);
     /// # Ok::<(), vision_client::serde_json::Error>(())
     /// ```
-    #[inline]
     pub fn raw(&self) -> [i64; 4] {
         self.0
     }
@@ -50,7 +48,6 @@ impl BBox {
     /// let bbox = vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]);
     /// assert_eq!(bbox.xywh(), [10, 20, 30, 40]);
     /// ```
-    #[inline]
     pub fn xywh(&self) -> [i64; 4] {
         self.0
     }
@@ -62,7 +59,6 @@ impl BBox {
     /// let [left, top, right, bottom] = bbox.xyxy();
     /// assert_eq!((left, top, right, bottom), (10, 20, 40, 60));
     /// ```
-    #[inline]
     pub fn xyxy(&self) -> [i64; 4] {
         let [x, y, w, h] = self.0;
         [x, y, x.saturating_add(w), y.saturating_add(h)]
@@ -73,7 +69,6 @@ impl BBox {
     /// ```
     /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).x(), 10);
     /// ```
-    #[inline]
     pub fn x(&self) -> i64 {
         self.0[0]
     }
@@ -83,7 +78,6 @@ impl BBox {
     /// ```
     /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).y(), 20);
     /// ```
-    #[inline]
     pub fn y(&self) -> i64 {
         self.0[1]
     }
@@ -93,7 +87,6 @@ impl BBox {
     /// ```
     /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).width(), 30);
     /// ```
-    #[inline]
     pub fn width(&self) -> i64 {
         self.0[2]
     }
@@ -103,7 +96,6 @@ impl BBox {
     /// ```
     /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).height(), 40);
     /// ```
-    #[inline]
     pub fn height(&self) -> i64 {
         self.0[3]
     }
@@ -113,33 +105,28 @@ impl BBox {
     /// ```
     /// assert_eq!(vision_client::analyses::BBox::from_xywh([10, 20, 30, 40]).area(), 1200);
     /// ```
-    #[inline]
     pub fn area(&self) -> i64 {
         self.width().max(0).saturating_mul(self.height().max(0))
     }
 }
 
 impl Serialize for BBox {
-    #[inline]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for BBox {
-    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<BBox, D::Error> {
         struct Four;
 
         impl<'de> Visitor<'de> for Four {
             type Value = BBox;
 
-            #[inline]
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a bounding box: an array of four numbers")
             }
 
-            #[inline]
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<BBox, A::Error> {
                 let mut out = [0i64; 4];
                 for (i, slot) in out.iter_mut().enumerate() {

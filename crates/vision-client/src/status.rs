@@ -15,7 +15,6 @@ pub struct StatusHandle<'a> {
 }
 
 impl<'a> StatusHandle<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         StatusHandle { client }
     }
@@ -28,7 +27,6 @@ impl<'a> StatusHandle<'a> {
     /// println!("{} of {} calls used, {} left", usage.calls_used, usage.calls_limit, usage.remaining());
     /// # Ok::<(), vision_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self) -> core_http::Result<Status> {
         self.client.http().get("/v2/status").send()?.json_data()
     }
@@ -83,7 +81,6 @@ impl Usage {
     /// println!("{} of {} calls left in {}", usage.remaining(), usage.calls_limit, usage.period);
     /// # Ok::<(), vision_client::Error>(())
     /// ```
-    #[inline]
     pub fn remaining(&self) -> u64 {
         self.calls_limit.saturating_sub(self.calls_used)
     }
@@ -111,7 +108,6 @@ impl UsagePeriod {
     /// let period = UsagePeriod::new(2026, Month::March);
     /// assert_eq!(period.to_string(), "2026-03");
     /// ```
-    #[inline]
     pub fn new(year: i32, month: Month) -> Self {
         UsagePeriod { year, month }
     }
@@ -122,7 +118,6 @@ impl UsagePeriod {
     /// use vision_client::{time::Month, status::UsagePeriod};
     /// assert_eq!(UsagePeriod::new(2026, Month::March).year(), 2026);
     /// ```
-    #[inline]
     pub fn year(&self) -> i32 {
         self.year
     }
@@ -133,14 +128,12 @@ impl UsagePeriod {
     /// use vision_client::{time::Month, status::UsagePeriod};
     /// assert_eq!(UsagePeriod::new(2026, Month::March).month(), Month::March);
     /// ```
-    #[inline]
     pub fn month(&self) -> Month {
         self.month
     }
 }
 
 impl fmt::Display for UsagePeriod {
-    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:04}-{:02}", self.year, u8::from(self.month))
     }
@@ -149,7 +142,6 @@ impl fmt::Display for UsagePeriod {
 impl FromStr for UsagePeriod {
     type Err = String;
 
-    #[inline]
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || format!("a usage period is YYYY-MM, got {s:?}");
         let (year, month) = s.trim().split_once('-').ok_or_else(bad)?;
@@ -164,14 +156,12 @@ impl FromStr for UsagePeriod {
 }
 
 impl Serialize for UsagePeriod {
-    #[inline]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
 }
 
 impl<'de> Deserialize<'de> for UsagePeriod {
-    #[inline]
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = String::deserialize(deserializer)?;
         raw.parse().map_err(serde::de::Error::custom)
@@ -188,7 +178,6 @@ impl Client {
     /// println!("{} of {} calls used", usage.calls_used, usage.calls_limit);
     /// # Ok::<(), vision_client::Error>(())
     /// ```
-    #[inline]
     pub fn status(&self) -> StatusHandle<'_> {
         StatusHandle::new(self)
     }

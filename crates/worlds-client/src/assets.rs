@@ -49,7 +49,6 @@ pub struct Asset {
 }
 
 /// The revision an `ETag` (or `If-Match`) value names: `"3"`, `W/"3"` or `3`.
-#[inline]
 pub(crate) fn revision_of(etag: &str) -> Option<u64> {
     let t = etag.trim();
     let t = t.strip_prefix("W/").unwrap_or(t);
@@ -71,7 +70,6 @@ pub(crate) fn revision_of(etag: &str) -> Option<u64> {
 /// }
 /// # Ok::<(), worlds_client::Error>(())
 /// ```
-#[inline]
 pub fn current_revision(error: &Error) -> Option<u64> {
     let api = error.api()?;
     if api.kind != core_http::ErrorKind::Conflict {
@@ -106,20 +104,17 @@ core_http::token_params!(ListAssets);
 
 impl ListAssets {
     /// The first page, the service's page size.
-    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// At most `n` a page (1 to 100).
-    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
     }
 
     /// The page `token` names.
-    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -153,7 +148,6 @@ pub struct Assets<'a> {
 }
 
 impl<'a> Assets<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Assets { client }
     }
@@ -167,7 +161,6 @@ impl<'a> Assets<'a> {
     /// println!("{:?} at revision {:?}", asset.properties, asset.revision);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self, id: impl Into<AssetId>) -> Result<Asset> {
         let id = id.into();
         let path = format!("/api/v1/assets/{}", id.segment()?);
@@ -188,7 +181,6 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(
         &self,
         world: impl Into<WorldId>,
@@ -218,7 +210,6 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter(&self, world: impl Into<WorldId>) -> TokenPaginator<Asset> {
         self.iter_from(world, &ListAssets::new())
     }
@@ -234,7 +225,6 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter_from(
         &self,
         world: impl Into<WorldId>,
@@ -258,7 +248,6 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn pages(&self, world: impl Into<WorldId>, params: &ListAssets) -> TokenPages<Asset> {
         let (client, world) = (self.client.clone(), world.into());
         TokenPages::over(self.client.http(), params, move |p| {
@@ -280,7 +269,6 @@ impl<'a> Assets<'a> {
     /// println!("made {}", asset.id);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn create(
         &self,
         world: impl Into<WorldId>,
@@ -309,7 +297,6 @@ impl<'a> Assets<'a> {
     /// assert_eq!(asset.properties.len(), 1);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn replace(
         &self,
         id: impl Into<AssetId>,
@@ -340,7 +327,6 @@ impl<'a> Assets<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn replace_if(
         &self,
         id: impl Into<AssetId>,
@@ -365,7 +351,6 @@ impl<'a> Assets<'a> {
     /// println!("{:?}", asset.properties);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn merge(&self, id: impl Into<AssetId>, properties: &Map<String, Value>) -> Result<Asset> {
         self.change(id.into(), properties, None, Change::Merge)
     }
@@ -384,7 +369,6 @@ impl<'a> Assets<'a> {
     /// assert_eq!(asset.revision, Some(5));
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn merge_if(
         &self,
         id: impl Into<AssetId>,
@@ -407,7 +391,6 @@ impl<'a> Assets<'a> {
     /// let asset = client.assets().update("asset_1", &properties)?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn update(&self, id: impl Into<AssetId>, properties: &Map<String, Value>) -> Result<Asset> {
         self.replace(id, properties)
     }
@@ -425,7 +408,6 @@ impl<'a> Assets<'a> {
     /// let asset = client.assets().update_if("asset_1", &properties, 3)?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn update_if(
         &self,
         id: impl Into<AssetId>,
@@ -435,7 +417,6 @@ impl<'a> Assets<'a> {
         self.replace_if(id, properties, revision)
     }
 
-    #[inline]
     fn change(
         &self,
         id: AssetId,
@@ -467,7 +448,6 @@ impl<'a> Assets<'a> {
 }
 
 /// The asset an answer holds, its revision from the `ETag` when the body has none.
-#[inline]
 fn with_revision(response: core_http::transport::Response) -> Result<Asset> {
     let mut asset: Asset = response.json_data()?;
     if asset.revision.is_none() {
@@ -487,7 +467,6 @@ impl Client {
     /// client.assets().replace("lamp_1", &properties)?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn assets(&self) -> Assets<'_> {
         Assets::new(self)
     }

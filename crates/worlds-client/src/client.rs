@@ -48,7 +48,6 @@ impl Client {
     /// assert_eq!(client.stream_url(), "wss://realtime.example.com/v1");
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn with_stream_url(mut self, url: impl Into<String>) -> Client {
         Arc::make_mut(&mut self.settings.inner).stream_url = Some(url.into());
         self
@@ -62,7 +61,6 @@ impl Client {
     /// assert_eq!(client.stream_url(), "wss://worlds.example.com/ws/v1/realtime");
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn stream_url(&self) -> String {
         if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
@@ -70,7 +68,6 @@ impl Client {
         self.http.websocket_url("/ws/v1/realtime")
     }
 
-    #[inline]
     fn from_env_settings(
         client: Client,
         lookup: &impl Fn(&str) -> Option<String>,

@@ -118,7 +118,6 @@ impl WorldObject {
     /// let fountain = worlds_client::worlds::WorldObject::new("fountain", [0.0, 0.0, 4.5]);
     /// assert_eq!(fountain.position, Some([0.0, 0.0, 4.5]));
     /// ```
-    #[inline]
     pub fn new(kind: impl Into<String>, position: [f64; 3]) -> Self {
         WorldObject {
             kind: kind.into(),
@@ -135,7 +134,6 @@ impl WorldObject {
     /// let portal = WorldObject::new("portal", [1.0, 0.0, 2.0]).destination("world_harbour");
     /// assert_eq!(portal.destination, Some("world_harbour".into()));
     /// ```
-    #[inline]
     pub fn destination(mut self, destination: impl Into<Value>) -> Self {
         self.destination = Some(destination.into());
         self
@@ -176,7 +174,6 @@ pub struct User {
 }
 
 /// Each object with a type and a position of three finite numbers.
-#[inline]
 pub(crate) fn check_objects(objects: &[WorldObject]) -> Result<()> {
     for (i, o) in objects.iter().enumerate() {
         if o.kind.trim().is_empty() {

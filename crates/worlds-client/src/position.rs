@@ -9,7 +9,6 @@ use serde::{Deserialize, Deserializer};
 /// Three finite numbers (or numeric strings); anything else reads as `None`: a number
 /// out of range (`1e999`), a text, a list of another length, an object. Each coordinate
 /// is read on its own, so an odd one never fails the world it is in.
-#[inline]
 pub(crate) fn read<'de, D: Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<Option<[f64; 3]>, D::Error> {
@@ -31,12 +30,10 @@ struct Position([f64; 3]);
 struct Coordinate(f64);
 
 impl Shape for Coordinate {
-    #[inline]
     fn from_number(n: f64) -> Option<Self> {
         n.is_finite().then_some(Coordinate(n))
     }
 
-    #[inline]
     fn from_seq<'de, A: serde::de::SeqAccess<'de>>(
         mut seq: A,
     ) -> std::result::Result<Option<Self>, A::Error> {
@@ -46,12 +43,10 @@ impl Shape for Coordinate {
 }
 
 impl Shape for Position {
-    #[inline]
     fn from_number(_: f64) -> Option<Self> {
         None
     }
 
-    #[inline]
     fn from_seq<'de, A: serde::de::SeqAccess<'de>>(
         mut seq: A,
     ) -> std::result::Result<Option<Self>, A::Error> {
@@ -82,7 +77,6 @@ impl Shape for Position {
 struct Maybe<S>(Option<S>);
 
 impl<'de, S: Shape> Deserialize<'de> for Maybe<S> {
-    #[inline]
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         d.deserialize_any(Lenient(PhantomData::<S>)).map(Maybe)
     }
@@ -93,12 +87,10 @@ struct Lenient<S>(PhantomData<S>);
 impl<'de, S: Shape> serde::de::Visitor<'de> for Lenient<S> {
     type Value = Option<S>;
 
-    #[inline]
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any value")
     }
 
-    #[inline]
     fn visit_seq<A: serde::de::SeqAccess<'de>>(
         self,
         seq: A,
@@ -106,7 +98,6 @@ impl<'de, S: Shape> serde::de::Visitor<'de> for Lenient<S> {
         S::from_seq(seq)
     }
 
-    #[inline]
     fn visit_map<A: serde::de::MapAccess<'de>>(
         self,
         mut map: A,
@@ -118,44 +109,36 @@ impl<'de, S: Shape> serde::de::Visitor<'de> for Lenient<S> {
         Ok(None)
     }
 
-    #[inline]
     fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
         Ok(None)
     }
 
-    #[inline]
     fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
         Ok(None)
     }
 
-    #[inline]
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 
-    #[inline]
     fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
         Ok(None)
     }
 
-    #[inline]
     fn visit_i64<E>(self, v: i64) -> std::result::Result<Self::Value, E> {
         #[allow(clippy::cast_precision_loss)]
         Ok(S::from_number(v as f64))
     }
 
-    #[inline]
     fn visit_u64<E>(self, v: u64) -> std::result::Result<Self::Value, E> {
         #[allow(clippy::cast_precision_loss)]
         Ok(S::from_number(v as f64))
     }
 
-    #[inline]
     fn visit_f64<E>(self, v: f64) -> std::result::Result<Self::Value, E> {
         Ok(S::from_number(v))
     }
 
-    #[inline]
     fn visit_str<E>(self, v: &str) -> std::result::Result<Self::Value, E> {
         Ok(v.trim().parse::<f64>().ok().and_then(S::from_number))
     }

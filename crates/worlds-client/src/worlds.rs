@@ -32,7 +32,6 @@ pub struct NewWorld {
 
 impl NewWorld {
     /// A world with a name and a theme.
-    #[inline]
     pub fn new(name: impl Into<String>, theme: impl Into<String>) -> Self {
         NewWorld {
             name: name.into(),
@@ -43,20 +42,17 @@ impl NewWorld {
     }
 
     /// Sets the description.
-    #[inline]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
     /// Adds an object.
-    #[inline]
     pub fn object(mut self, object: WorldObject) -> Self {
         self.objects.push(object);
         self
     }
 
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {
             return Err(Error::InvalidRequest("a world needs a name".into()));
@@ -89,13 +85,11 @@ impl ListWorlds {
     /// println!("{} worlds on the first page", first.data.len());
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets the page size (1 to 100).
-    #[inline]
     pub fn limit(mut self, limit: u32) -> Self {
         self.limit = Some(limit);
         self
@@ -113,7 +107,6 @@ impl ListWorlds {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
@@ -130,18 +123,15 @@ struct PageAnswer<T> {
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for PageAnswer<T> {
-    #[inline]
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct Visitor<T>(PhantomData<T>);
         impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
             type Value = PageAnswer<T>;
 
-            #[inline]
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(r#"a list, or {"data": [...], "next_page_token"}"#)
             }
 
-            #[inline]
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
@@ -156,7 +146,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for PageAnswer<T> {
                 })
             }
 
-            #[inline]
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
                 mut map: A,
@@ -185,7 +174,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for PageAnswer<T> {
 }
 
 impl<T> PageAnswer<T> {
-    #[inline]
     fn into_parts(self) -> (Vec<T>, Option<String>) {
         (self.data, self.next_page_token.filter(|t| !t.is_empty()))
     }
@@ -198,7 +186,6 @@ pub struct Worlds<'a> {
 }
 
 impl<'a> Worlds<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Worlds { client }
     }
@@ -212,7 +199,6 @@ impl<'a> Worlds<'a> {
     /// println!("{} worlds, next page {:?}", page.data.len(), page.next_page_token);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self, params: &ListWorlds) -> Result<TokenPage<World>> {
         core_http::service::check_page_size(params.limit, MAX_PAGE_SIZE)?;
         let answer: PageAnswer<World> = self
@@ -236,7 +222,6 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter(&self) -> TokenPaginator<World> {
         self.iter_from(&ListWorlds::new())
     }
@@ -255,7 +240,6 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter_from(&self, params: &ListWorlds) -> TokenPaginator<World> {
         let client = self.client.clone();
         let params = params.clone().limit(params.limit.unwrap_or(MAX_PAGE_SIZE));
@@ -273,7 +257,6 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn pages(&self, params: &ListWorlds) -> TokenPages<World> {
         let client = self.client.clone();
         TokenPages::over(self.client.http(), params, move |p| client.worlds().list(p))
@@ -291,7 +274,6 @@ impl<'a> Worlds<'a> {
     /// println!("{}", world.id);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn create(&self, world: &NewWorld) -> Result<World> {
         world.validate()?;
         self.client
@@ -310,7 +292,6 @@ impl<'a> Worlds<'a> {
     /// println!("{} ({}), {} objects", world.name, world.theme, world.objects.len());
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self, id: impl Into<WorldId>) -> Result<World> {
         let id = id.into();
         let path = format!("/api/v1/worlds/{}", id.segment()?);
@@ -332,7 +313,6 @@ impl<'a> Worlds<'a> {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn users(&self, id: impl Into<WorldId>) -> Result<Vec<User>> {
         let path = format!("/api/v1/worlds/{}/users", id.into().segment()?);
         let http = self.client.http();
@@ -383,40 +363,34 @@ pub struct UpdateWorld {
 
 impl UpdateWorld {
     /// No change yet.
-    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// A new name (not blank, at most 100 characters).
-    #[inline]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
 
     /// A new theme (not blank).
-    #[inline]
     pub fn theme(mut self, theme: impl Into<String>) -> Self {
         self.theme = Some(theme.into());
         self
     }
 
     /// A new description, or none (`None` removes it).
-    #[inline]
     pub fn description(mut self, description: Option<impl Into<String>>) -> Self {
         self.description = Some(description.map(Into::into));
         self
     }
 
     /// The world's objects, replacing its list.
-    #[inline]
     pub fn objects(mut self, objects: Vec<WorldObject>) -> Self {
         self.objects = Some(objects);
         self
     }
 
-    #[inline]
     fn validate(&self) -> Result<()> {
         if self.name.is_none()
             && self.theme.is_none()
@@ -447,7 +421,6 @@ impl Worlds<'_> {
     /// println!("{} is now {} (revision {:?})", world.name, world.theme, world.revision);
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn update(&self, id: impl Into<WorldId>, change: &UpdateWorld) -> Result<World> {
         self.patch(id.into(), change, None)
     }
@@ -467,7 +440,6 @@ impl Worlds<'_> {
     /// client.worlds().update_if("world_1", &change, world.revision.unwrap_or(0))?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn update_if(
         &self,
         id: impl Into<WorldId>,
@@ -488,13 +460,11 @@ impl Worlds<'_> {
     /// client.worlds().delete("world_1")?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn delete(&self, id: impl Into<WorldId>) -> Result<()> {
         let path = format!("/api/v1/worlds/{}", id.into().segment()?);
         self.client.http().delete(&path).send_delete()
     }
 
-    #[inline]
     fn patch(&self, id: WorldId, change: &UpdateWorld, revision: Option<u64>) -> Result<World> {
         change.validate()?;
         let path = format!("/api/v1/worlds/{}", id.segment()?);
@@ -535,7 +505,6 @@ impl Client {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn worlds(&self) -> Worlds<'_> {
         Worlds::new(self)
     }

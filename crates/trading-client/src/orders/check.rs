@@ -21,7 +21,6 @@ struct Differences(Vec<String>);
 
 impl Differences {
     /// A text field (symbols: case-insensitive) the answer may leave empty.
-    #[inline]
     fn text(&mut self, name: &str, asked: &str, answered: &str) {
         if !answered.is_empty() && !answered.eq_ignore_ascii_case(asked) {
             self.0
@@ -31,7 +30,6 @@ impl Differences {
 
     /// An amount: when asked, the answer's must be equal if it gives one; when not asked,
     /// the answer must not carry one.
-    #[inline]
     fn amount(&mut self, name: &str, asked: Option<Decimal>, answered: Option<Decimal>) {
         match (asked, answered) {
             (Some(a), Some(b)) if a != b => {
@@ -43,14 +41,12 @@ impl Differences {
     }
 
     /// An amount checked only when asked (the service may fill it in on its own).
-    #[inline]
     fn asked_amount(&mut self, name: &str, asked: Option<Decimal>, answered: Option<Decimal>) {
         if asked.is_some() {
             self.amount(name, asked, answered);
         }
     }
 
-    #[inline]
     fn into_result(self, client_order_id: &str) -> Result<()> {
         if self.0.is_empty() {
             return Ok(());
@@ -64,7 +60,6 @@ impl Differences {
 }
 
 /// The client order id the answer carries must be the one sent (when it carries one).
-#[inline]
 fn same_id(d: &mut Differences, client_order_id: &str, order: &Order) {
     if !order.client_order_id.is_empty() && order.client_order_id != client_order_id {
         d.0.push(format!(
@@ -77,7 +72,6 @@ fn same_id(d: &mut Differences, client_order_id: &str, order: &Order) {
 /// Checks that `order`, answered to placing `request` under `client_order_id`, is that
 /// order: symbol, side, quantity or notional, type, time in force, limit, stop and trail,
 /// class and extended hours.
-#[inline]
 pub(crate) fn placed(request: &OrderRequest, client_order_id: &str, order: &Order) -> Result<()> {
     let mut d = Differences::default();
     same_id(&mut d, client_order_id, order);
@@ -129,7 +123,6 @@ pub(crate) fn placed(request: &OrderRequest, client_order_id: &str, order: &Orde
 /// Checks that `order`, answered to replacing `target` with `change` under
 /// `client_order_id`, is that replacement: it replaces `target` (when the answer says
 /// what it replaces) and carries each change asked for.
-#[inline]
 pub(crate) fn replaced(
     target: &OrderId,
     change: &ReplaceOrder,
@@ -162,7 +155,6 @@ pub(crate) fn replaced(
 
 /// Checks that `order`, answered to closing (all or `qty` of) the position in `symbol`
 /// under `client_order_id`, is that close: the symbol, a market order, the quantity.
-#[inline]
 pub(crate) fn closed(
     symbol: &str,
     qty: Option<Decimal>,
@@ -177,7 +169,6 @@ pub(crate) fn closed(
     d.into_result(client_order_id)
 }
 
-#[inline]
 fn kind(order_type: OrderType) -> &'static str {
     match order_type {
         OrderType::Market => "market",
@@ -189,7 +180,6 @@ fn kind(order_type: OrderType) -> &'static str {
 }
 
 /// The limit, stop and trail an order type carries.
-#[inline]
 fn prices(order_type: OrderType) -> (Option<Decimal>, Option<Decimal>, Option<Trail>) {
     match order_type {
         OrderType::Market => (None, None, None),

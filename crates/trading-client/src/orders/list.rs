@@ -41,7 +41,6 @@ impl StatusFilter {
     /// assert_eq!(StatusFilter::Closed.as_str(), "closed");
     /// assert_eq!(StatusFilter::from(OrderStatus::Filled).as_str(), "filled");
     /// ```
-    #[inline]
     pub fn as_str(&self) -> &str {
         match self {
             StatusFilter::Open => "open",
@@ -53,7 +52,6 @@ impl StatusFilter {
 }
 
 impl From<OrderStatus> for StatusFilter {
-    #[inline]
     fn from(status: OrderStatus) -> Self {
         StatusFilter::Is(status)
     }
@@ -76,7 +74,6 @@ impl Direction {
     /// ```
     /// assert_eq!(trading_client::orders::Direction::Asc.as_str(), "asc");
     /// ```
-    #[inline]
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::Asc => "asc",
@@ -137,38 +134,32 @@ impl ListOrders {
     /// println!("{} open orders on the first page", open.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Orders that stand as `status` says: a [`StatusFilter`] or one [`OrderStatus`].
-    #[inline]
     pub fn status(mut self, status: impl Into<StatusFilter>) -> Self {
         self.status = Some(status.into());
         self
     }
 
     /// Open orders only (as the service does when no status is given).
-    #[inline]
     pub fn open(self) -> Self {
         self.status(StatusFilter::Open)
     }
 
     /// Every order, open or not.
-    #[inline]
     pub fn all(self) -> Self {
         self.status(StatusFilter::All)
     }
 
     /// Closed orders only.
-    #[inline]
     pub fn closed(self) -> Self {
         self.status(StatusFilter::Closed)
     }
 
     /// Only orders in these symbols (at most 100).
-    #[inline]
     pub fn symbols<S: AsRef<str>>(mut self, symbols: &[S]) -> Self {
         self.symbols = symbols
             .iter()
@@ -178,28 +169,24 @@ impl ListOrders {
     }
 
     /// Only buys or only sells.
-    #[inline]
     pub fn side(mut self, side: Side) -> Self {
         self.side = Some(side);
         self
     }
 
     /// Only orders placed after `t`.
-    #[inline]
     pub fn after(mut self, t: OffsetDateTime) -> Self {
         self.after = Some(t);
         self
     }
 
     /// Only orders placed at or before `t`.
-    #[inline]
     pub fn until(mut self, t: OffsetDateTime) -> Self {
         self.until = Some(t);
         self
     }
 
     /// Newest first (the default) or oldest first.
-    #[inline]
     pub fn direction(mut self, direction: Direction) -> Self {
         self.direction = Some(direction);
         self
@@ -217,28 +204,24 @@ impl ListOrders {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn updated_since(mut self, t: OffsetDateTime) -> Self {
         self.updated_since = Some(t);
         self
     }
 
     /// At most `n` orders (1 to 500).
-    #[inline]
     pub fn limit(mut self, n: u32) -> Self {
         self.limit = Some(n);
         self
     }
 
     /// The page a `next_page_token` names.
-    #[inline]
     pub fn page_token(mut self, token: impl Into<String>) -> Self {
         self.page_token = Some(token.into());
         self
     }
 
     /// The query of `GET /v1/orders`.
-    #[inline]
     pub(crate) fn apply<'c>(
         &self,
         request: core_http::transport::RequestBuilder<'c>,

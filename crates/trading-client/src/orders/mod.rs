@@ -52,7 +52,6 @@ pub struct Orders<'a> {
 }
 
 impl<'a> Orders<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Orders { client }
     }
@@ -111,7 +110,6 @@ impl<'a> Orders<'a> {
     /// println!("{} is {}", order.id, order.status);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn place(&self, order: &OrderRequest) -> Result<Order> {
         order.validate()?;
         let client_order_id = order
@@ -166,7 +164,6 @@ impl<'a> Orders<'a> {
 
     /// Looks an order up by client order id within `timeout` (the client's retries of a
     /// GET included).
-    #[inline]
     fn lookup(&self, client_order_id: &str, timeout: Duration) -> Result<Option<Order>> {
         let options = core_http::config::RequestOptions::new().timeout(timeout);
         self.client
@@ -192,7 +189,6 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn place_checked(&self, order: &OrderRequest) -> Result<Order> {
         order.validate()?;
         self.client.assets().get(&order.symbol)?.check(order)?;
@@ -207,7 +203,6 @@ impl<'a> Orders<'a> {
     /// println!("{:?} filled of {:?}: {}", order.filled_qty, order.qty, order.status);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn get(&self, id: impl Into<OrderId>) -> Result<Order> {
         let id = id.into();
         let path = format!("/v1/orders/{}", id.segment()?);
@@ -234,7 +229,6 @@ impl<'a> Orders<'a> {
     /// println!("filled {:?} at {:?}", order.filled_qty, order.filled_avg_price);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
     pub fn wait_until_filled(
         &self,
         id: impl Into<OrderId>,
@@ -270,7 +264,6 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn get_by_client_order_id(&self, client_order_id: &str) -> Result<Option<Order>> {
         if client_order_id.is_empty() || client_order_id.len() > MAX_CLIENT_ORDER_ID {
             return Err(Error::InvalidRequest(format!(
@@ -320,7 +313,6 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn list(&self, params: &ListOrders) -> Result<core_http::pagination::TokenPage<Order>> {
         core_http::service::check_page_size(params.limit, 500)?;
         let list: OrderList = params
@@ -341,7 +333,6 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter(&self) -> TokenPaginator<Order> {
         self.iter_from(&ListOrders::new())
     }
@@ -357,7 +348,6 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn iter_from(&self, params: &ListOrders) -> TokenPaginator<Order> {
         let client = self.client.clone();
         TokenPaginator::over(self.client.http(), params, move |p| client.orders().list(p))
@@ -373,7 +363,6 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn pages(&self, params: &ListOrders) -> TokenPages<Order> {
         let client = self.client.clone();
         TokenPages::over(self.client.http(), params, move |p| client.orders().list(p))
@@ -388,7 +377,6 @@ impl<'a> Orders<'a> {
     /// println!("{}", order.status);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn cancel(&self, id: impl Into<OrderId>) -> Result<Order> {
         let path = format!("/v1/orders/{}", id.into().segment()?);
         self.client.http().delete(&path).send_json()
@@ -410,7 +398,6 @@ impl<'a> Orders<'a> {
     /// println!("{} replaces {:?}", new.id, new.replaces);
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn replace(&self, id: impl Into<OrderId>, change: &ReplaceOrder) -> Result<Order> {
         change.validate()?;
         let id = id.into();
@@ -456,7 +443,6 @@ impl<'a> Orders<'a> {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn cancel_all(&self) -> Result<core_http::BulkOutcome<Order>> {
         self.client
             .http()
@@ -469,7 +455,6 @@ impl<'a> Orders<'a> {
 /// The failure of an action made under `client_order_id` that may have been carried out
 /// ([`Error::Unsettled`]): it names the id to repeat it with, the one repeat that cannot
 /// do it twice.
-#[inline]
 pub(crate) fn unsettled(error: Error, client_order_id: &str) -> Error {
     match error {
         Error::Unsettled { .. } | Error::NotProcessed { .. } => error,
@@ -483,7 +468,6 @@ pub(crate) fn unsettled(error: Error, client_order_id: &str) -> Error {
 
 /// Whether an order may or may not have been placed: the server may have acted, and
 /// its answer did not settle it.
-#[inline]
 fn uncertain(e: &Error) -> bool {
     // An answer that could not be used (the order may be there) is settled by the lookup
     // too.
@@ -492,7 +476,6 @@ fn uncertain(e: &Error) -> bool {
 
 /// What a reading of an order shows to a wait for its fill: filled is reached, any other
 /// final status ends the wait, the rest (new, partially filled, held...) is pending.
-#[inline]
 pub(crate) fn fill_seen(order: &Order) -> core_http::wait::Seen {
     use core_http::wait::Seen;
     match &order.status {
@@ -512,7 +495,6 @@ impl Client {
     /// println!("{} open orders on the first page", open.data.len());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn orders(&self) -> Orders<'_> {
         Orders::new(self)
     }

@@ -76,7 +76,6 @@ impl OrderStatus {
     /// assert!(OrderStatus::Filled.is_terminal());
     /// assert!(!OrderStatus::PartiallyFilled.is_terminal());
     /// ```
-    #[inline]
     pub fn is_terminal(&self) -> bool {
         matches!(
             self,

@@ -32,48 +32,41 @@ pub struct ReplaceOrder {
 
 impl ReplaceOrder {
     /// No change yet.
-    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// A new quantity.
-    #[inline]
     pub fn qty(mut self, qty: Decimal) -> Self {
         self.qty = Some(qty);
         self
     }
 
     /// A new limit price.
-    #[inline]
     pub fn limit_price(mut self, price: Decimal) -> Self {
         self.limit_price = Some(price);
         self
     }
 
     /// A new stop price.
-    #[inline]
     pub fn stop_price(mut self, price: Decimal) -> Self {
         self.stop_price = Some(price);
         self
     }
 
     /// A new trail.
-    #[inline]
     pub fn trail(mut self, trail: Trail) -> Self {
         self.trail = Some(trail);
         self
     }
 
     /// A new time in force.
-    #[inline]
     pub fn time_in_force(mut self, tif: TimeInForce) -> Self {
         self.time_in_force = Some(tif);
         self
     }
 
     /// The replacement's own `client_order_id` (1 to 48 characters).
-    #[inline]
     pub fn client_order_id(mut self, id: impl Into<String>) -> Self {
         self.client_order_id = Some(id.into());
         self
@@ -81,7 +74,6 @@ impl ReplaceOrder {
 
     /// Checks the change before sending: at least one field, positive amounts, a valid
     /// client order id.
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         let positive = |name: &str, v: Option<Decimal>| match v {
             Some(v) if v <= Decimal::ZERO => {
@@ -117,7 +109,6 @@ impl ReplaceOrder {
     }
 
     /// The wire body, with the replacement's client order id.
-    #[inline]
     pub(crate) fn body(&self, client_order_id: &str) -> String {
         let mut o = JsonObject::new();
         for (name, value) in [

@@ -83,7 +83,6 @@ impl StopLoss {
     /// let exits = OrderRequest::oco("AAPL", Side::Sell, Decimal::from(10), Decimal::new(200_00, 2), StopLoss::at(Decimal::new(175_00, 2)));
     /// # let _ = exits;
     /// ```
-    #[inline]
     pub fn at(stop: Decimal) -> Self {
         StopLoss { stop, limit: None }
     }
@@ -96,7 +95,6 @@ impl StopLoss {
     /// let stop = StopLoss::with_limit(Decimal::new(175_00, 2), Decimal::new(174_50, 2));
     /// assert_eq!(stop.limit, Some(Decimal::new(174_50, 2)));
     /// ```
-    #[inline]
     pub fn with_limit(stop: Decimal, limit: Decimal) -> Self {
         StopLoss {
             stop,
@@ -172,7 +170,6 @@ pub struct OrderRequest {
 }
 
 impl OrderRequest {
-    #[inline]
     fn new(symbol: impl Into<String>, side: Side, amount: Amount, order_type: OrderType) -> Self {
         OrderRequest {
             symbol: symbol.into(),
@@ -194,7 +191,6 @@ impl OrderRequest {
     /// let dollars = OrderRequest::market("AAPL", Side::Buy, Amount::Notional(Decimal::from(500)));
     /// # let _ = (shares, dollars);
     /// ```
-    #[inline]
     pub fn market(symbol: impl Into<String>, side: Side, amount: Amount) -> Self {
         Self::new(symbol, side, amount, OrderType::Market)
     }
@@ -207,7 +203,6 @@ impl OrderRequest {
     /// let order = OrderRequest::limit("AAPL", Side::Buy, Decimal::from(10), Decimal::new(180_50, 2));
     /// # let _ = order;
     /// ```
-    #[inline]
     pub fn limit(symbol: impl Into<String>, side: Side, qty: Decimal, limit: Decimal) -> Self {
         Self::new(symbol, side, Amount::Qty(qty), OrderType::Limit { limit })
     }
@@ -219,7 +214,6 @@ impl OrderRequest {
     /// let stop_loss = OrderRequest::stop("AAPL", Side::Sell, Decimal::from(10), Decimal::new(175_00, 2));
     /// # let _ = stop_loss;
     /// ```
-    #[inline]
     pub fn stop(symbol: impl Into<String>, side: Side, qty: Decimal, stop: Decimal) -> Self {
         Self::new(symbol, side, Amount::Qty(qty), OrderType::Stop { stop })
     }
@@ -237,7 +231,6 @@ impl OrderRequest {
     /// );
     /// # let _ = order;
     /// ```
-    #[inline]
     pub fn stop_limit(
         symbol: impl Into<String>,
         side: Side,
@@ -261,7 +254,6 @@ impl OrderRequest {
     /// let order = OrderRequest::trailing_stop("AAPL", Side::Sell, Decimal::from(10), Trail::Percent(Decimal::from(2)));
     /// # let _ = order;
     /// ```
-    #[inline]
     pub fn trailing_stop(
         symbol: impl Into<String>,
         side: Side,
@@ -291,7 +283,6 @@ impl OrderRequest {
     /// );
     /// assert_eq!(order.order_class(), OrderClass::Bracket);
     /// ```
-    #[inline]
     pub fn bracket(
         symbol: impl Into<String>,
         side: Side,
@@ -322,7 +313,6 @@ impl OrderRequest {
     /// );
     /// assert_eq!(exits.order_class(), OrderClass::Oco);
     /// ```
-    #[inline]
     pub fn oco(
         symbol: impl Into<String>,
         side: Side,
@@ -353,7 +343,6 @@ impl OrderRequest {
     /// );
     /// assert_eq!(order.order_class(), OrderClass::Oto);
     /// ```
-    #[inline]
     pub fn oto(
         symbol: impl Into<String>,
         side: Side,
@@ -367,7 +356,6 @@ impl OrderRequest {
     }
 
     /// Sets how long the order works. Defaults to [`TimeInForce::Day`].
-    #[inline]
     pub fn time_in_force(mut self, tif: TimeInForce) -> Self {
         self.time_in_force = tif;
         self
@@ -387,7 +375,6 @@ impl OrderRequest {
     /// assert!(placed.is_some());
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn client_order_id(mut self, id: impl Into<String>) -> Self {
         self.client_order_id = Some(id.into());
         self
@@ -400,7 +387,6 @@ impl OrderRequest {
     /// let order = OrderRequest::market("AAPL", Side::Buy, Amount::Qty(Decimal::from(1)));
     /// assert_eq!(order.order_class(), OrderClass::Simple);
     /// ```
-    #[inline]
     pub fn order_class(&self) -> OrderClass {
         match self.legs {
             Legs::None => OrderClass::Simple,
@@ -413,14 +399,12 @@ impl OrderRequest {
     /// Lets a limit order fill in the extended sessions (before the open, after the
     /// close). Only a simple limit order for the day may: on anything else the order is
     /// refused before it is sent.
-    #[inline]
     pub fn extended_hours(mut self, yes: bool) -> Self {
         self.extended_hours = yes;
         self
     }
 
     /// The prices of the exits (take-profit, stop-loss and its limit), named.
-    #[inline]
     pub(crate) fn exit_prices(&self) -> Vec<(&'static str, Decimal)> {
         let stop_loss = |s: StopLoss| {
             let mut v = vec![("stop-loss price", s.stop)];
@@ -445,7 +429,6 @@ impl OrderRequest {
 
     /// Checks what the types cannot: positive amounts and prices, a symbol, a known
     /// side and time in force, a client order id of 1 to 48 characters.
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         let invalid = |m: String| Err(Error::InvalidRequest(m));
         if self.symbol.trim().is_empty() || self.symbol.chars().any(char::is_whitespace) {
@@ -521,7 +504,6 @@ impl OrderRequest {
     }
 
     /// The JSON body, numbers written as their exact decimal text.
-    #[inline]
     pub(crate) fn body(&self, client_order_id: &str) -> String {
         let mut o = JsonObject::new()
             .string("symbol", &self.symbol)
@@ -592,7 +574,6 @@ impl OrderRequest {
     }
 }
 
-#[inline]
 fn entry_type(entry: Entry) -> OrderType {
     match entry {
         Entry::Market => OrderType::Market,

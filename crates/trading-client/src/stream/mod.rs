@@ -7,7 +7,6 @@
 //! succeeds, and the caller is told meanwhile ([`Event::RecoveryPending`]).
 
 mod protocol;
-mod quote;
 mod recovery;
 
 use std::time::Duration;
@@ -559,7 +558,6 @@ impl Client {
     /// }
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn stream(&self) -> Result<TradingStream> {
         TradingStream::open(self, |config| config)
     }
@@ -577,7 +575,6 @@ impl Client {
     /// })?;
     /// # Ok::<(), trading_client::Error>(())
     /// ```
-    #[inline]
     pub fn stream_with(
         &self,
         configure: impl FnOnce(StreamConfig) -> StreamConfig,

@@ -59,11 +59,10 @@ struct AccountMessage {
 impl TradingProtocol {
     fn one(&self, raw: &str) -> Option<Inbound<Event>> {
         // The common case first: a quote written type-first (as the service writes
-        // them) is read in one pass, by a reader of its usual shape, else by `serde`.
-        // Anything else takes the general path below.
+        // them) is read straight into a `Quote`; anything else takes the general path
+        // below.
         if raw.starts_with(r#"{"type":"quote","#)
-            && let Some(q) =
-                super::quote::read(raw).or_else(|| serde_json::from_str::<Quote>(raw).ok())
+            && let Ok(q) = serde_json::from_str::<Quote>(raw)
         {
             return Some(Inbound::lossy(Event::Quote(q)).on_channel("quotes"));
         }

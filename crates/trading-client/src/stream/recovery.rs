@@ -255,7 +255,6 @@ impl Fills {
 impl Handler<TradingProtocol> for Fills {
     type Event = Event;
 
-    #[inline]
     fn item(
         &mut self,
         item: Result<StreamItem<Event>>,
@@ -263,8 +262,7 @@ impl Handler<TradingProtocol> for Fills {
         _out: &mut VecDeque<Result<Event>>,
     ) -> Option<Result<Event>> {
         match item {
-            // Market data passes through as it is (the common case, kept small enough
-            // to be inlined where the event is taken).
+            // Market data passes through as it is (the common case).
             Ok(StreamItem::Event(
                 event @ (Event::Quote(_) | Event::Trade(_) | Event::Bar(_) | Event::Account(_)),
             )) => Some(Ok(event)),

@@ -24,7 +24,6 @@ pub struct ClassifyRequest {
 
 impl ClassifyRequest {
     /// Classification of the image at `image_url`, with the documented defaults.
-    #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         ClassifyRequest {
             image_url: image_url.into(),
@@ -34,20 +33,17 @@ impl ClassifyRequest {
     }
 
     /// Sets how many predictions to return (at least 1; checked before sending).
-    #[inline]
     pub fn top_n(mut self, n: u32) -> Self {
         self.top_n = n;
         self
     }
 
     /// Uses another label set.
-    #[inline]
     pub fn taxonomy(mut self, taxonomy: impl Into<String>) -> Self {
         self.taxonomy = taxonomy.into();
         self
     }
 
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         check_image_url(&self.image_url)?;
         check_at_least_one("top_n", self.top_n)?;

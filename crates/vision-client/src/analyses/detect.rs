@@ -33,7 +33,6 @@ pub struct DetectRequest {
 
 impl DetectRequest {
     /// Detection on the image at `image_url`, with the documented defaults.
-    #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         DetectRequest {
             image_url: image_url.into(),
@@ -44,27 +43,23 @@ impl DetectRequest {
     }
 
     /// Uses this model.
-    #[inline]
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
         self
     }
 
     /// Sets the confidence threshold (0 to 1; checked before sending).
-    #[inline]
     pub fn confidence_threshold(mut self, threshold: f64) -> Self {
         self.confidence_threshold = threshold;
         self
     }
 
     /// Sets the largest number of objects (at least 1; checked before sending).
-    #[inline]
     pub fn max_objects(mut self, max: u32) -> Self {
         self.max_objects = max;
         self
     }
 
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         check_image_url(&self.image_url)?;
         if !(0.0..=1.0).contains(&self.confidence_threshold) {

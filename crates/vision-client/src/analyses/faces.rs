@@ -23,7 +23,6 @@ pub struct FacesRequest {
 
 impl FacesRequest {
     /// Face analysis of the image at `image_url`.
-    #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         FacesRequest {
             image_url: image_url.into(),
@@ -33,20 +32,17 @@ impl FacesRequest {
     }
 
     /// Asks for these attributes.
-    #[inline]
     pub fn attributes<S: Into<String>>(mut self, attributes: impl IntoIterator<Item = S>) -> Self {
         self.attributes = Some(attributes.into_iter().map(Into::into).collect());
         self
     }
 
     /// Matches the faces against an enrolled collection.
-    #[inline]
     pub fn collection(mut self, collection_id: impl Into<String>) -> Self {
         self.collection_id = Some(collection_id.into());
         self
     }
 
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         check_image_url(&self.image_url)?;
         check_strings("attributes", self.attributes.as_deref())?;
@@ -96,7 +92,6 @@ pub struct Face {
 
 /// `[low, high]` read tolerantly: two whole numbers within `u32`, else `None` (never a
 /// clamped or truncated age).
-#[inline]
 fn age_range<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<[u32; 2]>, D::Error> {
     let values: Option<Vec<core_http::de::Lenient<u32>>> =
         Option::deserialize(d).unwrap_or_default();

@@ -22,13 +22,11 @@ pub use detect::{
 pub use faces::{Emotion, Face, FaceAttributes, FaceMatch, Faces, FacesRequest, Gender};
 pub use ocr::{OcrRequest, OcrResult, OutputFormat, TextBlock};
 
-#[inline]
 fn check_image_url(url: &str) -> Result<()> {
     core_http::service::check_absolute_http(url)
         .map_err(|why| Error::InvalidRequest(format!("image_url: {why}")))
 }
 
-#[inline]
 fn check_at_least_one(name: &str, value: u32) -> Result<()> {
     if value == 0 {
         return Err(Error::InvalidRequest(format!(
@@ -38,7 +36,6 @@ fn check_at_least_one(name: &str, value: u32) -> Result<()> {
     Ok(())
 }
 
-#[inline]
 fn check_strings(name: &str, values: Option<&[String]>) -> Result<()> {
     if values.is_some_and(|v| v.iter().any(|s| s.trim().is_empty())) {
         return Err(Error::InvalidRequest(format!("{name} has an empty entry")));
@@ -54,7 +51,6 @@ pub struct Analyses<'a> {
 }
 
 impl<'a> Analyses<'a> {
-    #[inline]
     pub(crate) fn new(client: &'a Client) -> Self {
         Analyses { client }
     }
@@ -72,7 +68,6 @@ impl<'a> Analyses<'a> {
     /// }
     /// # Ok::<(), vision_client::Error>(())
     /// ```
-    #[inline]
     pub fn detect(&self, request: &DetectRequest) -> Result<Detection> {
         request.validate()?;
         self.analyse("/v2/detect", request)
@@ -91,7 +86,6 @@ impl<'a> Analyses<'a> {
     /// }
     /// # Ok::<(), vision_client::Error>(())
     /// ```
-    #[inline]
     pub fn classify(&self, request: &ClassifyRequest) -> Result<Classification> {
         request.validate()?;
         self.analyse("/v2/classify", request)
@@ -106,7 +100,6 @@ impl<'a> Analyses<'a> {
     /// println!("{}", text.text);
     /// # Ok::<(), vision_client::Error>(())
     /// ```
-    #[inline]
     pub fn ocr(&self, request: &OcrRequest) -> Result<OcrResult> {
         request.validate()?;
         self.analyse("/v2/ocr", request)
@@ -122,13 +115,11 @@ impl<'a> Analyses<'a> {
     /// println!("{} faces", faces.faces.len());
     /// # Ok::<(), vision_client::Error>(())
     /// ```
-    #[inline]
     pub fn faces(&self, request: &FacesRequest) -> Result<Faces> {
         request.validate()?;
         self.analyse("/v2/faces", request)
     }
 
-    #[inline]
     fn analyse<T: serde::de::DeserializeOwned>(
         &self,
         path: &str,
@@ -155,7 +146,6 @@ impl Client {
     /// println!("{} objects", found.objects.len());
     /// # Ok::<(), vision_client::Error>(())
     /// ```
-    #[inline]
     pub fn analyses(&self) -> Analyses<'_> {
         Analyses::new(self)
     }

@@ -31,7 +31,6 @@ pub struct OcrRequest {
 
 impl OcrRequest {
     /// Text extraction from the image at `image_url`, as plain text.
-    #[inline]
     pub fn new(image_url: impl Into<String>) -> Self {
         OcrRequest {
             image_url: image_url.into(),
@@ -41,27 +40,23 @@ impl OcrRequest {
     }
 
     /// Hints the languages to expect.
-    #[inline]
     pub fn languages<S: Into<String>>(mut self, languages: impl IntoIterator<Item = S>) -> Self {
         self.languages = Some(languages.into_iter().map(Into::into).collect());
         self
     }
 
     /// Asks for the text blocks too ([`OutputFormat::Structured`]).
-    #[inline]
     pub fn structured(mut self) -> Self {
         self.output_format = OutputFormat::Structured;
         self
     }
 
     /// Sets the output format.
-    #[inline]
     pub fn output_format(mut self, format: OutputFormat) -> Self {
         self.output_format = format;
         self
     }
 
-    #[inline]
     pub(crate) fn validate(&self) -> Result<()> {
         check_image_url(&self.image_url)?;
         check_strings("languages", self.languages.as_deref())

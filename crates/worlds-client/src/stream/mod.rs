@@ -32,7 +32,6 @@
 
 mod events;
 mod handler;
-mod moved;
 mod protocol;
 mod recovery;
 
@@ -468,7 +467,6 @@ impl Client {
     /// }
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn stream(&self) -> Result<WorldsStream> {
         WorldsStream::open(self, |config| config)
     }
@@ -487,7 +485,6 @@ impl Client {
     /// realtime.join("world_1")?;
     /// # Ok::<(), worlds_client::Error>(())
     /// ```
-    #[inline]
     pub fn stream_with(
         &self,
         configure: impl FnOnce(StreamConfig) -> StreamConfig,

@@ -193,11 +193,11 @@ fn time_of(text: Option<&str>) -> Option<OffsetDateTime> {
 
 impl WorldsProtocol {
     fn one(&mut self, raw: &str, out: &mut Vec<Inbound<Wire>>) {
-        // The common case first: a move read in one pass, by a reader of its usual
-        // shape, else by `serde`. Anything else (or a move that does not read so) takes
-        // the general path below, which says what is wrong.
+        // The common case first: a move read straight into its event. Anything else
+        // (or a move that does not read so) takes the general path below, which says
+        // what is wrong.
         if raw.starts_with(r#"{"type":"object.moved","#)
-            && let Some(event) = super::moved::read(raw).or_else(|| moved_by_serde(raw))
+            && let Some(event) = moved_by_serde(raw)
         {
             out.push(Inbound::lossless(Wire::Event(event)));
             return;
