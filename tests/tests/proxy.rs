@@ -112,8 +112,8 @@ fn a_proxy_that_refuses_is_a_clear_error_in_time_that_shows_no_secret() {
         let started = Instant::now();
         let err = client.stream().unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(5));
-        match &err {
-            core_http::Error::WebSocket(WsError::ProxyRefused {
+        match err.downcast_ref::<WsError>() {
+            Some(WsError::ProxyRefused {
                 status: Some(407),
                 message,
             }) => assert!(!message.contains("wrong-pw-9"), "{message}"),
@@ -140,14 +140,15 @@ fn a_proxy_that_refuses_is_a_clear_error_in_time_that_shows_no_secret() {
     // The proxy's name is in the error; whether the request left is not known to the
     // client here (a broken pipe), so it says it may have been processed.
     assert!(err.to_string().contains("proxy"), "{err}");
-    match client.stream().unwrap_err() {
-        core_http::Error::WebSocket(WsError::ProxyRefused {
+    let err = client.stream().unwrap_err();
+    match err.downcast_ref::<WsError>() {
+        Some(WsError::ProxyRefused {
             status: None,
             message,
         }) => {
             assert!(message.contains("closed"), "{message}");
         }
-        core_http::Error::WebSocket(WsError::Connect(message)) => {
+        Some(WsError::Connect(message)) => {
             assert!(message.contains("proxy"), "{message}");
         }
         other => panic!("{other:?}"),

@@ -9,7 +9,6 @@ use std::time::Duration;
 use core_http::ws::{ReconnectPolicy, WsError};
 use testkit::hostile::{Act, Hostile};
 use testkit::hostile_ws::WsServer;
-use trading_client::Error;
 
 const KEY: &str = "pk_SECRET_STREAM_KEY";
 
@@ -66,8 +65,8 @@ fn no_log_of_any_target_carries_the_key() {
             break;
         }
     }
-    match &refused {
-        Some(Error::WebSocket(WsError::Unauthorized { status: 401, .. })) => {}
+    match refused.as_ref().and_then(|e| e.downcast_ref::<WsError>()) {
+        Some(WsError::Unauthorized { status: 401, .. }) => {}
         other => panic!("expected the 401, got {other:?}"),
     }
     stream.close();

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use core_http::ws::{ReconnectPolicy, StreamConfig, WsError};
 use testkit::hostile::{Act, Hostile};
 use testkit::hostile_ws::{Peer, WsServer, frame};
-use trading_client::{Error, stream::Event};
+use trading_client::stream::Event;
 
 /// The margin a promised time gets in these tests.
 const MARGIN: Duration = Duration::from_secs(1);
@@ -85,8 +85,12 @@ fn a_trickled_upgrade_answer_is_cut_at_the_connect_deadline() {
     let started = Instant::now();
     let result = client.stream_with(|c| c.connect_timeout(Duration::from_secs(1)));
     let took = started.elapsed();
-    match result {
-        Err(Error::WebSocket(WsError::Timeout(_))) => {}
+    match result
+        .as_ref()
+        .err()
+        .and_then(|e| e.downcast_ref::<WsError>())
+    {
+        Some(WsError::Timeout(_)) => {}
         other => panic!("expected a time-out, got {other:?}"),
     }
     assert!(took < Duration::from_secs(1) + MARGIN, "took {took:?}");
@@ -228,8 +232,12 @@ fn a_reader_that_stops_falls_behind_then_the_stream_reconnects_and_recovers() {
     while let Some(item) = stream.next_timeout(Duration::from_secs(5)) {
         match item {
             Ok(Event::Fill(_)) => fills += 1,
-            Err(Error::WebSocket(WsError::FellBehind { capacity })) => {
-                assert_eq!(capacity, 1_000);
+            Err(e)
+                if matches!(
+                    e.downcast_ref::<WsError>(),
+                    Some(WsError::FellBehind { capacity: 1_000 })
+                ) =>
+            {
                 behind_after = Some(fills);
             }
             Ok(Event::Reconnected { .. }) => {
@@ -396,12 +404,12 @@ fn a_fill_that_cannot_be_read_is_an_error_naming_its_order_never_a_fill_of_zero(
     let mut stream = client.stream_with(fast).unwrap();
     stream.subscribe_orders().unwrap();
     match stream.next_timeout(Duration::from_secs(5)) {
-        Some(Err(Error::WebSocket(WsError::Undecodable(message)))) => {
-            assert!(
-                message.contains("o-77") && message.contains("ex9"),
-                "{message}"
-            );
-        }
+        Some(Err(e))
+            if matches!(
+                e.downcast_ref::<WsError>(),
+                Some(WsError::Undecodable(message))
+                    if message.contains("o-77") && message.contains("ex9")
+            ) => {}
         other => panic!("expected an error naming the order, got {other:?}"),
     }
     match stream.next_timeout(Duration::from_secs(5)) {
@@ -716,7 +724,7 @@ fn a_send_whose_connection_drops_before_the_answer_is_unanswered_and_never_sent_
         started.elapsed()
     );
     assert!(
-        matches!(err, Error::WebSocket(WsError::Unanswered(_))),
+        matches!(err.downcast_ref::<WsError>(), Some(WsError::Unanswered(_))),
         "{err:?}"
     );
     assert!(err.may_have_been_processed(), "{err}");
@@ -780,11 +788,10 @@ fn a_rotated_key_is_read_again_on_each_reconnect_and_a_401_ends_the_stream_at_on
     };
     assert!(
         matches!(
-            end,
-            Some(Err(Error::WebSocket(WsError::Unauthorized {
-                status: 401,
-                ..
-            })))
+            end.as_ref()
+                .and_then(|r| r.as_ref().err())
+                .and_then(|e| e.downcast_ref::<WsError>()),
+            Some(WsError::Unauthorized { status: 401, .. })
         ),
         "{end:?}"
     );

@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use core_http::webhook::{Envelope, Listener};
+use core_webhooks::{Envelope, Listener};
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -47,8 +47,7 @@ fn delivery(n: usize) -> Vec<u8> {
         r#"{{"type":"post.published","timestamp":"2026-12-01T00:00:00Z","data":{{"n":{n}}}}}"#
     );
     let headers =
-        core_http::webhook::signed_headers(SECRET, &format!("msg_attack_{n}"), body.as_bytes())
-            .unwrap();
+        core_webhooks::signed_headers(SECRET, &format!("msg_attack_{n}"), body.as_bytes()).unwrap();
     let mut request = format!(
         "POST /hooks HTTP/1.1\r\nHost: receiver\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
         body.len()
@@ -209,7 +208,7 @@ fn signed_deliveries_are_answered_at_once_whatever_other_peers_do() {
 
     // What RFC 9112 asks of a server, on the same listener.
     let body = br#"{"type":"post.published","data":{}}"#;
-    let signed = core_http::webhook::signed_headers(SECRET, "msg_rfc", body).unwrap();
+    let signed = core_webhooks::signed_headers(SECRET, "msg_rfc", body).unwrap();
     let with = |host: &str, length: &str, extra: &str| -> Vec<u8> {
         let mut r = format!("POST /hooks HTTP/1.1\r\n{host}content-length: {length}\r\n{extra}");
         for (k, v) in &signed {
@@ -269,7 +268,7 @@ fn signed_deliveries_are_answered_at_once_whatever_other_peers_do() {
     let forged = {
         let body = br#"{"type":"post.published","data":{}}"#;
         let other = "whsec_QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=";
-        let headers = core_http::webhook::signed_headers(other, "msg_forged", body).unwrap();
+        let headers = core_webhooks::signed_headers(other, "msg_forged", body).unwrap();
         let mut r = format!(
             "POST /hooks HTTP/1.1\r\nHost: a\r\ncontent-length: {}\r\n",
             body.len()
@@ -307,7 +306,7 @@ fn an_unpadded_secret_is_the_same_secret_over_a_socket() {
     for (listen_with, sign_with) in [(unpadded, padded), (padded, unpadded)] {
         let mut listener = Listener::<Envelope>::bind("127.0.0.1:0", listen_with).unwrap();
         let body = br#"{"type":"post.published","data":{}}"#;
-        let headers = core_http::webhook::signed_headers(sign_with, "msg_pad", body).unwrap();
+        let headers = core_webhooks::signed_headers(sign_with, "msg_pad", body).unwrap();
         let mut request = format!(
             "POST /hooks HTTP/1.1\r\nHost: a\r\ncontent-length: {}\r\n",
             body.len()

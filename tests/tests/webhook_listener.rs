@@ -95,7 +95,7 @@ fn a_replayed_delivery_is_answered_but_handed_over_once() {
     use social_client::webhooks::{self, Event};
     let mut listener = webhooks::listen("127.0.0.1:0", SECRET).unwrap();
     let body = br#"{"type":"post.published","timestamp":"2026-03-02T09:00:00Z","data":{"id":"post_1","content":"hi","status":"published"}}"#;
-    let headers = core_http::webhook::signed_headers(SECRET, "msg_replayed", body).unwrap();
+    let headers = core_webhooks::signed_headers(SECRET, "msg_replayed", body).unwrap();
     assert_eq!(post(listener.local_addr(), &headers, body), 200);
     assert_eq!(
         post(listener.local_addr(), &headers, body),
@@ -112,7 +112,7 @@ fn a_replayed_delivery_is_answered_but_handed_over_once() {
         "the replay is not handed over again"
     );
     // Another id with the same body is another delivery.
-    let again = core_http::webhook::signed_headers(SECRET, "msg_other", body).unwrap();
+    let again = core_webhooks::signed_headers(SECRET, "msg_other", body).unwrap();
     assert_eq!(post(listener.local_addr(), &again, body), 200);
     assert!(listener.next_timeout(Duration::from_secs(5)).is_some());
 }
@@ -124,10 +124,10 @@ fn what_is_not_an_authentic_delivery_is_refused_and_never_handed_over() {
     let addr = listener.local_addr();
     let body = br#"{"type":"post.published","data":{"id":"post_2"}}"#;
     // Signed with another secret.
-    let forged = core_http::webhook::signed_headers(OTHER_SECRET, "msg_1", body).unwrap();
+    let forged = core_webhooks::signed_headers(OTHER_SECRET, "msg_1", body).unwrap();
     assert_eq!(post(addr, &forged, body), 401);
     // Signed, then altered.
-    let signed = core_http::webhook::signed_headers(SECRET, "msg_2", body).unwrap();
+    let signed = core_webhooks::signed_headers(SECRET, "msg_2", body).unwrap();
     assert_eq!(
         post(
             addr,
@@ -140,7 +140,7 @@ fn what_is_not_an_authentic_delivery_is_refused_and_never_handed_over() {
     assert_eq!(post(addr, &[], body), 400);
     // A body over the limit (1 MiB), refused unread.
     let big = vec![b' '; 2 * 1024 * 1024];
-    let signed_big = core_http::webhook::signed_headers(SECRET, "msg_3", &big).unwrap();
+    let signed_big = core_webhooks::signed_headers(SECRET, "msg_3", &big).unwrap();
     assert_eq!(post(addr, &signed_big, &big), 413);
     // Not a POST.
     let mut stream = TcpStream::connect(addr).unwrap();
@@ -156,7 +156,7 @@ fn what_is_not_an_authentic_delivery_is_refused_and_never_handed_over() {
     slow.write_all(b"POST /hooks HTTP/1.1\r\ncontent-length: 10\r\n\r\nab")
         .unwrap();
     assert!(listener.next_timeout(Duration::from_millis(300)).is_none());
-    let good = core_http::webhook::signed_headers(SECRET, "msg_4", body).unwrap();
+    let good = core_webhooks::signed_headers(SECRET, "msg_4", body).unwrap();
     assert_eq!(post(addr, &good, body), 200);
     assert!(listener.next_timeout(Duration::from_secs(10)).is_some());
     drop(slow);
@@ -208,12 +208,11 @@ fn when_the_caller_stops_reading_deliveries_are_refused_503_never_accepted_and_l
     let mut listener = social_client::webhooks::listen("127.0.0.1:0", SECRET).unwrap();
     let addr = listener.local_addr();
     let body = br#"{"type":"post.published","data":{"id":"post_q"}}"#;
-    for n in 0..core_http::webhook::QUEUE {
-        let headers =
-            core_http::webhook::signed_headers(SECRET, &format!("msg_q{n}"), body).unwrap();
+    for n in 0..core_webhooks::QUEUE {
+        let headers = core_webhooks::signed_headers(SECRET, &format!("msg_q{n}"), body).unwrap();
         assert_eq!(post(addr, &headers, body), 200, "delivery {n} is queued");
     }
-    let over = core_http::webhook::signed_headers(SECRET, "msg_over", body).unwrap();
+    let over = core_webhooks::signed_headers(SECRET, "msg_over", body).unwrap();
     assert_eq!(
         post(addr, &over, body),
         503,
@@ -221,7 +220,7 @@ fn when_the_caller_stops_reading_deliveries_are_refused_503_never_accepted_and_l
     );
     // Each queued delivery is handed over; the refused one was not kept, so when the
     // service delivers it again it is taken, once.
-    for _ in 0..core_http::webhook::QUEUE {
+    for _ in 0..core_webhooks::QUEUE {
         assert!(listener.next_timeout(Duration::from_secs(5)).is_some());
     }
     assert_eq!(post(addr, &over, body), 200);
@@ -236,12 +235,12 @@ fn a_head_of_hundreds_of_headers_is_taken_and_a_request_cut_short_is_told_400() 
     let addr = listener.local_addr();
     let body = br#"{"type":"post.published","data":{"id":"post_9"}}"#;
     // 500 headers a proxy might add, 13 KB of head under the documented 16 KiB.
-    let mut headers = core_http::webhook::signed_headers(SECRET, "msg_many", body).unwrap();
+    let mut headers = core_webhooks::signed_headers(SECRET, "msg_many", body).unwrap();
     headers.extend((0..500).map(|i| (format!("x-forwarded-{i:03}"), "0123456789".into())));
     assert_eq!(post(addr, &headers, body), 200);
     assert!(listener.next_timeout(Duration::from_secs(10)).is_some());
     // More than the documented 1,024 headers: 431.
-    let mut headers = core_http::webhook::signed_headers(SECRET, "msg_more", body).unwrap();
+    let mut headers = core_webhooks::signed_headers(SECRET, "msg_more", body).unwrap();
     headers.extend((0..1_100).map(|i| (format!("h{i}"), "1".into())));
     assert_eq!(post(addr, &headers, body), 431);
     // A sender that half-closes before its Content-Length has come is told 400.

@@ -90,6 +90,9 @@ fn main() -> ExitCode {
     }
 }
 
+/// The crates the clients stand on: the call engine and the products beside it.
+pub(crate) const SHARED: [&str; 3] = ["core-http", "core-budgets", "core-webhooks"];
+
 /// The six service crates, in the order the documents list them.
 pub(crate) const CLIENTS: [&str; 6] = [
     "social-client",

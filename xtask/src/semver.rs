@@ -21,7 +21,7 @@ use crate::structure::{expand, rust_files, strip_tests};
 pub(crate) fn check() -> Result<(), String> {
     let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     // The crates users depend on (the sandbox is a development tool and not held to it).
-    for krate in std::iter::once("core-http").chain(crate::CLIENTS) {
+    for krate in crate::SHARED.into_iter().chain(crate::CLIENTS) {
         let dir = root().join("crates").join(krate);
         let manifest = fs::read_to_string(dir.join("Cargo.toml"))
             .map_err(|e| format!("{krate}/Cargo.toml: {e}"))?;
@@ -66,8 +66,8 @@ pub(crate) fn check() -> Result<(), String> {
     }
 }
 
-/// The crate names (as Rust spells them) of a manifest's `[dependencies]`, core-http
-/// left out (it is ours).
+/// The crate names (as Rust spells them) of a manifest's `[dependencies]`, our shared
+/// crates left out.
 fn dependencies(manifest: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut inside = false;
@@ -87,7 +87,8 @@ fn dependencies(manifest: &str) -> BTreeSet<String> {
                 .next()
                 .unwrap_or("")
                 .replace('-', "_");
-            if !name.is_empty() && name != "core_http" {
+            let ours = crate::SHARED.iter().any(|k| k.replace('-', "_") == name);
+            if !name.is_empty() && !ours {
                 out.insert(name);
             }
         }

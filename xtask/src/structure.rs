@@ -390,7 +390,7 @@ fn functions(text: &str) -> Vec<(usize, String, Option<usize>)> {
         let (mut braces, mut brackets) = (0i32, 0i32);
         let mut end = None;
         'scan: for (j, l) in lines.iter().enumerate().skip(i) {
-            for c in l.chars() {
+            for c in code_chars(l) {
                 match c {
                     '{' => braces += 1,
                     '}' => {
@@ -408,6 +408,39 @@ fn functions(text: &str) -> Vec<(usize, String, Option<usize>)> {
             }
         }
         out.push((i, name, end));
+    }
+    out
+}
+
+/// The characters of a line of code outside its string and character literals (a
+/// `'{'` opens no block), as far as one line shows them.
+fn code_chars(line: &str) -> Vec<char> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = Vec::with_capacity(chars.len());
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '"' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            // A character literal (`'{'`, `'\''`), not a lifetime (`'a`).
+            '\'' if chars.get(i + 2) == Some(&'\'') => i += 3,
+            '\'' if chars.get(i + 1) == Some(&'\\') => {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
     }
     out
 }
@@ -449,6 +482,16 @@ mod tests {
         let found = long_functions(&strip_tests(&text));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, "long");
+    }
+
+    #[test]
+    fn braces_in_literals_open_no_block() {
+        let text = "fn a(b: &[u8]) -> bool {\n    b == b\"{\" || b[0] == b'{' || b[0] == b'\\''\n}\nfn c<'x>(d: &'x str) {}\n";
+        let found = functions(text);
+        assert_eq!(
+            found.iter().map(|f| (f.0, f.2)).collect::<Vec<_>>(),
+            [(0, Some(2)), (3, Some(3))]
+        );
     }
 
     #[test]

@@ -42,51 +42,20 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     crate::semver::check()?;
     crate::publish::install_lines()?;
 
-    // core-http with no features and with each feature alone: a feature can never break
-    // the others unseen (all features together are the workspace run below).
+    // Each crate's feature sets built once: everything with every feature in the test
+    // run below; core-http without its features and the clients without their default
+    // ones checked here (a feature can never be needed to compile another).
     let nextest = has_nextest();
-    let mut variants = vec![(
-        "no features".to_owned(),
-        vec!["--no-default-features".to_owned()],
-    )];
-    for feature in core_http_features()? {
-        variants.push((
-            format!("feature {feature}"),
-            vec![
-                "--no-default-features".to_owned(),
-                "--features".to_owned(),
-                feature,
-            ],
-        ));
-    }
-    for (label, flags) in variants {
-        let mut cmd = cargo();
-        if nextest {
-            cmd.args(["nextest", "run", "-p", "core-http", "--no-fail-fast"]);
-        } else {
-            cmd.args(["test", "-p", "core-http", "--lib", "--tests"]);
-        }
-        cmd.args(&flags);
-        let runner = if nextest {
-            Runner::Nextest
-        } else {
-            Runner::Libtest
-        };
-        run_step(&format!("core-http, {label}"), cmd, Some((runner, tally)))?;
-    }
-
-    // The clients whose webhook support is a default feature build without it too.
     let mut lean = cargo();
-    lean.args([
-        "check",
-        "-p",
-        "social-client",
-        "-p",
-        "esign-client",
-        "--no-default-features",
-        "--lib",
-    ]);
-    run_step("clients without default features", lean, None)?;
+    lean.args(["check", "-p", "core-http", "--no-default-features", "--lib"]);
+    for client in crate::CLIENTS {
+        lean.args(["-p", client]);
+    }
+    run_step(
+        "core-http without features, the clients without defaults",
+        lean,
+        None,
+    )?;
 
     let mut tests = cargo();
     let runner = if nextest {
@@ -299,28 +268,6 @@ fn dated_test_files() -> Result<Vec<String>, String> {
         return Err(format!("no test file in {dir:?} starts a dated sandbox"));
     }
     Ok(names)
-}
-
-/// The features core-http declares, read from its Cargo.toml.
-pub(crate) fn core_http_features() -> Result<Vec<String>, String> {
-    let path = root().join("crates/core-http/Cargo.toml");
-    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
-    let mut in_features = false;
-    let mut features = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_features = line == "[features]";
-            continue;
-        }
-        if in_features && let Some((name, _)) = line.split_once('=') {
-            let name = name.trim();
-            if !name.is_empty() && !name.starts_with('#') && name != "default" {
-                features.push(name.to_owned());
-            }
-        }
-    }
-    Ok(features)
 }
 
 /// Runs the property tests with many more cases until `--secs N` (default 60) have

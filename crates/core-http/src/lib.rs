@@ -1,7 +1,8 @@
 //! Blocking HTTP plumbing shared by the service clients: transport on `ureq`,
 //! authentication, retries that never repeat an action, typed errors, pagination,
-//! client-side rate limiting, and (behind features) webhook verification and
-//! reconnecting WebSocket streams.
+//! client-side rate limiting, and (behind a feature) reconnecting WebSocket streams.
+//! Webhooks (`core-webhooks`) and budgets shared beyond the process (`core-budgets`) are
+//! crates of their own on this one.
 //!
 //! Service crates wrap an [`HttpClient`] and re-export what their users meet (through
 //! [`reexports!`]); users mostly see this crate through [`Error`] and the builder every
@@ -57,7 +58,6 @@
 //! - `compression`: calls ask for `gzip, br` and decode what comes back as they read it,
 //!   every size cap counting decoded bytes ([`ClientBuilder::compression`] turns the
 //!   asking off). Every client crate turns it on by default.
-//! - `webhook`: Standard Webhooks signature verification (the `webhook` module).
 //! - `ws`: reconnecting blocking WebSocket streams (the `ws` module).
 #![forbid(unsafe_code)]
 // docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
@@ -103,8 +103,6 @@ pub mod timestamp;
 pub mod transport;
 mod url;
 pub mod wait;
-#[cfg(feature = "webhook")]
-pub mod webhook;
 mod wire;
 #[cfg(feature = "ws")]
 pub mod ws;
@@ -130,11 +128,6 @@ pub mod __private {
     pub use serde_json;
     pub use time;
 }
-
-/// Feature `http`: the `http` crate, whose `HeaderMap` implements
-/// [`webhook::WebhookHeaders`].
-#[cfg(feature = "http")]
-pub use http;
 
 /// The `serde_json` whose `Value` the calls read and write (`send_json`, `.json(..)`):
 /// a program needs no dependency of its own for `Value` or `json!`.

@@ -3,7 +3,7 @@
 //! a client crate do not need any of it.
 
 use crate::client::HttpClient;
-pub use crate::error::rounded;
+pub use crate::error::{Failure, rounded};
 pub use crate::pagination::check_page_size;
 pub use crate::random::uuid_v4;
 pub use crate::rate_limit::shared::{

@@ -96,7 +96,7 @@ core_http::reexports!();
 /// Feature `http`: the `http` crate, whose `HeaderMap` (axum, actix-web and hyper give
 /// headers in one) [`webhooks::verify_and_parse`] takes as it is.
 #[cfg(feature = "http")]
-pub use core_http::http;
+pub use core_webhooks::http;
 
 /// This crate's README examples, compiled as doc tests.
 #[cfg(doctest)]

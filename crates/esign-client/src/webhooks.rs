@@ -11,11 +11,11 @@
 //! # Ok::<(), esign_client::webhooks::WebhookError>(())
 //! ```
 
-pub use core_http::webhook::{Envelope, WebhookError, WebhookEvent, WebhookHeaders};
+pub use core_webhooks::{Envelope, WebhookError, WebhookEvent, WebhookHeaders};
 
 use crate::models::Document;
 
-core_http::webhook_events! {
+core_webhooks::webhook_events! {
     /// An event delivered by webhook. Each carries the document as it stands after the
     /// event.
     pub enum Event {
@@ -66,6 +66,6 @@ impl Event {
 pub fn example_delivery() -> (String, Vec<(String, String)>, Vec<u8>) {
     let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned();
     let body = br#"{"type":"document.completed","timestamp":"2026-01-01T09:00:00Z","data":{"id":"doc_1","name":"NDA","status":"completed","signers":[{"name":"Ada","email":"ada@example.com","status":"signed","signed_at":"2026-01-01T09:00:00Z"}]}}"#.to_vec();
-    let headers = core_http::webhook::signed_headers(&secret, "msg_1", &body).unwrap_or_default();
+    let headers = core_webhooks::signed_headers(&secret, "msg_1", &body).unwrap_or_default();
     (secret, headers, body)
 }

@@ -36,7 +36,7 @@ proptest! {
     fn documented_answers_always_decode(doc in document(), kind in prop::sample::select(vec!["document.sent", "document.signed", "document.completed", "document.voided"])) {
         serde_json::from_value::<Document>(doc.clone()).unwrap();
         let body = serde_json::json!({"type": kind, "data": doc}).to_string();
-        let headers = core_http::webhook::signed_headers(testkit::WEBHOOK_SECRET, "msg_1", body.as_bytes()).unwrap();
+        let headers = core_webhooks::signed_headers(testkit::WEBHOOK_SECRET, "msg_1", body.as_bytes()).unwrap();
         let event = webhooks::verify_and_parse(testkit::WEBHOOK_SECRET, &headers, body.as_bytes()).unwrap();
         prop_assert_eq!(event.event_type(), kind);
         prop_assert!(event.document().is_some());
@@ -46,7 +46,7 @@ proptest! {
     fn no_answer_panics_a_decoder(value in json()) {
         let _ = serde_json::from_value::<Document>(value.clone());
         let body = serde_json::json!({"type": "document.completed", "data": value}).to_string();
-        let headers = core_http::webhook::signed_headers(testkit::WEBHOOK_SECRET, "msg_1", body.as_bytes()).unwrap();
+        let headers = core_webhooks::signed_headers(testkit::WEBHOOK_SECRET, "msg_1", body.as_bytes()).unwrap();
         let _ = webhooks::verify_and_parse(testkit::WEBHOOK_SECRET, &headers, body.as_bytes());
     }
 }

@@ -86,7 +86,7 @@ core_http::reexports!();
 /// Feature `http`: the `http` crate, whose `HeaderMap` (axum, actix-web and hyper give
 /// headers in one) [`webhooks::verify_and_parse`] takes as it is.
 #[cfg(feature = "http")]
-pub use core_http::http;
+pub use core_webhooks::http;
 
 /// The workspace README's examples, compiled as doc tests so they cannot go stale.
 #[cfg(doctest)]

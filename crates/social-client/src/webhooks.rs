@@ -11,13 +11,13 @@
 //! # Ok::<(), social_client::webhooks::WebhookError>(())
 //! ```
 
-pub use core_http::webhook::{Envelope, WebhookError, WebhookEvent, WebhookHeaders};
+pub use core_webhooks::{Envelope, WebhookError, WebhookEvent, WebhookHeaders};
 
 use crate::models::Account;
 use crate::models::AnalyticsOverview;
 use crate::models::Post;
 
-core_http::webhook_events! {
+core_webhooks::webhook_events! {
     /// An event delivered by webhook.
     pub enum Event {
         /// `post.published`: a post went live.
@@ -36,6 +36,6 @@ core_http::webhook_events! {
 pub fn example_delivery() -> (String, Vec<(String, String)>, Vec<u8>) {
     let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned();
     let body = br#"{"type":"post.published","timestamp":"2026-01-01T09:00:00Z","data":{"id":"post_1","content":"hi","platform":"x","status":"published"}}"#.to_vec();
-    let headers = core_http::webhook::signed_headers(&secret, "msg_1", &body).unwrap_or_default();
+    let headers = core_webhooks::signed_headers(&secret, "msg_1", &body).unwrap_or_default();
     (secret, headers, body)
 }

@@ -72,7 +72,7 @@ proptest! {
             _ => ("account.disconnected", serde_json::json!({"id": "acc_1"})),
         };
         let body = serde_json::json!({"type": event_type, "timestamp": "2026-01-01T00:00:00Z", "data": data}).to_string();
-        let headers = core_http::webhook::signed_headers(testkit::WEBHOOK_SECRET, "msg_1", body.as_bytes()).unwrap();
+        let headers = core_webhooks::signed_headers(testkit::WEBHOOK_SECRET, "msg_1", body.as_bytes()).unwrap();
         let event = webhooks::verify_and_parse(testkit::WEBHOOK_SECRET, &headers, body.as_bytes()).unwrap();
         prop_assert_eq!(event.event_type(), event_type);
     }
@@ -85,7 +85,7 @@ proptest! {
         let _ = serde_json::from_value::<AnalyticsOverview>(value.clone());
         let _ = serde_json::from_value::<Account>(value.clone());
         let body = serde_json::json!({"type": "post.published", "data": value}).to_string();
-        let headers = core_http::webhook::signed_headers(testkit::WEBHOOK_SECRET, "msg_1", body.as_bytes()).unwrap();
+        let headers = core_webhooks::signed_headers(testkit::WEBHOOK_SECRET, "msg_1", body.as_bytes()).unwrap();
         let _ = webhooks::verify_and_parse(testkit::WEBHOOK_SECRET, &headers, body.as_bytes());
     }
 }

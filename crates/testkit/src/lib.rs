@@ -204,7 +204,7 @@ pub fn signed_delivery(dir: &str, name: &str) -> (String, Vec<(String, String)>,
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let signature = core_http::webhook::sign(WEBHOOK_SECRET, &id, ts, body.as_bytes()).unwrap();
+    let signature = core_webhooks::sign(WEBHOOK_SECRET, &id, ts, body.as_bytes()).unwrap();
     let headers = vec![
         ("webhook-id".to_owned(), id),
         ("webhook-timestamp".to_owned(), ts.to_string()),

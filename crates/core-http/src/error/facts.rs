@@ -107,10 +107,26 @@ impl Error {
             Error::RateLimited { .. } => ErrorKind::RateLimited,
             Error::InvalidRequest(_) => ErrorKind::InvalidInput,
             Error::Config(_) => ErrorKind::Config,
-            #[cfg(feature = "ws")]
-            Error::WebSocket(e) => e.kind(),
-            #[cfg(feature = "webhook")]
-            Error::Webhook(e) => e.kind(),
+            Error::Other(failure) => failure.kind(),
+        }
+    }
+
+    /// The failure of a crate built on core-http this error carries
+    /// ([`Error::Other`]), when it is a `T`: a stream's `WsError`, a webhook's
+    /// `WebhookError`.
+    ///
+    /// ```
+    /// let err = core_http::Error::InvalidRequest("qty must be positive".into());
+    /// assert!(err.downcast_ref::<std::io::Error>().is_none());
+    /// ```
+    pub fn downcast_ref<T: std::error::Error + 'static>(&self) -> Option<&T> {
+        match self {
+            Error::Unsettled { source, .. } => source.downcast_ref(),
+            Error::Other(failure) => {
+                let failure: &(dyn std::error::Error + 'static) = failure.as_ref();
+                failure.downcast_ref()
+            }
+            _ => None,
         }
     }
 
@@ -176,16 +192,7 @@ impl Error {
             | Error::RateLimited { .. }
             | Error::InvalidRequest(_)
             | Error::Config(_) => Delivery::NotSent,
-            #[cfg(feature = "ws")]
-            Error::WebSocket(crate::ws::error::WsError::Unanswered(_)) => {
-                Delivery::MayHaveBeenProcessed
-            }
-            #[cfg(feature = "ws")]
-            Error::WebSocket(crate::ws::error::WsError::Rejected { .. }) => Delivery::Processed,
-            #[cfg(feature = "ws")]
-            Error::WebSocket(_) => Delivery::NotSent,
-            #[cfg(feature = "webhook")]
-            Error::Webhook(_) => Delivery::NotSent,
+            Error::Other(failure) => failure.delivery(),
         }
     }
 

@@ -301,15 +301,23 @@ pub enum Error {
     #[error("configuration error: {0}")]
     Config(String),
 
-    /// A WebSocket stream failed.
-    #[cfg(feature = "ws")]
-    #[error(transparent)]
-    WebSocket(#[from] crate::ws::error::WsError),
+    /// A failure of a crate built on core-http beside its calls: a stream's
+    /// (`core-streams`' `WsError`) or a webhook delivery's (`core-webhooks`'
+    /// `WebhookError`), with its own kind and delivery. [`Error::downcast_ref`] reaches
+    /// it by its type.
+    #[error("{0}")]
+    Other(Box<dyn Failure>),
+}
 
-    /// A webhook delivery failed verification or could not be parsed.
-    #[cfg(feature = "webhook")]
-    #[error(transparent)]
-    Webhook(#[from] crate::webhook::error::WebhookError),
+/// What a failure of a crate built on core-http says of itself, so that it can travel in
+/// an [`Error`] ([`Error::Other`]): its kind and whether the peer may have acted.
+pub trait Failure: std::error::Error + Send + Sync + 'static {
+    /// What kind of failure it is.
+    fn kind(&self) -> ErrorKind;
+    /// Whether the peer may have acted on what was sent.
+    fn delivery(&self) -> Delivery {
+        Delivery::NotSent
+    }
 }
 
 /// A specialized `Result` for service calls.

@@ -54,7 +54,7 @@ pub(crate) struct Failure {
 
 impl From<Failure> for crate::Error {
     fn from(f: Failure) -> Self {
-        crate::Error::WebSocket(f.error)
+        crate::Error::from(f.error)
     }
 }
 

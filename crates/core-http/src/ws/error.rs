@@ -122,3 +122,27 @@ impl WsError {
         }
     }
 }
+
+/// A stream's failure travels in a client's `Error` (`?` in a function returning one),
+/// with its kind: [`Error::downcast_ref`](crate::Error::downcast_ref) gets it back.
+impl From<WsError> for crate::Error {
+    fn from(e: WsError) -> Self {
+        crate::Error::Other(Box::new(e))
+    }
+}
+
+impl crate::error::Failure for WsError {
+    fn kind(&self) -> crate::kind::ErrorKind {
+        WsError::kind(self)
+    }
+
+    /// A request written on the stream and not answered may have been carried out; one
+    /// the server refused was answered; anything else never reached it.
+    fn delivery(&self) -> crate::Delivery {
+        match self {
+            WsError::Unanswered(_) => crate::Delivery::MayHaveBeenProcessed,
+            WsError::Rejected { .. } => crate::Delivery::Processed,
+            _ => crate::Delivery::NotSent,
+        }
+    }
+}

@@ -296,15 +296,15 @@ impl<P: Protocol> Stream<P> {
     ) -> Result<()> {
         let (confirm, confirmed) = mpsc::channel();
         self.command(Command::Subscribe(subscription, Some(confirm)))
-            .map_err(|_| crate::Error::WebSocket(WsError::ClosedByCaller))?;
+            .map_err(|_| crate::Error::from(WsError::ClosedByCaller))?;
         match confirmed.recv_timeout(timeout) {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(crate::Error::WebSocket(e)),
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(crate::Error::WebSocket(WsError::Timeout(
+            Ok(Err(e)) => Err(crate::Error::from(e)),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(crate::Error::from(WsError::Timeout(
                 "the subscription was not acknowledged in time".into(),
             ))),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                Err(crate::Error::WebSocket(WsError::ClosedByCaller))
+                Err(crate::Error::from(WsError::ClosedByCaller))
             }
         }
     }
@@ -341,7 +341,7 @@ impl<P: Protocol> Stream<P> {
     pub(crate) fn ready(&mut self) -> Option<Result<StreamItem<P::Event>>> {
         self.taken
             .pop()
-            .map(|item| item.map_err(crate::Error::WebSocket))
+            .map(|item| item.map_err(crate::Error::from))
     }
 
     /// `true` once the stream has ended (closed by the caller, or a fatal error) and

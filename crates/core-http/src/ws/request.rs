@@ -123,7 +123,7 @@ impl<P: Protocol> Stream<P> {
         timeout: Duration,
     ) -> crate::Result<String> {
         if self.inbox.is_finished() {
-            return Err(crate::Error::WebSocket(WsError::NotSent(
+            return Err(crate::Error::from(WsError::NotSent(
                 "the stream has ended".into(),
             )));
         }
@@ -136,7 +136,7 @@ impl<P: Protocol> Stream<P> {
             answer,
         };
         if self.command(Command::Request(request)).is_err() {
-            return Err(crate::Error::WebSocket(WsError::NotSent(
+            return Err(crate::Error::from(WsError::NotSent(
                 "the stream has ended".into(),
             )));
         }
@@ -162,6 +162,6 @@ impl<P: Protocol> Stream<P> {
                 })
             }
         };
-        outcome.map_err(crate::Error::WebSocket)
+        outcome.map_err(crate::Error::from)
     }
 }

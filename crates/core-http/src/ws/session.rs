@@ -206,7 +206,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 Some(item) => item,
                 None if self.stream.is_closed() => {
                     let closed = failed.take().unwrap_or_else(|| {
-                        crate::Error::WebSocket(super::error::WsError::Closed {
+                        crate::Error::from(super::error::WsError::Closed {
                             code: 1006,
                             reason: format!("the stream ended while waiting for {what}"),
                         })
@@ -224,8 +224,8 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 Ok(event) => held.push_back(Ok(event)),
                 Err(e) => {
                     // A stream's own errors copy; the item itself goes back to the caller.
-                    if let crate::Error::WebSocket(ws) = &e {
-                        failed = Some(crate::Error::WebSocket(ws.clone()));
+                    if let Some(ws) = e.downcast_ref::<super::error::WsError>() {
+                        failed = Some(crate::Error::from(ws.clone()));
                     }
                     held.push_back(Err(e));
                 }

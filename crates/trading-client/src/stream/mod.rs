@@ -165,17 +165,15 @@ impl std::fmt::Debug for TradingStream {
 
 /// Names the environment and URL in an upgrade refusal.
 fn explain(e: Error, environment: Environment, url: &str) -> Error {
-    match e {
-        Error::WebSocket(WsError::Unauthorized { status, message }) => {
-            Error::WebSocket(WsError::Unauthorized {
-                status,
-                message: format!(
-                    "{message} (the {environment} environment at {url} refused the stream; \
-                     check that the key is a {environment} key on a plan with streaming)"
-                ),
-            })
-        }
-        other => other,
+    match e.downcast_ref::<WsError>() {
+        Some(WsError::Unauthorized { status, message }) => Error::from(WsError::Unauthorized {
+            status: *status,
+            message: format!(
+                "{message} (the {environment} environment at {url} refused the stream; \
+                 check that the key is a {environment} key on a plan with streaming)"
+            ),
+        }),
+        _ => e,
     }
 }
 

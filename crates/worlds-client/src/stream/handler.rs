@@ -73,7 +73,7 @@ impl Handler<WorldsProtocol> for Worlds {
             }
             Ok(StreamItem::Event(Wire::BadSeq { world_id, message })) => {
                 if let Some(world) = self.worlds.get_mut(&world_id) {
-                    out.push_back(Err(Error::WebSocket(WsError::Undecodable(message))));
+                    out.push_back(Err(Error::from(WsError::Undecodable(message))));
                     world.hole = true;
                     resync(&world_id, world, stream);
                 }

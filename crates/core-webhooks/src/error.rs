@@ -41,15 +41,29 @@ pub enum WebhookError {
 }
 
 impl WebhookError {
-    /// What kind of failure this is: [`ErrorKind::Webhook`](crate::kind::ErrorKind::Webhook)
-    /// for a delivery that failed verification, [`ErrorKind::Config`](crate::kind::ErrorKind::Config)
-    /// for an unusable secret, [`ErrorKind::Decode`](crate::kind::ErrorKind::Decode) for a
+    /// What kind of failure this is: [`ErrorKind::Webhook`](core_http::ErrorKind::Webhook)
+    /// for a delivery that failed verification, [`ErrorKind::Config`](core_http::ErrorKind::Config)
+    /// for an unusable secret, [`ErrorKind::Decode`](core_http::ErrorKind::Decode) for a
     /// signed body that is not an event.
-    pub fn kind(&self) -> crate::kind::ErrorKind {
+    pub fn kind(&self) -> core_http::ErrorKind {
+        core_http::service::Failure::kind(self)
+    }
+}
+
+/// A delivery's failure travels in a client's `Error` (`?` in a function returning one),
+/// with its kind: [`Error::downcast_ref`](core_http::Error::downcast_ref) gets it back.
+impl From<WebhookError> for core_http::Error {
+    fn from(e: WebhookError) -> Self {
+        core_http::Error::Other(Box::new(e))
+    }
+}
+
+impl core_http::service::Failure for WebhookError {
+    fn kind(&self) -> core_http::ErrorKind {
         match self {
-            WebhookError::InvalidSecret(_) => crate::kind::ErrorKind::Config,
-            WebhookError::InvalidPayload(_) => crate::kind::ErrorKind::Decode,
-            _ => crate::kind::ErrorKind::Webhook,
+            WebhookError::InvalidSecret(_) => core_http::ErrorKind::Config,
+            WebhookError::InvalidPayload(_) => core_http::ErrorKind::Decode,
+            _ => core_http::ErrorKind::Webhook,
         }
     }
 }

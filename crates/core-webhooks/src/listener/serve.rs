@@ -11,7 +11,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::head::{Head, MAX_HEAD, Status, answer_bytes, read_head};
 use super::receive::{Counters, Receiving};
-use crate::webhook::WebhookEvent;
+use crate::WebhookEvent;
 
 /// The most connections held open at once; a newcomer past it closes the one idle the
 /// longest.

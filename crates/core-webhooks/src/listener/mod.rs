@@ -83,7 +83,7 @@ pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 ///
 /// ```
 /// use std::time::Duration;
-/// use core_http::webhook::{Envelope, Listener};
+/// use core_webhooks::{Envelope, Listener};
 ///
 /// let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 /// let mut listener = Listener::<Envelope>::bind("127.0.0.1:0", secret)?;
@@ -123,7 +123,7 @@ impl<E: WebhookEvent + Send + 'static> Listener<E> {
     /// Listens on `addr` (`"0.0.0.0:8080"`; port 0 picks a free one, see
     /// [`local_addr`](Self::local_addr)) for deliveries signed with `secret` (the
     /// endpoint's `whsec_...`), with a body limit of 1 MiB.
-    pub fn bind(addr: impl ToSocketAddrs, secret: &str) -> crate::Result<Self> {
+    pub fn bind(addr: impl ToSocketAddrs, secret: &str) -> core_http::Result<Self> {
         Self::bind_with(addr, secret, DEFAULT_MAX_BODY)
     }
 
@@ -132,11 +132,11 @@ impl<E: WebhookEvent + Send + 'static> Listener<E> {
         addr: impl ToSocketAddrs,
         secret: &str,
         max_body: usize,
-    ) -> crate::Result<Self> {
+    ) -> core_http::Result<Self> {
         // An unusable secret is found now, not at the first delivery.
         secret_key(secret)?;
         let cannot =
-            |e: io::Error| crate::Error::Config(format!("cannot listen for webhooks: {e}"));
+            |e: io::Error| core_http::Error::Config(format!("cannot listen for webhooks: {e}"));
         let socket = bind_first(addr).map_err(cannot)?;
         let addr = socket.local_addr().map_err(cannot)?;
         let poll = Poll::new().map_err(cannot)?;
@@ -155,7 +155,9 @@ impl<E: WebhookEvent + Send + 'static> Listener<E> {
                 Loop::new(poll, socket, receiver).run(&stopping);
                 drop(held);
             })
-            .map_err(|e| crate::Error::Config(format!("cannot start the webhook listener: {e}")))?;
+            .map_err(|e| {
+                core_http::Error::Config(format!("cannot start the webhook listener: {e}"))
+            })?;
         Ok(Listener {
             addr,
             events,

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use super::head::Status;
 use super::{QUEUE, REMEMBERED};
-use crate::webhook::{Envelope, WebhookError, WebhookEvent, verify};
+use crate::{Envelope, WebhookError, WebhookEvent, verify};
 
 /// What a listener has done so far ([`Listener::stats`](super::Listener::stats)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,7 +118,7 @@ impl<E: WebhookEvent> Receiving<E> {
         if let Err(e) = verify(&self.secret, headers, body, SystemTime::now()) {
             return self.refused(&e);
         }
-        let id = crate::webhook::WebhookHeaders::header(headers, "webhook-id").unwrap_or_default();
+        let id = crate::WebhookHeaders::header(headers, "webhook-id").unwrap_or_default();
         if self.seen.contains(id) {
             log::debug!("webhook listener: delivery {id} received again; dropped");
             Counters::add(&self.counters.redelivered);

@@ -1,10 +1,14 @@
-//! Webhook signatures in the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`,
-//! `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`), and the event
-//! envelope `{"type", "timestamp", "data"}`.
+//! Webhooks for the service clients built on core-http: signatures in the Standard
+//! Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature:
+//! v1,<base64 HMAC-SHA256 of "id.timestamp.body">`), the event envelope `{"type",
+//! "timestamp", "data"}`, [`webhook_events!`] (a service's typed events), and a blocking
+//! [`Listener`] for a script on a port open to the internet. social-client and
+//! esign-client depend on it behind their `webhooks` feature and re-export what their
+//! users meet (`social_client::webhooks`).
 //!
 //! ```
 //! use std::time::{Duration, SystemTime};
-//! use core_http::webhook::{sign, verify};
+//! use core_webhooks::{sign, verify};
 //!
 //! let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 //! let body = br#"{"type":"post.published","timestamp":"2026-01-01T00:00:00Z","data":{}}"#;
@@ -16,8 +20,12 @@
 //!     ("webhook-signature", signature.as_str()),
 //! ];
 //! verify(secret, &headers[..], body, now)?;
-//! # Ok::<(), core_http::webhook::WebhookError>(())
+//! # Ok::<(), core_webhooks::WebhookError>(())
 //! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+// docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, SystemTime};
@@ -32,8 +40,19 @@ use sha2::Sha256;
 pub use error::WebhookError;
 pub use listener::{DEFAULT_MAX_BODY, Listener, ListenerStats, QUEUE, REMEMBERED};
 
-pub(crate) mod error;
+mod error;
 mod listener;
+
+/// Feature `http`: the `http` crate, whose `HeaderMap` implements [`WebhookHeaders`].
+#[cfg(feature = "http")]
+pub use http;
+
+#[doc(hidden)]
+pub mod __private {
+    //! What [`webhook_events!`](crate::webhook_events) expands to; not part of the API.
+    pub use core_http::Result;
+    pub use serde_json;
+}
 
 /// How far a delivery's timestamp may be from now: 5 minutes either way.
 pub const TOLERANCE: Duration = Duration::from_secs(300);
@@ -83,7 +102,7 @@ impl WebhookHeaders for http::HeaderMap {
     }
 }
 
-impl WebhookHeaders for crate::response::Headers {
+impl WebhookHeaders for core_http::transport::Headers {
     fn header(&self, name: &str) -> Option<&str> {
         self.get(name)
     }
@@ -227,14 +246,14 @@ pub fn verify_and_parse_at<E: WebhookEvent, H: WebhookHeaders + ?Sized>(
 
 /// Declares a service's webhook events: the enum (each known type with its payload, and
 /// `Unknown` keeping any other type whole), `event_type()`, the
-/// [`WebhookEvent`](crate::webhook::WebhookEvent) impl, and, in the module where it is
+/// [`WebhookEvent`](crate::WebhookEvent) impl, and, in the module where it is
 /// invoked, `verify_and_parse` and `verify_and_parse_at` returning that enum.
 ///
 /// ```
 /// #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 /// pub struct Post { pub id: String }
 ///
-/// core_http::webhook_events! {
+/// core_webhooks::webhook_events! {
 ///     /// An event delivered by webhook.
 ///     pub enum Event {
 ///         /// `post.published`: a post went live.
@@ -244,11 +263,11 @@ pub fn verify_and_parse_at<E: WebhookEvent, H: WebhookHeaders + ?Sized>(
 ///
 /// let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 /// let body = br#"{"type":"post.published","data":{"id":"p1"}}"#;
-/// let headers = core_http::webhook::signed_headers(secret, "msg_1", body)?;
+/// let headers = core_webhooks::signed_headers(secret, "msg_1", body)?;
 /// let event = verify_and_parse(secret, &headers, body)?;
 /// assert_eq!(event, Event::PostPublished(Post { id: "p1".into() }));
 /// assert_eq!(event.event_type(), "post.published");
-/// # Ok::<(), core_http::webhook::WebhookError>(())
+/// # Ok::<(), core_webhooks::WebhookError>(())
 /// ```
 #[macro_export]
 macro_rules! webhook_events {
@@ -282,10 +301,10 @@ macro_rules! webhook_events {
             }
         }
 
-        impl $crate::webhook::WebhookEvent for $name {
+        impl $crate::WebhookEvent for $name {
             fn from_envelope(
-                envelope: $crate::webhook::Envelope,
-            ) -> ::std::result::Result<Self, $crate::webhook::WebhookError> {
+                envelope: $crate::Envelope,
+            ) -> ::std::result::Result<Self, $crate::WebhookError> {
                 let kind = envelope.event_type.to_ascii_lowercase();
                 $(
                     if kind == $wire {
@@ -304,11 +323,11 @@ macro_rules! webhook_events {
         /// Verifies a delivery's signature and timestamp (5 minutes' tolerance) with the
         /// endpoint's `whsec_...` secret, then parses the event. Pass the raw body bytes,
         /// exactly as received.
-        pub fn verify_and_parse<H: $crate::webhook::WebhookHeaders + ?Sized>(
+        pub fn verify_and_parse<H: $crate::WebhookHeaders + ?Sized>(
             secret: &str,
             headers: &H,
             body: &[u8],
-        ) -> ::std::result::Result<$name, $crate::webhook::WebhookError> {
+        ) -> ::std::result::Result<$name, $crate::WebhookError> {
             verify_and_parse_at(secret, headers, body, ::std::time::SystemTime::now())
         }
 
@@ -317,31 +336,31 @@ macro_rules! webhook_events {
         /// events (`for event in listener { ... }`, or `next_timeout`). Its promises
         /// (statuses answered, limits, redeliveries) are core-http's
         /// `webhook::Listener`'s, written in this crate's README.
-        pub type Listener = $crate::webhook::Listener<$name>;
+        pub type Listener = $crate::Listener<$name>;
 
         /// What a [`Listener`] has done so far (`listener.stats()`): deliveries handed
         /// over, redeliveries dropped, refusals (a bad signature apart), connections
         /// dropped.
-        pub use $crate::webhook::ListenerStats;
+        pub use $crate::ListenerStats;
 
         /// Listens on `addr` (`"0.0.0.0:8080"`; port 0 picks a free one) for deliveries
         /// signed with `secret` (the endpoint's `whsec_...`), bodies up to 1 MiB.
         pub fn listen(
             addr: impl ::std::net::ToSocketAddrs,
             secret: &str,
-        ) -> $crate::Result<Listener> {
+        ) -> $crate::__private::Result<Listener> {
             Listener::bind(addr, secret)
         }
 
         /// As [`verify_and_parse`], judging the timestamp against `now` (for replaying
         /// stored deliveries in tests).
-        pub fn verify_and_parse_at<H: $crate::webhook::WebhookHeaders + ?Sized>(
+        pub fn verify_and_parse_at<H: $crate::WebhookHeaders + ?Sized>(
             secret: &str,
             headers: &H,
             body: &[u8],
             now: ::std::time::SystemTime,
-        ) -> ::std::result::Result<$name, $crate::webhook::WebhookError> {
-            $crate::webhook::verify_and_parse_at(secret, headers, body, now)
+        ) -> ::std::result::Result<$name, $crate::WebhookError> {
+            $crate::verify_and_parse_at(secret, headers, body, now)
         }
     };
 }
@@ -536,3 +555,8 @@ mod tests {
         ));
     }
 }
+
+/// This crate's README examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;
