@@ -31,7 +31,8 @@ use trading_client::{Client, stream::Event};
 use tungstenite::Message;
 
 /// The throughput target: our quotes per second over the raw reader's.
-const TARGET_RATIO: f64 = 0.9;
+/// The envelope's floor (2026-12-06): at or above it, the simpler design stays.
+const TARGET_RATIO: f64 = 0.75;
 
 fn main() {
     let option = testkit::bench::option;
@@ -127,13 +128,11 @@ Throughput ratio client / raw into the same `Quote`, the middle of the rounds' o
 **{ratio:.3}** (target at least {TARGET_RATIO}: {verdict}; the rounds' ratios ran from \
 {low:.3} to {high:.3}, the ratio of the two medians above is {of_medians:.3}); against \
 `f64`s, which skips exact decimals, the medians' ratio: {f64_ratio:.3}.\n\n\
-A quote in the service's usual shape is read in one pass by a small reader \
-(`core_http::scan`, each price's digits straight into a `Decimal`; anything else is left \
-to `serde`, and a property test checks that whatever it reads `serde` reads the same). \
-It is what keeps this side above the floor with one reader per socket: with every quote \
-read by `serde` instead, the ratio was 0.797 (2026-12-01, one run each way). Before \
-2026-12-01 the caller read the socket itself while it waited, handed to and from the \
-connection's thread by a baton: 1.08 to 1.26 in the runs of that code.\n",
+Every quote is read by `serde` (2026-12-06: the one-pass reader that kept this side at \
+0.9 of raw, and the JSON scanner under it, 1,011 lines, were deleted for the envelope's \
+floor of 0.75; with them the ratio was 0.9 and more, without them 0.797 on 2026-12-01). \
+Before 2026-12-01 the caller read the socket itself while it waited, handed to and from \
+the connection's thread by a baton: 1.08 to 1.26 in the runs of that code.\n",
         ours_t.as_secs_f64(),
         rate(ours_t),
         typed_t.as_secs_f64(),
@@ -275,7 +274,7 @@ const WARM_UP: usize = 100;
 
 /// How far the client's p99 latency may be behind raw's, in µs (the floor: one reader
 /// per socket costs a thread's wake-up the raw side does not pay).
-const LATENCY_FLOOR_US: f64 = 50.0;
+const LATENCY_FLOOR_US: f64 = 100.0;
 
 /// The pace of the latency phase.
 const PACE: Duration = Duration::from_micros(200);
