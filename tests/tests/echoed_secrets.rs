@@ -189,7 +189,7 @@ fn a_key_echoed_in_a_close_reason_or_a_frame_is_never_shown() {
         .with_stream_url(ws.url());
     let mut stream = client
         .stream_with(|c| {
-            let mut policy = core_http::ws::ReconnectPolicy::default();
+            let mut policy = core_streams::ReconnectPolicy::default();
             policy.backoff = core_http::config::Backoff::new(
                 Duration::from_millis(2),
                 Duration::from_millis(10),

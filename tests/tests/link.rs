@@ -54,12 +54,13 @@ fn a_round_trip_takes_the_links_delay_and_opening_a_connection_one_more() {
         first >= rtt * 2 && first < rtt * 2 + Duration::from_millis(30),
         "{first:?}"
     );
-    for ping in pings {
-        assert!(
-            ping >= rtt && ping < rtt + Duration::from_millis(20),
-            "{ping:?}"
-        );
-    }
+    // Each takes the link's delay at least; their median no more than a scheduler's
+    // hiccup beyond it (one ping of a busy machine's run can wait a tick or two).
+    let mut sorted = pings.clone();
+    sorted.sort();
+    assert!(sorted[0] >= rtt, "{pings:?}");
+    assert!(sorted[2] < rtt + Duration::from_millis(20), "{pings:?}");
+    assert!(sorted[4] < rtt * 3, "{pings:?}");
     assert_eq!(link.connections(), 1);
     assert_eq!(link.bytes(), (4 + 20, 4 + 20));
 }

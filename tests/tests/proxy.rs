@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use core_http::ws::WsError;
+use core_streams::WsError;
 use testkit::connect_proxy::ConnectProxy;
 use worlds_client::{Client, stream::Event};
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use core_http::ws::{ReconnectPolicy, WsError};
+use core_streams::{ReconnectPolicy, WsError};
 use testkit::hostile::{Act, Hostile};
 use testkit::hostile_ws::WsServer;
 

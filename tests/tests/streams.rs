@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use core_http::ws::{ReconnectPolicy, StreamConfig, WsError};
+use core_streams::{ReconnectPolicy, StreamConfig, WsError};
 use testkit::hostile::{Act, Hostile};
 use testkit::hostile_ws::{Peer, WsServer, frame};
 use trading_client::stream::Event;

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use core_http::ws::WsError;
+use core_streams::WsError;
 use sandbox::{Sandbox, Service};
 use serde_json::{Map, Value, json};
 use worlds_client::{

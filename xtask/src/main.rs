@@ -91,7 +91,7 @@ fn main() -> ExitCode {
 }
 
 /// The crates the clients stand on: the call engine and the products beside it.
-pub(crate) const SHARED: [&str; 3] = ["core-http", "core-budgets", "core-webhooks"];
+pub(crate) const SHARED: [&str; 4] = ["core-http", "core-budgets", "core-webhooks", "core-streams"];
 
 /// The six service crates, in the order the documents list them.
 pub(crate) const CLIENTS: [&str; 6] = [

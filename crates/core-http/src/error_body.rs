@@ -3,9 +3,11 @@
 
 /// The code and message found in an error body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ParsedErrorBody {
-    pub(crate) code: Option<String>,
-    pub(crate) message: String,
+pub struct ParsedErrorBody {
+    /// The error's code, when the body gave one.
+    pub code: Option<String>,
+    /// Its message (the status's text when the body says nothing).
+    pub message: String,
 }
 
 /// The longest message kept from an error body.
@@ -20,11 +22,7 @@ pub(crate) const BODY_EXCERPT_BYTES: usize = 512;
 ///
 /// The JSON is decoded straight into the few fields read (never into a whole
 /// `serde_json::Value`), so a huge error body costs no more memory than its bytes.
-pub(crate) fn parse_error_body(
-    status: u16,
-    content_type: Option<&str>,
-    body: &[u8],
-) -> ParsedErrorBody {
+pub fn parse_error_body(status: u16, content_type: Option<&str>, body: &[u8]) -> ParsedErrorBody {
     let fallback = || status_text(status).to_owned();
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'{')

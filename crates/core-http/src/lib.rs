@@ -1,8 +1,8 @@
 //! Blocking HTTP plumbing shared by the service clients: transport on `ureq`,
 //! authentication, retries that never repeat an action, typed errors, pagination,
-//! client-side rate limiting, and (behind a feature) reconnecting WebSocket streams.
-//! Webhooks (`core-webhooks`) and budgets shared beyond the process (`core-budgets`) are
-//! crates of their own on this one.
+//! and client-side rate limiting. Streams (`core-streams`), webhooks (`core-webhooks`) and
+//! budgets shared beyond the process (`core-budgets`) are crates of their own on this
+//! one, through what `service` and `net` offer crates built on core-http.
 //!
 //! Service crates wrap an [`HttpClient`] and re-export what their users meet (through
 //! [`reexports!`]); users mostly see this crate through [`Error`] and the builder every
@@ -58,7 +58,6 @@
 //! - `compression`: calls ask for `gzip, br` and decode what comes back as they read it,
 //!   every size cap counting decoded bytes ([`ClientBuilder::compression`] turns the
 //!   asking off). Every client crate turns it on by default.
-//! - `ws`: reconnecting blocking WebSocket streams (the `ws` module).
 #![forbid(unsafe_code)]
 // docs.rs (nightly, `--cfg docsrs`) labels each item with the feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -104,8 +103,6 @@ pub mod transport;
 mod url;
 pub mod wait;
 mod wire;
-#[cfg(feature = "ws")]
-pub mod ws;
 
 #[doc(hidden)]
 pub mod __private {

@@ -115,9 +115,10 @@ pub trait Observer: Send + Sync + 'static {
     }
 }
 
-/// The observer a client was given, shared by its clones and its streams.
-#[derive(Clone)]
-pub(crate) struct Observers(pub(crate) Option<Arc<dyn Observer>>);
+/// The observer a client was given, shared by its clones and its streams: what a crate
+/// built on core-http tells of a stream's changes ([`Observers::stream`]).
+#[derive(Clone, Default)]
+pub struct Observers(pub(crate) Option<Arc<dyn Observer>>);
 
 impl fmt::Debug for Observers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -126,9 +127,13 @@ impl fmt::Debug for Observers {
 }
 
 impl Observers {
+    /// `observer`, shared.
+    pub fn new(observer: impl Observer) -> Self {
+        Observers(Some(Arc::new(observer)))
+    }
+
     /// Whether anyone looks (to spare work that only an observer needs).
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) fn is_set(&self) -> bool {
+    pub fn is_set(&self) -> bool {
         self.0.is_some() || cfg!(feature = "tracing")
     }
 
@@ -149,8 +154,9 @@ impl Observers {
         }
     }
 
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) fn stream(&self, event: StreamEvent) {
+    /// Tells the observer of a stream's change (and, with the `tracing` feature, emits an
+    /// event).
+    pub fn stream(&self, event: StreamEvent) {
         #[cfg(feature = "tracing")]
         tracing::info!(target: "core_http::stream", event = ?event, "stream");
         if let Some(o) = &self.0 {

@@ -31,7 +31,7 @@ pub(crate) fn fill(buf: &mut [u8]) {
 }
 
 /// A random number in [0, 1).
-pub(crate) fn unit_f64() -> f64 {
+pub fn unit_f64() -> f64 {
     let x = u64::from_le_bytes(random_bytes::<8>()) >> 11;
     x as f64 / (1u64 << 53) as f64
 }

@@ -49,9 +49,11 @@ pub(crate) fn format_headers<'a>(headers: impl IntoIterator<Item = (&'a str, &'a
 const MIN_SECRET_LEN: usize = 8;
 
 /// The credentials of one client (API key, client secret, credential headers, the
-/// current token), to blank out of any text built from what a server sent.
+/// current token), to blank out of any text built from what a server sent: a crate
+/// built on core-http (a stream's close reasons) gets its client's from
+/// [`service::Parts`](crate::service::Parts).
 #[derive(Clone, Default)]
-pub(crate) struct Redactor {
+pub struct Redactor {
     secrets: Arc<Vec<String>>,
     /// The client's credentials' stand-ins (what reaches texts in their place).
     masks: Option<Arc<crate::masks::Masks>>,
@@ -92,15 +94,13 @@ impl Redactor {
 
     /// This redactor, also blanking out the credential [`remember`](Self::remember)
     /// is told of (shared by its clones).
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) fn tracking(mut self) -> Redactor {
+    pub fn tracking(mut self) -> Redactor {
         self.current = Some(Arc::default());
         self
     }
 
     /// The credential in use now (read anew for a connection), for a tracking redactor.
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) fn remember(&self, secret: &str) {
+    pub fn remember(&self, secret: &str) {
         if let Some(current) = &self.current
             && let Ok(mut slot) = current.lock()
         {
@@ -129,7 +129,7 @@ impl Redactor {
     }
 
     /// `text` with every known secret (and stand-in) replaced by `***`.
-    pub(crate) fn apply(&self, text: String) -> String {
+    pub fn apply(&self, text: String) -> String {
         let mut out = text;
         if let Some(masks) = &self.masks
             && let Some(concealed) = masks.conceal(&out)

@@ -4,12 +4,16 @@
 
 use crate::client::HttpClient;
 pub use crate::error::{Failure, rounded};
+pub use crate::error_body::{ParsedErrorBody, parse_error_body};
+pub use crate::observe::Observers;
 pub use crate::pagination::check_page_size;
-pub use crate::random::uuid_v4;
+pub use crate::random::{unit_f64, uuid_v4};
 pub use crate::rate_limit::shared::{
     BudgetStore, LONGEST_HOLD, LONGEST_QUEUE, Opening, Scope, SharedBudget, Take, Turn, Unavailable,
 };
-pub use crate::url::{check_absolute_http, path_segment};
+pub use crate::redact::Redactor;
+pub use crate::time::FOREVER;
+pub use crate::url::{Origin, check_absolute_http, path_segment, strip_query};
 
 /// What a service crate tells core-http about itself, so that one builder serves every
 /// service: `core_http::HttpClient::builder()` is a `ClientBuilder<core_http::HttpClient>`.
@@ -57,4 +61,75 @@ pub fn check_answered(what: &str, asked: &str, answered: &str) -> crate::Result<
              about another {what}"
         ),
     })
+}
+
+/// What a crate built on core-http needs of a client to open a connection of its own
+/// as the client's calls do (a stream): [`HttpClient::parts`].
+#[derive(Debug, Clone, Copy)]
+pub struct Parts<'a> {
+    client: &'a HttpClient,
+}
+
+impl HttpClient {
+    /// What a crate built on core-http needs of this client ([`Parts`]).
+    pub fn parts(&self) -> Parts<'_> {
+        Parts { client: self }
+    }
+}
+
+impl<'a> Parts<'a> {
+    /// The client's `User-Agent`.
+    pub fn user_agent(&self) -> &'a str {
+        &self.client.inner.config.user_agent
+    }
+
+    /// The client's connect timeout.
+    pub fn connect_timeout(&self) -> std::time::Duration {
+        self.client.inner.config.connect_timeout
+    }
+
+    /// Whether the client was told to allow plain HTTP to a remote host.
+    pub fn allow_insecure_http(&self) -> bool {
+        self.client.inner.config.allow_insecure_http
+    }
+
+    /// The client's connection stack: its resolver, proxies, TLS configuration and
+    /// sessions, and its credentials' stand-ins.
+    pub fn dialer(&self) -> std::sync::Arc<crate::net::Dialer> {
+        std::sync::Arc::clone(&self.client.inner.dialer)
+    }
+
+    /// What blanks the client's credentials out of texts.
+    pub fn redactor(&self) -> crate::redact::Redactor {
+        self.client.inner.config.redactor.clone()
+    }
+
+    /// The client's observer.
+    pub fn observers(&self) -> crate::observe::Observers {
+        self.client.inner.config.observer.clone()
+    }
+
+    /// How the client authenticates.
+    pub fn auth(&self) -> &'a crate::auth::Auth {
+        &self.client.inner.config.auth
+    }
+
+    /// The auth header a connection made now carries (its name and value: a key, or
+    /// an OAuth token from the client's cache, fetched within `within` when missing),
+    /// its credential as a stand-in that the connection's socket swaps back; `None`
+    /// without auth.
+    ///
+    /// # Errors
+    ///
+    /// A credential that cannot be sent, or a token that could not be fetched in time.
+    pub fn auth_header(
+        &self,
+        within: std::time::Duration,
+    ) -> crate::Result<Option<(String, crate::auth::Secret)>> {
+        let deadline = crate::time::Deadline::after(self.client.inner.config.clock.now(), within);
+        Ok(self
+            .client
+            .auth_header(None, &deadline)?
+            .map(|(name, value)| (name.into_owned(), value.into_owned())))
+    }
 }

@@ -59,7 +59,7 @@ impl Sleeper for ThreadSleeper {
 /// The longest duration ever handed to the socket layer or the standard library's
 /// `Instant` arithmetic. A configured timeout of `Duration::MAX` means "no timeout", but
 /// `Instant + Duration::MAX` panics: anything longer than this is treated as this.
-pub(crate) const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
+pub const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// When a call must be over, on the client's clock. `None` when the timeout is so long
 /// that the instant cannot be represented (the call then has no deadline).

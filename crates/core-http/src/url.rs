@@ -54,11 +54,14 @@ pub fn check_absolute_http(url: &str) -> std::result::Result<(), String> {
 
 /// The scheme, host and port of a URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Origin {
+#[non_exhaustive]
+pub struct Origin {
     /// `http` or `https`.
-    pub(crate) scheme: &'static str,
-    pub(crate) host: String,
-    pub(crate) port: u16,
+    pub scheme: &'static str,
+    /// The host, lower case (an IPv6 address in brackets).
+    pub host: String,
+    /// The port (the scheme's when the URL gives none).
+    pub port: u16,
 }
 
 impl Origin {
@@ -69,7 +72,11 @@ impl Origin {
     }
 
     /// Parses the origin of an absolute `http` or `https` URL.
-    pub(crate) fn parse(url: &str) -> Result<Origin> {
+    ///
+    /// # Errors
+    ///
+    /// A configuration error naming what is wrong with the URL.
+    pub fn parse(url: &str) -> Result<Origin> {
         let (scheme, rest) = url
             .split_once("://")
             .ok_or_else(|| Error::config(format!("{url:?} is not an absolute URL")))?;
@@ -115,7 +122,7 @@ impl Origin {
     }
 
     /// `true` for `localhost`, 127.0.0.0/8 and `[::1]`.
-    pub(crate) fn is_loopback(&self) -> bool {
+    pub fn is_loopback(&self) -> bool {
         if self.host == "localhost" || self.host.ends_with(".localhost") || self.host == "[::1]" {
             return true;
         }
@@ -130,7 +137,11 @@ impl Origin {
     }
 
     /// Checks the HTTPS rule: `https`, or `http` to loopback, or `http` when allowed.
-    pub(crate) fn check_secure(&self, url: &str, allow_insecure: bool) -> Result<()> {
+    ///
+    /// # Errors
+    ///
+    /// A configuration error for plain HTTP to another host, naming the way out.
+    pub fn check_secure(&self, url: &str, allow_insecure: bool) -> Result<()> {
         if self.scheme == "https" || self.is_loopback() || allow_insecure {
             Ok(())
         } else {
@@ -145,7 +156,7 @@ impl Origin {
 }
 
 /// The URL without its query string (query values are not logged or shown).
-pub(crate) fn strip_query(url: &str) -> &str {
+pub fn strip_query(url: &str) -> &str {
     url.split('?').next().unwrap_or(url)
 }
 

@@ -230,7 +230,7 @@ impl<T> WaitError<T> {
     /// The deadline passed after `waited`; `last` is the last reading and its state,
     /// `cause` the last reading's failure (or the answer that asked for a pause past the
     /// deadline).
-    pub(crate) fn timed_out(
+    pub fn timed_out(
         what: String,
         last: Option<(T, String)>,
         waited: Duration,

@@ -181,7 +181,7 @@ impl Client {
         if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
         }
-        self.http.websocket_url("/stream")
+        core_streams::websocket_url(&self.http, "/stream")
     }
 
     fn from_env_settings(

@@ -65,7 +65,7 @@ impl Client {
         if let Some(url) = &self.settings.inner.stream_url {
             return url.clone();
         }
-        self.http.websocket_url("/ws/v1/realtime")
+        core_streams::websocket_url(&self.http, "/ws/v1/realtime")
     }
 
     fn from_env_settings(

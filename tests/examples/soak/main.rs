@@ -236,8 +236,8 @@ fn run(o: &Options, sandbox: &str, proxy: &proxy::Remote) -> anyhow::Result<()> 
     let world = worlds.worlds().create(&NewWorld::new("Soak", "space"))?;
     let world_id = world.id.as_str().to_owned();
 
-    let fast = |config: core_http::ws::StreamConfig| {
-        let mut policy = core_http::ws::ReconnectPolicy::default();
+    let fast = |config: core_streams::StreamConfig| {
+        let mut policy = core_streams::ReconnectPolicy::default();
         policy.backoff =
             core_http::config::Backoff::new(Duration::from_millis(50), Duration::from_secs(1), 2.0);
         policy.cooldown = Duration::from_secs(2);

@@ -22,25 +22,26 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub(crate) use crate::masks::Masks;
-pub(crate) use socket::Socket;
+pub use socket::Socket;
+pub use tunnel::Refusal;
 
 use crate::proxy::Proxies;
 use resolve::{ResolveError, Resolver};
-use tunnel::Refusal;
 
 /// Where a connection goes.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Target<'a> {
+pub struct Target<'a> {
     /// The host as a URL writes it (an IPv6 address in brackets).
-    pub(crate) host: &'a str,
-    pub(crate) port: u16,
+    pub host: &'a str,
+    /// The port.
+    pub port: u16,
     /// TLS to the host.
-    pub(crate) tls: bool,
+    pub tls: bool,
 }
 
 impl Target<'_> {
     /// The host without the brackets of an IPv6 address, as TLS and the resolver take it.
-    pub(crate) fn bare_host(&self) -> &str {
+    pub fn bare_host(&self) -> &str {
         self.host
             .strip_prefix('[')
             .and_then(|h| h.strip_suffix(']'))
@@ -50,17 +51,38 @@ impl Target<'_> {
 
 /// Why no connection was made. Nothing was sent in any case.
 #[derive(Debug)]
-pub(crate) enum ConnectError {
+#[non_exhaustive]
+pub enum ConnectError {
     /// The host's name has no address.
-    NotFound { host: String, detail: String },
+    NotFound {
+        /// The host.
+        host: String,
+        /// The resolver's words.
+        detail: String,
+    },
     /// No address answered: refused, unreachable (the address tried last, `host:port`).
-    Dial { address: String, source: io::Error },
+    Dial {
+        /// The address tried last.
+        address: String,
+        /// What it answered.
+        source: io::Error,
+    },
     /// The deadline passed while `stage` ("resolving", "connecting", the proxy, TLS).
-    TimedOut { stage: &'static str, target: String },
+    TimedOut {
+        /// What was under way.
+        stage: &'static str,
+        /// Where to.
+        target: String,
+    },
     /// The proxy did not open the tunnel.
     Proxy(Refusal),
     /// TLS failed (a certificate, the protocol): trying again will not mend it.
-    Tls { host: String, message: String },
+    Tls {
+        /// The host.
+        host: String,
+        /// What failed.
+        message: String,
+    },
     /// The caller abandoned it ([`Abort`]).
     Aborted,
 }
@@ -87,7 +109,7 @@ impl std::error::Error for ConnectError {}
 /// What lets a caller abandon a connection from another thread: a flag every step
 /// reads, and the socket, shut down at once under a read or write that is blocked.
 #[derive(Debug, Default)]
-pub(crate) struct Abort {
+pub struct Abort {
     aborted: AtomicBool,
     socket: Mutex<Option<TcpStream>>,
 }
@@ -100,15 +122,15 @@ impl Abort {
     }
 
     /// Ends the connection now, whatever its thread is doing.
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) fn abort(&self) {
+    pub fn abort(&self) {
         self.aborted.store(true, Ordering::Release);
         if let Some(socket) = self.lock().take() {
             let _ = socket.shutdown(Shutdown::Both);
         }
     }
 
-    pub(crate) fn is_aborted(&self) -> bool {
+    /// Whether [`Abort::abort`] was called.
+    pub fn is_aborted(&self) -> bool {
         self.aborted.load(Ordering::Acquire)
     }
 
@@ -130,35 +152,60 @@ pub(crate) enum Io<S: Read + Write> {
     Tls(Box<rustls::StreamOwned<rustls::ClientConnection, S>>),
 }
 
-/// An open connection to a service (through its tunnel when there is one).
-pub(crate) struct Connection<S: Read + Write = Socket> {
+/// An open connection to a service (through its tunnel when there is one): plain or
+/// TLS over a socket `S` (a [`Socket`] held to a deadline; for a stream's thread, the
+/// same connection moved onto a non-blocking socket with [`Connection::map`]).
+pub struct Connection<S: Read + Write = Socket> {
     pub(crate) io: Io<S>,
     pub(crate) masks: Arc<Masks>,
 }
 
 impl<S: Read + Write> Connection<S> {
     /// The socket under it.
-    pub(crate) fn socket(&self) -> &S {
+    pub fn socket(&self) -> &S {
         match &self.io {
             Io::Plain(s) => s,
             Io::Tls(t) => t.get_ref(),
         }
     }
 
-    pub(crate) fn socket_mut(&mut self) -> &mut S {
+    /// The socket under it, to set its deadline or wait for it to be ready.
+    pub fn socket_mut(&mut self) -> &mut S {
         match &mut self.io {
             Io::Plain(s) => s,
             Io::Tls(t) => t.get_mut(),
         }
     }
 
-    pub(crate) fn is_tls(&self) -> bool {
+    /// Whether it is TLS.
+    pub fn is_tls(&self) -> bool {
         matches!(self.io, Io::Tls(_))
     }
 
+    /// Swaps the stand-ins of the client's credentials in a request's head for the
+    /// credentials, as the head is about to be written (the layers above never held
+    /// them).
+    pub fn reveal_head(&self, head: &mut [u8]) {
+        self.masks.reveal(head, true);
+    }
+
+    /// Swaps any of the client's credentials in `read` (just read) for their stand-ins,
+    /// before anything else sees it; `tail` keeps the end of what was read before, so
+    /// that a credential cut across two reads is hidden too.
+    pub fn hide_echoes(&self, read: &mut [u8], tail: &mut Vec<u8>) {
+        let longest = self.masks.longest();
+        if read.is_empty() || longest == 0 {
+            return;
+        }
+        self.masks.blank(read, tail);
+        let keep = longest - 1;
+        tail.extend_from_slice(&read[read.len().saturating_sub(keep)..]);
+        let drop = tail.len().saturating_sub(keep);
+        tail.drain(..drop);
+    }
+
     /// The same connection over another socket (the same bytes, the same TLS state).
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) fn map<T: Read + Write>(self, f: impl FnOnce(S) -> T) -> Connection<T> {
+    pub fn map<T: Read + Write>(self, f: impl FnOnce(S) -> T) -> Connection<T> {
         let io = match self.io {
             Io::Plain(s) => Io::Plain(f(s)),
             Io::Tls(t) => {
@@ -262,10 +309,25 @@ impl Dialer {
         }
     }
 
+    /// A connection stack of its own for something built without a client: Mozilla's
+    /// roots, no proxy, no client certificate.
+    ///
+    /// # Errors
+    ///
+    /// A configuration error when TLS cannot be set up.
+    pub fn standalone() -> crate::Result<Dialer> {
+        let tls = tls::RootCertificates::default().rustls_config(None)?;
+        Ok(Dialer::new(Proxies::default(), tls))
+    }
+
     /// Connects to `target` by `deadline`: through the proxy for it when there is one,
     /// then TLS when it asks for it. `abort`, when given, can end it from another thread.
     /// The socket keeps `deadline` for every read and write until it is given another.
-    pub(crate) fn connect(
+    ///
+    /// # Errors
+    ///
+    /// [`ConnectError`] when no connection was made by then.
+    pub fn connect(
         &self,
         target: &Target<'_>,
         deadline: Instant,

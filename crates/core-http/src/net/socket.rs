@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 /// A connected TCP stream and the deadline its reads and writes keep.
 #[derive(Debug)]
-pub(crate) struct Socket {
+pub struct Socket {
     stream: TcpStream,
     /// When the next read or write must end by (`None`: as long as it takes).
     deadline: Option<Instant>,
@@ -48,19 +48,18 @@ impl Socket {
     }
 
     /// Holds every read and write to `deadline` from now on (`None`: none).
-    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
     }
 
     /// The stream, to hand over (a stream's connection goes non-blocking).
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
-    pub(crate) fn into_stream(self) -> TcpStream {
+    pub fn into_stream(self) -> TcpStream {
         self.stream
     }
 
     /// Whether an idle connection is still open: nothing arrived and the peer has not
     /// closed it.
-    pub(crate) fn is_open(&self) -> bool {
+    pub fn is_open(&self) -> bool {
         if self.stream.set_nonblocking(true).is_err() {
             return false;
         }

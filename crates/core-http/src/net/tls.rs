@@ -1,5 +1,5 @@
 //! Which certificate authorities the client trusts: the built-in Mozilla set, or exactly
-//! the ones the user gave. One setting serves HTTPS and (with the `ws` feature) `wss://`.
+//! the ones the user gave. One setting serves HTTPS and a stream's `wss://` (`core-streams`).
 
 use std::fmt;
 use std::sync::Arc;

@@ -11,18 +11,19 @@ const MAX_HEAD: usize = 16 * 1024;
 
 /// Why a tunnel did not open.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refusal {
+#[non_exhaustive]
+pub struct Refusal {
     /// The proxy's status, when it answered one.
-    pub(crate) status: Option<u16>,
+    pub status: Option<u16>,
     /// What happened, naming the proxy (never its credentials), with a hint.
-    pub(crate) message: String,
+    pub message: String,
     /// The proxy's `host:port`.
-    pub(crate) proxy: String,
+    pub proxy: String,
     /// Whether trying again may help: never after 401, 403 or 407 (a proxy may lock an
     /// account after failed logins), nor after a method it does not support.
-    pub(crate) retry: bool,
+    pub retry: bool,
     /// The time ran out while the proxy was asked or answered.
-    pub(crate) timed_out: bool,
+    pub timed_out: bool,
 }
 
 impl std::fmt::Display for Refusal {

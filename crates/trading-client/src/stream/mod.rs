@@ -11,10 +11,10 @@ mod recovery;
 
 use std::time::Duration;
 
-/// The stream's settings and counters, and why it failed.
-pub use core_http::ws::{ReconnectPolicy, StreamConfig, StreamStats, WsError};
-use core_http::ws::{Session, Stream};
 use core_http::{Error, Result};
+/// The stream's settings and counters, and why it failed.
+pub use core_streams::{ReconnectPolicy, StreamConfig, StreamStats, WsError};
+use core_streams::{Session, Stream};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -180,7 +180,7 @@ fn explain(e: Error, environment: Environment, url: &str) -> Error {
 impl TradingStream {
     pub(crate) fn open(
         client: &Client,
-        configure: impl FnOnce(core_http::ws::StreamConfig) -> core_http::ws::StreamConfig,
+        configure: impl FnOnce(core_streams::StreamConfig) -> core_streams::StreamConfig,
     ) -> Result<TradingStream> {
         if client.plan() == Some(Plan::Free) {
             return Err(Error::InvalidRequest(
@@ -188,7 +188,7 @@ impl TradingStream {
             ));
         }
         let url = client.stream_url();
-        let config = configure(client.http().stream_config(&url)?);
+        let config = configure(core_streams::stream_config(client.http(), &url)?);
         let stream = Stream::connect(config, TradingProtocol::default())
             .map_err(|e| explain(e, client.environment(), &url))?;
         Ok(TradingStream {

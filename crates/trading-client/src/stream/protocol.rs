@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use core_http::ws::{Inbound, Protocol};
+use core_streams::{Inbound, Protocol};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -300,12 +300,12 @@ mod tests {
             [
                 Inbound::Event {
                     event: Event::Trade(t),
-                    lane: core_http::ws::Lane::Lossy,
+                    lane: core_streams::Lane::Lossy,
                     ..
                 },
                 Inbound::Event {
                     event: Event::Bar(b),
-                    lane: core_http::ws::Lane::Lossy,
+                    lane: core_streams::Lane::Lossy,
                     ..
                 },
             ] => {

@@ -6,11 +6,11 @@ use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
-use core_http::ws::{Handler, Stream, StreamItem};
 use core_http::{
     Error, Result,
     config::{Backoff, RequestOptions},
 };
+use core_streams::{Handler, Stream, StreamItem};
 use time::OffsetDateTime;
 
 use super::protocol::TradingProtocol;

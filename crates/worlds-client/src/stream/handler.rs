@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use core_http::ws::{Handler, Stream, StreamItem, WsError};
 use core_http::{Error, Result};
+use core_streams::{Handler, Stream, StreamItem, WsError};
 use log::debug;
 
 use super::Event;

@@ -23,12 +23,12 @@
 //! Messages of a type this version does not know travel on the stream's lossy lane
 //! (counted in `stats().dropped` if the caller falls far behind); every other event on
 //! the lossless lane, bounded at 10,000 waiting: a caller that stops reading gets
-//! [`core_http::ws::WsError::FellBehind`], then the channel reconnects and every world
+//! [`core_streams::WsError::FellBehind`], then the channel reconnects and every world
 //! is caught up from its checkpoint.
 //!
 //! Sends ([`WorldsStream::send`], [`WorldsStream::move_object`], [`WorldsStream::set_presence`])
 //! carry a `ref` the service answers with an `ack` or an `error`, through
-//! [`core_http::ws::Stream::request`]: written at most once.
+//! [`core_streams::Stream::request`]: written at most once.
 
 mod events;
 mod handler;
@@ -38,14 +38,14 @@ mod recovery;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use core_http::ws::{Session, Stream};
 use core_http::{Error, Result};
+use core_streams::{Session, Stream};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::client::Client;
 use crate::models::WorldId;
-pub use core_http::ws::{ReconnectPolicy, StreamConfig, StreamStats, WsError};
+pub use core_streams::{ReconnectPolicy, StreamConfig, StreamStats, WsError};
 pub use events::{Event, Recovery};
 use handler::{Tracked, Worlds};
 use protocol::{Checkpoint, Join, WorldsProtocol};
@@ -89,10 +89,10 @@ impl std::fmt::Debug for WorldsStream {
 impl WorldsStream {
     pub(crate) fn open(
         client: &Client,
-        configure: impl FnOnce(core_http::ws::StreamConfig) -> core_http::ws::StreamConfig,
+        configure: impl FnOnce(core_streams::StreamConfig) -> core_streams::StreamConfig,
     ) -> Result<WorldsStream> {
         let url = client.stream_url();
-        let config = configure(client.http().stream_config(&url)?);
+        let config = configure(core_streams::stream_config(client.http(), &url)?);
         let stream = Stream::connect(config, WorldsProtocol::default())?;
         Ok(WorldsStream {
             session: Session::new(stream, Worlds::default()),

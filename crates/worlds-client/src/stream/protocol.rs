@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use core_http::ws::{Inbound, Protocol};
+use core_streams::{Inbound, Protocol};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;

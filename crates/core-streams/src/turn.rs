@@ -14,7 +14,7 @@ use super::conn::Next;
 use super::ending::{Ended, GRACEFUL, closed_by_server, lost_or_fatal};
 use super::worker::{Connected, SOCKET, Worker};
 use super::{Command, Inbound, Lane, Protocol, StreamItem, WsError};
-use crate::observe::StreamEvent;
+use core_http::config::StreamEvent;
 
 /// The most events read in one turn before they are handed to the caller (so a flood
 /// reaches it in pieces, and the commands and timers are not kept waiting).
@@ -39,7 +39,7 @@ impl<P: Protocol> Worker<P> {
     pub(super) fn next_due(&self, live: &Connected) -> Instant {
         let after = |from: Instant, wait: Duration| {
             from.checked_add(wait)
-                .unwrap_or_else(|| Instant::now() + crate::time::FOREVER)
+                .unwrap_or_else(|| Instant::now() + core_http::service::FOREVER)
         };
         let mut due = after(live.last_out, self.config.ping_after)
             .min(after(live.last_in, self.config.dead_after));

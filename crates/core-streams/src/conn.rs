@@ -13,8 +13,8 @@ use tungstenite::protocol::{Role, WebSocketConfig};
 
 use super::transport::{Live, Socket};
 use super::{StreamConfig, WsError};
-use crate::net::{Abort, ConnectError, Connection, Target};
-use crate::url::{Origin, strip_query};
+use core_http::net::{Abort, ConnectError, Connection, Target};
+use core_http::service::{Origin, strip_query};
 
 /// How much one read of the connection asks the socket for (tungstenite's read buffer).
 /// tungstenite zeroes up to this much of its buffer before every read, the read that
@@ -52,9 +52,9 @@ pub(crate) struct Failure {
     pub(crate) next: Next,
 }
 
-impl From<Failure> for crate::Error {
+impl From<Failure> for core_http::Error {
     fn from(f: Failure) -> Self {
-        crate::Error::from(f.error)
+        core_http::Error::from(f.error)
     }
 }
 
@@ -276,7 +276,7 @@ fn send_upgrade(
     request.push_str("\r\n");
     // A credential's stand-in (a token) swapped for it as the bytes go out.
     let mut bytes = request.into_bytes();
-    transport.masks.reveal(&mut bytes, true);
+    transport.reveal_head(&mut bytes);
     let sent = transport.write_all(&bytes).and_then(|()| transport.flush());
     // The request held the key: it is gone before anything else can see it.
     drop(bytes);
@@ -313,7 +313,7 @@ fn read_head(transport: &mut Connection, shown: &str) -> Result<Vec<u8>, Failure
 /// A refused upgrade as the stream's error: the server's message (credentials blanked),
 /// and whether to stop, retry, or cool down first.
 fn refused(config: &StreamConfig, status: u16, content_type: Option<&str>, body: &[u8]) -> Failure {
-    let parsed = crate::error::parse_error_body(status, content_type, body);
+    let parsed = core_http::service::parse_error_body(status, content_type, body);
     let message = config.redact.apply(parsed.message);
     match status {
         401 | 403 => fail(WsError::Unauthorized { status, message }, Next::Stop),

@@ -4,9 +4,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::auth::Secret;
-use crate::backoff::Backoff;
-use crate::redact::Redactor;
+use core_http::config::Backoff;
+use core_http::config::Secret;
+use core_http::service::Redactor;
 
 /// Where the upgrade's auth header value comes from.
 #[derive(Clone)]
@@ -52,11 +52,11 @@ pub struct StreamConfig {
     pub(crate) auth: Option<(String, AuthValue)>,
 
     /// Who is told of connections, losses and reconnects (a client's observer).
-    pub(crate) observer: crate::observe::Observers,
+    pub(crate) observer: core_http::service::Observers,
     /// How the stream connects: its client's connection stack (its resolver, proxies,
     /// TLS configuration and credential masks, the same as its calls'); without a
     /// client, Mozilla's roots and no proxy.
-    pub(crate) dialer: Option<Arc<crate::net::Dialer>>,
+    pub(crate) dialer: Option<Arc<core_http::net::Dialer>>,
     pub(crate) connect_timeout: Duration,
     pub(crate) tick: Duration,
     pub(crate) ping_after: Duration,
@@ -75,7 +75,7 @@ pub struct StreamConfig {
 impl fmt::Debug for StreamConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamConfig")
-            .field("url", &crate::url::strip_query(&self.url))
+            .field("url", &core_http::service::strip_query(&self.url))
             .field("auth", &self.auth.as_ref().map(|(name, _)| (name, "***")))
             .field("ping_after", &self.ping_after)
             .field("dead_after", &self.dead_after)
@@ -93,7 +93,7 @@ impl StreamConfig {
             url: url.into(),
             headers: Vec::new(),
             auth: None,
-            observer: crate::observe::Observers(None),
+            observer: core_http::service::Observers::default(),
             dialer: None,
             connect_timeout: Duration::from_secs(10),
             tick: Duration::from_millis(200),
@@ -118,16 +118,10 @@ impl StreamConfig {
 
     /// How the stream connects: its client's stack, else one of its own (Mozilla's
     /// roots, no proxy, no client certificate).
-    pub(crate) fn dialer(&self) -> crate::Result<Arc<crate::net::Dialer>> {
+    pub(crate) fn dialer(&self) -> core_http::Result<Arc<core_http::net::Dialer>> {
         match &self.dialer {
             Some(dialer) => Ok(dialer.clone()),
-            None => {
-                let tls = crate::net::tls::RootCertificates::default().rustls_config(None)?;
-                Ok(Arc::new(crate::net::Dialer::new(
-                    crate::proxy::Proxies::default(),
-                    tls,
-                )))
-            }
+            None => Ok(Arc::new(core_http::net::Dialer::standalone()?)),
         }
     }
 
@@ -138,9 +132,9 @@ impl StreamConfig {
     }
 
     /// Tells `observer` of the stream's connections, losses, reconnects and drops (a
-    /// client's [`stream_config`](crate::HttpClient::stream_config) has the client's).
-    pub fn observer(mut self, observer: impl crate::observe::Observer) -> Self {
-        self.observer = crate::observe::Observers(Some(Arc::new(observer)));
+    /// client's [`stream_config`](crate::stream_config) has the client's).
+    pub fn observer(mut self, observer: impl core_http::config::Observer) -> Self {
+        self.observer = core_http::service::Observers::new(observer);
         self
     }
 

@@ -1,4 +1,6 @@
-//! Reconnecting blocking WebSocket streams (feature `ws`), for services that push events.
+//! Reconnecting blocking WebSocket streams for the service clients built on core-http,
+//! for services that push events (trading's market data and fills, a world's events).
+//! trading-client and worlds-client depend on it and re-export what their users meet.
 //!
 //! A [`Stream`] owns one connection through a background thread, the one reader and
 //! writer of its socket, so a slow caller never stalls the protocol and a hostile server
@@ -48,12 +50,14 @@
 //! - **Secrets**: the upgrade request is written by this module, not by tungstenite, so
 //!   the auth header reaches no logger of any crate at any level; frame payloads are
 //!   logged only at `trace`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod client;
 mod config;
 mod conn;
 mod ending;
-pub(crate) mod error;
+mod error;
 mod inbox;
 mod request;
 mod session;
@@ -67,8 +71,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::Result;
+use core_http::Result;
 
+pub use client::{stream_config, websocket_url};
 pub use config::{ReconnectPolicy, StreamConfig};
 pub use error::WsError;
 pub use inbox::StreamStats;
@@ -214,7 +219,7 @@ pub struct Stream<P: Protocol> {
     thread: Option<JoinHandle<()>>,
     /// Disconnected when the connection's thread ends.
     done: mpsc::Receiver<()>,
-    abort: Arc<crate::net::Abort>,
+    abort: Arc<core_http::net::Abort>,
     close_timeout: Duration,
 }
 
@@ -231,14 +236,14 @@ impl<P: Protocol> Stream<P> {
     /// error here), sends the protocol's current subscriptions, and starts the
     /// connection's thread.
     pub fn connect(config: StreamConfig, protocol: P) -> Result<Stream<P>> {
-        let abort = Arc::new(crate::net::Abort::default());
-        let socket = conn::connect(&config, &abort).map_err(crate::Error::from)?;
+        let abort = Arc::new(core_http::net::Abort::default());
+        let socket = conn::connect(&config, &abort).map_err(core_http::Error::from)?;
         let inbox = Arc::new(inbox::Inbox::new(
             config.lossy_capacity,
             config.lossless_capacity,
         ));
         let cannot = |e: std::io::Error| {
-            crate::Error::config(format!("cannot start the stream's thread: {e}"))
+            core_http::Error::Config(format!("cannot start the stream's thread: {e}"))
         };
         let poll = mio::Poll::new().map_err(cannot)?;
         let waker = Arc::new(mio::Waker::new(poll.registry(), worker::WAKE).map_err(cannot)?);
@@ -296,15 +301,15 @@ impl<P: Protocol> Stream<P> {
     ) -> Result<()> {
         let (confirm, confirmed) = mpsc::channel();
         self.command(Command::Subscribe(subscription, Some(confirm)))
-            .map_err(|_| crate::Error::from(WsError::ClosedByCaller))?;
+            .map_err(|_| core_http::Error::from(WsError::ClosedByCaller))?;
         match confirmed.recv_timeout(timeout) {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(crate::Error::from(e)),
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(crate::Error::from(WsError::Timeout(
+            Ok(Err(e)) => Err(core_http::Error::from(e)),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(core_http::Error::from(WsError::Timeout(
                 "the subscription was not acknowledged in time".into(),
             ))),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                Err(crate::Error::from(WsError::ClosedByCaller))
+                Err(core_http::Error::from(WsError::ClosedByCaller))
             }
         }
     }
@@ -341,7 +346,7 @@ impl<P: Protocol> Stream<P> {
     pub(crate) fn ready(&mut self) -> Option<Result<StreamItem<P::Event>>> {
         self.taken
             .pop()
-            .map(|item| item.map_err(crate::Error::from))
+            .map(|item| item.map_err(core_http::Error::from))
     }
 
     /// `true` once the stream has ended (closed by the caller, or a fatal error) and
@@ -408,3 +413,8 @@ impl<P: Protocol> Drop for Stream<P> {
         self.close();
     }
 }
+
+/// This crate's README examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;

@@ -121,9 +121,9 @@ impl<P: Protocol> Stream<P> {
         id: impl Into<String>,
         message: impl Into<String>,
         timeout: Duration,
-    ) -> crate::Result<String> {
+    ) -> core_http::Result<String> {
         if self.inbox.is_finished() {
-            return Err(crate::Error::from(WsError::NotSent(
+            return Err(core_http::Error::from(WsError::NotSent(
                 "the stream has ended".into(),
             )));
         }
@@ -136,7 +136,7 @@ impl<P: Protocol> Stream<P> {
             answer,
         };
         if self.command(Command::Request(request)).is_err() {
-            return Err(crate::Error::from(WsError::NotSent(
+            return Err(core_http::Error::from(WsError::NotSent(
                 "the stream has ended".into(),
             )));
         }
@@ -162,6 +162,6 @@ impl<P: Protocol> Stream<P> {
                 })
             }
         };
-        outcome.map_err(crate::Error::from)
+        outcome.map_err(core_http::Error::from)
     }
 }

@@ -30,7 +30,7 @@ pub(super) enum Ended {
 #[cold]
 pub(super) fn closed_by_server(
     frame: Option<CloseFrame>,
-    redact: &crate::redact::Redactor,
+    redact: &core_http::service::Redactor,
 ) -> Ended {
     let (code, reason) = match frame {
         Some(f) => (

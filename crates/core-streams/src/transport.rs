@@ -5,7 +5,7 @@
 
 use std::io::{self, Read, Write};
 
-use crate::net::Connection;
+use core_http::net::Connection;
 
 /// A live stream's connection: non-blocking, plain or TLS.
 pub(crate) struct Live {
@@ -49,15 +49,7 @@ impl Read for Live {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // Non-blocking: a read is never interrupted by a signal (it does not wait).
         let n = self.conn.read(buf)?;
-        let masks = self.conn.masks.clone();
-        let longest = masks.longest();
-        if n > 0 && longest > 0 {
-            masks.blank(&mut buf[..n], &self.tail);
-            let keep = longest - 1;
-            self.tail.extend_from_slice(&buf[n.saturating_sub(keep)..n]);
-            let drop = self.tail.len().saturating_sub(keep);
-            self.tail.drain(..drop);
-        }
+        self.conn.hide_echoes(&mut buf[..n], &mut self.tail);
         Ok(n)
     }
 }

@@ -18,9 +18,9 @@ use super::inbox::{Inbox, Item};
 use super::request::Requests;
 use super::transport::Socket;
 use super::{Command, Confirm, Inbound, Lane, Protocol, StreamConfig, StreamItem};
-use crate::net::Abort;
-use crate::observe::StreamEvent;
-use crate::url::strip_query;
+use core_http::config::StreamEvent;
+use core_http::net::Abort;
+use core_http::service::strip_query;
 
 /// The socket's token, and the caller's wake's.
 pub(super) const SOCKET: Token = Token(0);
@@ -194,7 +194,7 @@ impl<P: Protocol> Worker<P> {
                     .config
                     .reconnect
                     .backoff
-                    .delay(attempts, crate::random::unit_f64()),
+                    .delay(attempts, core_http::service::unit_f64()),
             };
             debug!(
                 "stream {}: reconnecting in {delay:?} (attempt {})",
@@ -333,7 +333,7 @@ impl<P: Protocol> Worker<P> {
             if self.abort.is_aborted() {
                 return false;
             }
-            let left = until.map_or(crate::time::FOREVER, |u| {
+            let left = until.map_or(core_http::service::FOREVER, |u| {
                 u.saturating_duration_since(Instant::now())
             });
             if left.is_zero() {

@@ -2,7 +2,6 @@
 //! (tungstenite's server side, plain and TLS): pings both ways, a mute server, server
 //! closes, a dropped connection, refused upgrades, messages longer than one read, an
 //! oversized message, a slow caller.
-#![cfg(feature = "ws")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::{TcpListener, TcpStream};
@@ -12,9 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use core_http::config::{Backoff, Secret};
-use core_http::ws::{
-    Inbound, Protocol, ReconnectPolicy, Stream, StreamConfig, StreamItem, WsError,
-};
+use core_streams::{Inbound, Protocol, ReconnectPolicy, Stream, StreamConfig, StreamItem, WsError};
 use tungstenite::protocol::CloseFrame;
 use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::{Message, WebSocket};
@@ -689,8 +686,7 @@ fn wss_to_a_local_tls_server_with_a_test_root() {
         .unwrap()
         .build()
         .unwrap();
-    let config = client
-        .stream_config(&url)
+    let config = core_streams::stream_config(&client, &url)
         .unwrap()
         .tick(Duration::from_millis(20));
     let mut stream = Stream::connect(config, subscribed(&["fills"])).unwrap();
@@ -701,7 +697,11 @@ fn wss_to_a_local_tls_server_with_a_test_root() {
         .base_url("https://127.0.0.1")
         .build()
         .unwrap();
-    let err = Stream::connect(plain.stream_config(&url).unwrap(), subscribed(&[])).unwrap_err();
+    let err = Stream::connect(
+        core_streams::stream_config(&plain, &url).unwrap(),
+        subscribed(&[]),
+    )
+    .unwrap_err();
     assert!(
         matches!(err.downcast_ref::<WsError>(), Some(WsError::Connect(m)) if m.contains("TLS")),
         "{err:?}"
@@ -737,8 +737,7 @@ fn a_reconnect_resumes_the_tls_session_of_the_clients_one_configuration() {
         .unwrap()
         .build()
         .unwrap();
-    let config = client
-        .stream_config(&url)
+    let config = core_streams::stream_config(&client, &url)
         .unwrap()
         .tick(Duration::from_millis(20))
         .reconnect(fast_reconnect());
@@ -767,12 +766,10 @@ fn the_stream_config_follows_the_https_rule_and_hides_the_key() {
         .api_key("sk_live_very_secret")
         .build()
         .unwrap();
-    assert!(client.stream_config("ws://api.example.com/stream").is_err());
-    let config = client
-        .stream_config("wss://api.example.com/stream")
-        .unwrap();
+    assert!(core_streams::stream_config(&client, "ws://api.example.com/stream").is_err());
+    let config = core_streams::stream_config(&client, "wss://api.example.com/stream").unwrap();
     assert!(!format!("{config:?}").contains("very_secret"));
-    assert!(client.stream_config("ws://127.0.0.1:9/stream").is_ok());
+    assert!(core_streams::stream_config(&client, "ws://127.0.0.1:9/stream").is_ok());
 }
 
 #[test]
@@ -833,8 +830,7 @@ fn wss_presents_the_client_certificate_to_a_gateway_that_asks() {
         .unwrap()
         .build()
         .unwrap();
-    let config = client
-        .stream_config(&url)
+    let config = core_streams::stream_config(&client, &url)
         .unwrap()
         .tick(Duration::from_millis(20));
     let mut stream = Stream::connect(config, subscribed(&["fills"])).unwrap();
@@ -843,12 +839,11 @@ fn wss_presents_the_client_certificate_to_a_gateway_that_asks() {
 
     // Without the certificate the gateway ends the handshake: no event ever comes.
     let without = builder().build().unwrap();
-    let config = without
-        .stream_config(&url)
+    let config = core_streams::stream_config(&without, &url)
         .unwrap()
         .tick(Duration::from_millis(20))
         .reconnect({
-            let mut p = core_http::ws::ReconnectPolicy::default();
+            let mut p = core_streams::ReconnectPolicy::default();
             p.max_attempts = Some(1);
             p
         });
@@ -860,8 +855,6 @@ fn wss_presents_the_client_certificate_to_a_gateway_that_asks() {
         }
     }
 }
-
-mod common;
 
 /// A server that records each upgrade's `authorization` and keeps the stream open until
 /// the client leaves.
@@ -893,7 +886,7 @@ fn recording_upgrades() -> (Server, Arc<Mutex<Vec<String>>>) {
 
 #[test]
 fn a_streams_key_and_token_are_the_bytes_given_or_fetched_after_a_refresh_too() {
-    use common::hostile::{Act, Hostile};
+    use testkit::hostile::{Act, Hostile};
     let (server, seen) = recording_upgrades();
     let key = "sk_live_stream_0123456789";
     let client = core_http::HttpClient::builder()
@@ -901,7 +894,10 @@ fn a_streams_key_and_token_are_the_bytes_given_or_fetched_after_a_refresh_too() 
         .api_key(key)
         .build()
         .unwrap();
-    let stream = Stream::connect(client.stream_config(&server.url).unwrap(), subscribed(&[]));
+    let stream = Stream::connect(
+        core_streams::stream_config(&client, &server.url).unwrap(),
+        subscribed(&[]),
+    );
     drop(stream.unwrap());
     // OAuth: a call's 401 refreshes the token to the same string; the stream's upgrade
     // carries that string, as the calls before and after it do.
@@ -926,7 +922,10 @@ fn a_streams_key_and_token_are_the_bytes_given_or_fetched_after_a_refresh_too() 
         .unwrap();
     oauth.get("/v1/x").send().unwrap();
     oauth.get("/v1/x").send().unwrap();
-    let stream = Stream::connect(oauth.stream_config(&server.url).unwrap(), subscribed(&[]));
+    let stream = Stream::connect(
+        core_streams::stream_config(&oauth, &server.url).unwrap(),
+        subscribed(&[]),
+    );
     drop(stream.unwrap());
     oauth.get("/v1/x").send().unwrap();
     assert_eq!(tokens.seen().len(), 2, "fetched, then refreshed once");

@@ -8,8 +8,8 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use super::{Protocol, Stream, StreamItem, StreamStats};
-use crate::Result;
-use crate::wait::{Check, Seen, WaitError};
+use core_http::Result;
+use core_http::wait::{Check, Seen, WaitError};
 
 /// How many events a wait on a stream ([`Session::wait_for`]) holds for the caller
 /// before it lets go of market data.
@@ -163,11 +163,11 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
     }
 
     /// Reads events until `judge` finds one showing the state waited for, within
-    /// `timeout`: [`wait`](crate::wait)'s rules on a stream instead of polling. `judge`
+    /// `timeout`: [`wait`](core_http::wait)'s rules on a stream instead of polling. `judge`
     /// looks at each item, an event or an error: `None` for one that does not concern
     /// what is waited for, `Some((seen, value))` for one that does
-    /// ([`Check::Reached`](crate::wait::Check) ends the wait with `value`,
-    /// [`Check::Ended`](crate::wait::Check) ends it with [`WaitError::Ended`]); it may read
+    /// ([`Check::Reached`](core_http::wait::Check) ends the wait with `value`,
+    /// [`Check::Ended`](core_http::wait::Check) ends it with [`WaitError::Ended`]); it may read
     /// the resource through REST on an item that says events may have been missed (a
     /// reconnect, an event that could not be read). `last` is a reading made before the
     /// wait (through REST, say): what a wait that times out reports if no event says more.
@@ -184,7 +184,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
         what: impl Into<String>,
         timeout: Duration,
         last: Option<(T, String)>,
-        mut judge: impl FnMut(std::result::Result<&H::Event, &crate::Error>) -> Option<(Seen, T)>,
+        mut judge: impl FnMut(std::result::Result<&H::Event, &core_http::Error>) -> Option<(Seen, T)>,
         droppable: impl Fn(&H::Event) -> bool,
     ) -> std::result::Result<T, WaitError<T>> {
         let what = what.into();
@@ -194,9 +194,9 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
         let mut let_go = 0u64;
         let mut last = last;
         // The last error item, told when the wait times out or the stream ends.
-        let mut failed: Option<crate::Error> = None;
+        let mut failed: Option<core_http::Error> = None;
         let outcome = loop {
-            let left = deadline.map_or(crate::time::FOREVER, |d| {
+            let left = deadline.map_or(core_http::service::FOREVER, |d| {
                 d.saturating_duration_since(Instant::now())
             });
             if left.is_zero() {
@@ -206,7 +206,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 Some(item) => item,
                 None if self.stream.is_closed() => {
                     let closed = failed.take().unwrap_or_else(|| {
-                        crate::Error::from(super::error::WsError::Closed {
+                        core_http::Error::from(super::error::WsError::Closed {
                             code: 1006,
                             reason: format!("the stream ended while waiting for {what}"),
                         })
@@ -225,7 +225,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 Err(e) => {
                     // A stream's own errors copy; the item itself goes back to the caller.
                     if let Some(ws) = e.downcast_ref::<super::error::WsError>() {
-                        failed = Some(crate::Error::from(ws.clone()));
+                        failed = Some(core_http::Error::from(ws.clone()));
                     }
                     held.push_back(Err(e));
                 }
@@ -241,7 +241,8 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                             last: Box::new(value),
                         }));
                     }
-                    Check::Pending => last = Some((value, seen.state)),
+                    // Pending, or a kind of reading this version does not know.
+                    _ => last = Some((value, seen.state)),
                 },
             }
         };

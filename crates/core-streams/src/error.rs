@@ -101,10 +101,10 @@ pub enum WsError {
 }
 
 impl WsError {
-    /// What kind of failure this is ([`Error::kind`](crate::Error::kind) of a stream's
+    /// What kind of failure this is ([`Error::kind`](core_http::Error::kind) of a stream's
     /// error): a refused upgrade has the kind of its status.
-    pub fn kind(&self) -> crate::kind::ErrorKind {
-        use crate::kind::ErrorKind as K;
+    pub fn kind(&self) -> core_http::ErrorKind {
+        use core_http::ErrorKind as K;
         match self {
             WsError::Unauthorized { status, .. } | WsError::Refused { status, .. } => {
                 K::from_status(*status, None)
@@ -124,25 +124,25 @@ impl WsError {
 }
 
 /// A stream's failure travels in a client's `Error` (`?` in a function returning one),
-/// with its kind: [`Error::downcast_ref`](crate::Error::downcast_ref) gets it back.
-impl From<WsError> for crate::Error {
+/// with its kind: [`Error::downcast_ref`](core_http::Error::downcast_ref) gets it back.
+impl From<WsError> for core_http::Error {
     fn from(e: WsError) -> Self {
-        crate::Error::Other(Box::new(e))
+        core_http::Error::Other(Box::new(e))
     }
 }
 
-impl crate::error::Failure for WsError {
-    fn kind(&self) -> crate::kind::ErrorKind {
+impl core_http::service::Failure for WsError {
+    fn kind(&self) -> core_http::ErrorKind {
         WsError::kind(self)
     }
 
     /// A request written on the stream and not answered may have been carried out; one
     /// the server refused was answered; anything else never reached it.
-    fn delivery(&self) -> crate::Delivery {
+    fn delivery(&self) -> core_http::Delivery {
         match self {
-            WsError::Unanswered(_) => crate::Delivery::MayHaveBeenProcessed,
-            WsError::Rejected { .. } => crate::Delivery::Processed,
-            _ => crate::Delivery::NotSent,
+            WsError::Unanswered(_) => core_http::Delivery::MayHaveBeenProcessed,
+            WsError::Rejected { .. } => core_http::Delivery::Processed,
+            _ => core_http::Delivery::NotSent,
         }
     }
 }
