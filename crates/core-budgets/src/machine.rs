@@ -25,7 +25,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use core_http::config::RateLimit;
 use core_http::service::{BudgetStore, LONGEST_HOLD, Opening, Scope, Take, Turn, Unavailable};
@@ -188,7 +188,7 @@ impl BudgetStore for MachineStore {
 /// Takes `file`'s lock, trying for `patience` (the system's clock: the lock is the
 /// system's).
 fn lock(file: &File, path: &Path, patience: Duration) -> Result<(), Unavailable> {
-    let started = Instant::now();
+    let started = core_http::service::now();
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(()),

@@ -83,7 +83,7 @@ impl Connector<()> for Connect {
 }
 
 fn far() -> Instant {
-    Instant::now() + crate::time::FOREVER
+    crate::time::now() + crate::time::FOREVER
 }
 
 /// When an I/O given `timeout` must end (`None`: no limit), or the timeout `ureq`
@@ -95,7 +95,7 @@ fn deadline(timeout: NextTimeout) -> Result<Option<Instant>, ureq::Error> {
     if timeout.after.is_zero() {
         return Err(ureq::Error::Timeout(timeout.reason));
     }
-    Ok(Instant::now().checked_add(*timeout.after))
+    Ok(crate::time::now().checked_add(*timeout.after))
 }
 
 /// A call's connection as `ureq`'s transport.

@@ -73,7 +73,7 @@ pub enum StreamEvent {
     Ended,
 }
 
-/// What happened to a shared rate budget ([`Budget`](crate::config::Budget)), as an
+/// What happened to a shared rate budget ([`ClientBuilder::shared`](crate::ClientBuilder::shared)), as an
 /// [`Observer`] sees it: said once when the budget goes out of reach, and once when the
 /// client shares it again.
 #[derive(Debug, Clone, PartialEq, Eq)]

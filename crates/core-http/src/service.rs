@@ -12,7 +12,7 @@ pub use crate::rate_limit::shared::{
     BudgetStore, LONGEST_HOLD, LONGEST_QUEUE, Opening, Scope, SharedBudget, Take, Turn, Unavailable,
 };
 pub use crate::redact::Redactor;
-pub use crate::time::FOREVER;
+pub use crate::time::{FOREVER, now};
 pub use crate::url::{Origin, check_absolute_http, path_segment, strip_query};
 
 /// What a service crate tells core-http about itself, so that one builder serves every

@@ -33,9 +33,10 @@ impl Clock for SystemClock {
     }
 }
 
-/// The system's monotonic clock: the one place it is read. A socket's deadline, which
-/// the operating system keeps, is on it whatever clock the client was given.
-pub(crate) fn now() -> Instant {
+/// The system's monotonic clock: the one place it is read, in core-http and in the crates
+/// built on it. A socket's deadline, which the operating system keeps, is on it whatever
+/// clock the client was given.
+pub fn now() -> Instant {
     Instant::now()
 }
 

@@ -110,7 +110,7 @@ fn target(url: &str, shown: &str) -> Result<Endpoint, Failure> {
 /// Connects: the client's connection stack, then the upgrade, all within the config's
 /// connect timeout from now.
 pub(crate) fn connect(config: &StreamConfig, abort: &Abort) -> Result<Socket, Failure> {
-    let started = Instant::now();
+    let started = core_http::service::now();
     let deadline = started + config.connect_timeout;
     let shown = strip_query(&config.url).to_owned();
     let target = target(&config.url, &shown)?;
@@ -332,7 +332,7 @@ fn read_refusal_body(
     deadline: Instant,
 ) {
     let want = length.unwrap_or(MAX_REFUSAL_BODY).min(MAX_REFUSAL_BODY);
-    let wait = Instant::now() + REFUSAL_BODY_WAIT;
+    let wait = core_http::service::now() + REFUSAL_BODY_WAIT;
     transport
         .socket_mut()
         .set_deadline(Some(deadline.min(wait)));

@@ -173,7 +173,7 @@ impl<E> Inbox<E> {
 
     /// Records that a frame arrived now.
     pub(crate) fn touched(&self) {
-        self.lock().last_message = Some(Instant::now());
+        self.lock().last_message = Some(core_http::service::now());
     }
 
     pub(crate) fn set_connected(&self, connected: bool) {
@@ -248,7 +248,7 @@ impl<E> Inbox<E> {
             state = match deadline {
                 None => self.ready.wait(state).unwrap_or_else(|p| p.into_inner()),
                 Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
+                    let left = deadline.saturating_duration_since(core_http::service::now());
                     if left.is_zero() {
                         state.waiting = false;
                         return false;
@@ -307,7 +307,10 @@ mod tests {
     fn drain(inbox: &Inbox<u32>) -> Vec<Item<u32>> {
         let mut taken = Taken::default();
         let mut out = Vec::new();
-        while inbox.take(&mut taken, Some(Instant::now() + Duration::from_millis(10))) {
+        while inbox.take(
+            &mut taken,
+            Some(core_http::service::now() + Duration::from_millis(10)),
+        ) {
             while let Some(item) = taken.pop() {
                 out.push(item);
             }
@@ -347,7 +350,10 @@ mod tests {
         let mut frame: Vec<(Lane, Item<u32>)> = (0..6)
             .map(|i| (Lane::Lossless, Ok(StreamItem::Event(i))))
             .collect();
-        assert!(!inbox.deliver(&mut frame, Instant::now()), "behind");
+        assert!(
+            !inbox.deliver(&mut frame, core_http::service::now()),
+            "behind"
+        );
         assert!(!inbox.recovering(), "nothing read yet");
         let got = drain(&inbox);
         assert_eq!(got.len(), 5, "{got:?}");

@@ -328,7 +328,7 @@ impl<P: Protocol> Stream<P> {
     /// The next item, waiting at most `timeout`. `None` when nothing came in time, or
     /// when the stream has ended ([`is_closed`](Self::is_closed)).
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<Result<StreamItem<P::Event>>> {
-        self.next_until(Instant::now().checked_add(timeout))
+        self.next_until(core_http::service::now().checked_add(timeout))
     }
 
     /// The next item, waiting until `deadline` (`None`: as long as it takes).
@@ -368,7 +368,7 @@ impl<P: Protocol> Stream<P> {
         let Some(thread) = self.thread.take() else {
             return;
         };
-        let started = Instant::now();
+        let started = core_http::service::now();
         let _ = self.command(Command::Close);
         // Most of the budget for the close handshake, the rest for abandoning the
         // socket.

@@ -120,7 +120,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 }
             }
         }
-        self.next_until(Some(Instant::now().checked_add(timeout)))
+        self.next_until(Some(core_http::service::now().checked_add(timeout)))
     }
 
     /// `deadline`: `None` waits as long as it takes; `Some(None)` is a timeout too far
@@ -134,11 +134,11 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
             // The clock is read only when the handler has work to come.
             let due = self.handler.due();
             if let Some(due) = due
-                && due <= Instant::now()
+                && due <= core_http::service::now()
                 && !self.stream.is_closed()
             {
                 self.handler.run_due(deadline, &self.stream, &mut self.out);
-                if self.out.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
+                if self.out.is_empty() && deadline.is_some_and(|d| core_http::service::now() >= d) {
                     return None;
                 }
                 continue;
@@ -156,7 +156,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
                 None if self.stream.is_closed() => return self.out.pop_front(),
                 None => {}
             }
-            if self.out.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
+            if self.out.is_empty() && deadline.is_some_and(|d| core_http::service::now() >= d) {
                 return None;
             }
         }
@@ -188,7 +188,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
         droppable: impl Fn(&H::Event) -> bool,
     ) -> std::result::Result<T, WaitError<T>> {
         let what = what.into();
-        let started = Instant::now();
+        let started = core_http::service::now();
         let deadline = started.checked_add(timeout);
         let mut held: VecDeque<Result<H::Event>> = VecDeque::new();
         let mut let_go = 0u64;
@@ -197,7 +197,7 @@ impl<P: Protocol, H: Handler<P>> Session<P, H> {
         let mut failed: Option<core_http::Error> = None;
         let outcome = loop {
             let left = deadline.map_or(core_http::service::FOREVER, |d| {
-                d.saturating_duration_since(Instant::now())
+                d.saturating_duration_since(core_http::service::now())
             });
             if left.is_zero() {
                 break None;

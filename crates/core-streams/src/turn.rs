@@ -39,7 +39,7 @@ impl<P: Protocol> Worker<P> {
     pub(super) fn next_due(&self, live: &Connected) -> Instant {
         let after = |from: Instant, wait: Duration| {
             from.checked_add(wait)
-                .unwrap_or_else(|| Instant::now() + core_http::service::FOREVER)
+                .unwrap_or_else(|| core_http::service::now() + core_http::service::FOREVER)
         };
         let mut due = after(live.last_out, self.config.ping_after)
             .min(after(live.last_in, self.config.dead_after));
@@ -77,7 +77,7 @@ impl<P: Protocol> Worker<P> {
         attempts: &mut u32,
         ended: Option<Ended>,
     ) -> Option<Ended> {
-        let now = Instant::now();
+        let now = core_http::service::now();
         if !self.batch.is_empty() && !self.inbox.deliver(&mut self.batch, now) {
             self.config.observer.stream(StreamEvent::FellBehind {
                 capacity: self.config.lossless_capacity,
@@ -109,7 +109,7 @@ impl<P: Protocol> Worker<P> {
                 Err(e) if would_block(&e) => return (None, true),
                 Err(e) => return (Some(lost_or_fatal(e)), true),
             };
-            live.last_in = Instant::now();
+            live.last_in = core_http::service::now();
             match message {
                 Message::Text(text) => self.frame(live, text.as_str()),
                 Message::Binary(bytes) => match std::str::from_utf8(&bytes) {
@@ -199,7 +199,7 @@ impl<P: Protocol> Worker<P> {
             Err(e) if would_block(&e) => {}
             Err(e) => return Err(e),
         }
-        live.last_out = Instant::now();
+        live.last_out = core_http::service::now();
         Ok(())
     }
 
@@ -329,7 +329,7 @@ impl<P: Protocol> Worker<P> {
             self.write(live, message)?;
             live.outstanding += 1;
             live.ack_deadline
-                .get_or_insert(Instant::now() + self.config.ack_timeout);
+                .get_or_insert(core_http::service::now() + self.config.ack_timeout);
         }
         if let Some(confirm) = confirm {
             if count == 0 {
@@ -344,7 +344,7 @@ impl<P: Protocol> Worker<P> {
     /// Sends a close frame and waits for the server's, all within [`GRACEFUL`] of the
     /// close timeout (a peer that does not read or answer cannot hold it).
     fn close_handshake(&mut self, live: &mut Connected) {
-        let deadline = Instant::now() + self.config.close_timeout.mul_f64(GRACEFUL);
+        let deadline = core_http::service::now() + self.config.close_timeout.mul_f64(GRACEFUL);
         if let Err(e) = live.socket.close(None)
             && !would_block(&e)
         {
@@ -359,7 +359,7 @@ impl<P: Protocol> Worker<P> {
                 Err(e) if would_block(&e) => {}
                 Err(_) => return,
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.saturating_duration_since(core_http::service::now());
             if left.is_zero() {
                 return;
             }
@@ -367,7 +367,7 @@ impl<P: Protocol> Worker<P> {
                 || !self.events.iter().any(|e| e.token() == SOCKET)
             {
                 // Nothing from the socket in time.
-                if Instant::now() >= deadline {
+                if core_http::service::now() >= deadline {
                     return;
                 }
             }

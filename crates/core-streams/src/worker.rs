@@ -123,7 +123,7 @@ impl<P: Protocol> Worker<P> {
                     self.config.observer.stream(StreamEvent::Lost { reason });
                     self.requests.connection_lost();
                     self.inbox.set_connected(false);
-                    match self.reconnect(next, Instant::now(), attempts) {
+                    match self.reconnect(next, core_http::service::now(), attempts) {
                         Some((live, used)) => {
                             attempts = used;
                             ended = self.serve(live, &mut attempts);
@@ -159,7 +159,7 @@ impl<P: Protocol> Worker<P> {
             let wait = match turned.drained {
                 true => self
                     .next_due(&live)
-                    .saturating_duration_since(Instant::now()),
+                    .saturating_duration_since(core_http::service::now()),
                 false => Duration::ZERO,
             };
             match self.poll.poll(&mut self.events, Some(wait)) {
@@ -256,7 +256,7 @@ impl<P: Protocol> Worker<P> {
         socket: Socket,
         announce: Option<(Duration, u32)>,
     ) -> Result<Connected, String> {
-        let now = Instant::now();
+        let now = core_http::service::now();
         let mut live = Connected {
             socket,
             since: now,
@@ -305,7 +305,7 @@ impl<P: Protocol> Worker<P> {
     /// Waits `delay` while disconnected, still taking the caller's commands; `false`
     /// when the caller closed the stream.
     fn wait(&mut self, delay: Duration) -> bool {
-        let until = Instant::now().checked_add(delay);
+        let until = core_http::service::now().checked_add(delay);
         loop {
             loop {
                 let command = match self.commands.try_recv() {
@@ -334,7 +334,7 @@ impl<P: Protocol> Worker<P> {
                 return false;
             }
             let left = until.map_or(core_http::service::FOREVER, |u| {
-                u.saturating_duration_since(Instant::now())
+                u.saturating_duration_since(core_http::service::now())
             });
             if left.is_zero() {
                 return true;

@@ -2,6 +2,7 @@
 //! it.
 
 use super::*;
+use std::time::Instant;
 
 fn dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("budget-{name}-{}", std::process::id()));

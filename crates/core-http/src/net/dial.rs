@@ -15,7 +15,7 @@ pub(crate) fn dial<'a>(
 ) -> Result<TcpStream, Option<io::Error>> {
     let mut last = None;
     for addr in addrs {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline.saturating_duration_since(crate::time::now());
         if left.is_zero() || stop() {
             break;
         }

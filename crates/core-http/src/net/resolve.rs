@@ -161,7 +161,7 @@ impl Resolver {
                 Some(Err(e)) => return Err(ResolveError::NotFound(e.clone())),
                 None => {}
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.saturating_duration_since(crate::time::now());
             if left.is_zero() {
                 return Err(ResolveError::TimedOut);
             }
@@ -176,7 +176,7 @@ impl Resolver {
     /// The cached answer (or lookup on its way) for `host:port`, or a new lookup.
     fn slot(&self, host: &str, port: u16) -> Arc<Slot> {
         let mut cache = lock(&self.cache);
-        let now = Instant::now();
+        let now = crate::time::now();
         // A failed lookup is not kept: the next call asks again.
         cache.retain(|c| {
             now.saturating_duration_since(c.at) < TTL
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn an_address_is_not_looked_up_and_a_name_is_cached() {
         let resolver = Resolver::default();
-        let soon = Instant::now() + Duration::from_secs(5);
+        let soon = crate::time::now() + Duration::from_secs(5);
         let addrs = resolver.resolve("127.0.0.1", 80, soon).unwrap_or_default();
         assert_eq!(addrs, [SocketAddr::from(([127, 0, 0, 1], 80))]);
         let v6 = resolver.resolve("::1", 443, soon).unwrap_or_default();

@@ -77,7 +77,7 @@ impl Socket {
         let Some(deadline) = self.deadline else {
             return Ok(None);
         };
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline.saturating_duration_since(crate::time::now());
         if left.is_zero() {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,

@@ -544,7 +544,7 @@ impl<C: ServiceClient> ClientBuilder<C> {
     }
 
     /// Replaces the clock every deadline, the rate limiter and the OAuth token cache read.
-    /// Defaults to `Instant::now()`.
+    /// Defaults to the system's monotonic clock ([`SystemClock`](crate::config::SystemClock)).
     ///
     /// ```
     /// use std::sync::Arc;

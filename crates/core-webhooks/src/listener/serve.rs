@@ -148,14 +148,14 @@ impl<E: WebhookEvent> Loop<E> {
                     Token(slot) => self.ready(slot),
                 }
             }
-            self.expire(Instant::now());
+            self.expire(core_http::service::now());
         }
     }
 
     /// How long the next wait may be: until the first connection's time is up (none
     /// open: as long as it takes, so an idle listener never wakes).
     fn next_timeout(&self, retry_accept: bool) -> Option<Duration> {
-        let now = Instant::now();
+        let now = core_http::service::now();
         let first = self
             .conns
             .iter()
@@ -209,7 +209,7 @@ impl<E: WebhookEvent> Loop<E> {
             self.free.push(slot);
             return;
         }
-        let now = Instant::now();
+        let now = core_http::service::now();
         self.conns[slot] = Some(Conn {
             stream,
             slot,
@@ -317,7 +317,7 @@ impl<E: WebhookEvent> Loop<E> {
                     }
                     conn.buf.extend_from_slice(&chunk[..n]);
                     self.buffered += n;
-                    conn.last_in = Instant::now();
+                    conn.last_in = core_http::service::now();
                     if !self.advance(conn) {
                         return false;
                     }
@@ -334,7 +334,7 @@ impl<E: WebhookEvent> Loop<E> {
     /// other request being read is dropped first. `false` when no room can be made.
     fn make_room(&mut self, n: usize, conn: &Conn) -> bool {
         while self.buffered + n > BUFFERED_MAX {
-            let now = Instant::now();
+            let now = core_http::service::now();
             // The slowest: fewest bytes per second since its connection.
             let slowest = self
                 .conns
@@ -417,7 +417,7 @@ impl<E: WebhookEvent> Loop<E> {
             out: answer_bytes(status),
             written: 0,
             drain,
-            since: Instant::now(),
+            since: core_http::service::now(),
         };
         let _ = self.poll.registry().reregister(
             &mut conn.stream,
@@ -454,7 +454,7 @@ impl<E: WebhookEvent> Loop<E> {
             return false;
         }
         conn.phase = Phase::Drain {
-            until: Instant::now() + DRAIN_TIME,
+            until: core_http::service::now() + DRAIN_TIME,
             drained: 0,
         };
         drain_rest(conn)
