@@ -57,28 +57,7 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         None,
     )?;
 
-    let mut tests = cargo();
-    let runner = if nextest {
-        tests.args([
-            "nextest",
-            "run",
-            "--workspace",
-            "--all-features",
-            "--no-fail-fast",
-        ]);
-        Runner::Nextest
-    } else {
-        tests.args([
-            "test",
-            "--workspace",
-            "--all-features",
-            "--lib",
-            "--bins",
-            "--tests",
-            "--examples",
-        ]);
-        Runner::Libtest
-    };
+    let (tests, runner) = whole_suite(nextest);
     run_step("tests", tests, Some((runner, tally)))?;
 
     // The whole suite again at a moment that breaks what assumes the day: the last 30 s
@@ -88,26 +67,9 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
     // the e2e sandboxes starting there too. Without faketime, the e2e sandboxes alone
     // start there.
     let mut moved = cargo();
-    if let Some(runner) = faketime_runner(MOVED_TO)? {
-        if nextest {
-            moved.args([
-                "nextest",
-                "run",
-                "--workspace",
-                "--all-features",
-                "--no-fail-fast",
-            ]);
-        } else {
-            moved.args([
-                "test",
-                "--workspace",
-                "--all-features",
-                "--lib",
-                "--bins",
-                "--tests",
-            ]);
-        }
-        moved.arg("--config").arg(runner);
+    if let Some(faked) = faketime_runner(MOVED_TO)? {
+        (moved, _) = whole_suite(nextest);
+        moved.arg("--config").arg(faked);
     } else {
         println!(
             "faketime is missing (apt-get install faketime): only the e2e sandboxes start at \
@@ -186,6 +148,33 @@ pub(crate) fn run_checks(tally: &Arc<Mutex<Tally>>) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The whole test suite, with nextest when it is there, and the runner that reads its
+/// output.
+fn whole_suite(nextest: bool) -> (std::process::Command, Runner) {
+    let mut suite = cargo();
+    if nextest {
+        suite.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--all-features",
+            "--no-fail-fast",
+        ]);
+        (suite, Runner::Nextest)
+    } else {
+        suite.args([
+            "test",
+            "--workspace",
+            "--all-features",
+            "--lib",
+            "--bins",
+            "--tests",
+            "--examples",
+        ]);
+        (suite, Runner::Libtest)
+    }
 }
 
 /// The moment the suite runs at a second time: 30 s before a new year that starts on a
